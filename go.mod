@@ -1,0 +1,3 @@
+module github.com/godevarrow/godevarrow
+
+go 1.26.8
