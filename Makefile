@@ -1,0 +1,59 @@
+# godevarrow developer tasks. `make test` and `make demo` work on a fresh
+# machine with Go, Python 3 and a C compiler: they create .venv and install
+# what they need from PyPI.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+export GOFLAGS := -buildvcs=false
+PYINC   = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+SHARED ?= ../shared
+
+.PHONY: all venv build test test-go test-py demo info bench lint fmt clean
+
+all: build
+
+$(VENV)/.installed: requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+# Build the extension and install the package into .venv (Go's build cache
+# makes rebuilds incremental).
+build: venv
+	$(PY) -m pip install -q --no-build-isolation --no-deps --force-reinstall .
+
+test: test-go test-py
+
+test-go: venv
+	CGO_CFLAGS="-I$(PYINC)" go vet ./...
+	go test -count=1 ./gosrc/... ./tests_go/...
+
+test-py: build
+	$(PY) -m pytest -q tests_py
+
+demo: build
+	$(PY) -m godevarrow demo
+
+info: build
+	$(PY) -m godevarrow info
+
+bench: build
+	$(PY) benchmarks/bench.py
+
+lint: venv
+	@test -z "$$(gofmt -l gosrc capsule tests_go)" || (gofmt -l gosrc capsule tests_go; echo "gofmt: files above need formatting"; exit 1)
+	CGO_CFLAGS="-I$(PYINC)" go vet ./...
+	$(PY) -m ruff check python tests_py benchmarks
+	$(PY) -m ruff format --check python tests_py benchmarks
+
+fmt: venv
+	gofmt -w gosrc capsule tests_go
+	$(PY) -m ruff format python tests_py benchmarks
+
+clean:
+	rm -rf build dist *.egg-info python/*.egg-info .pytest_cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

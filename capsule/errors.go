@@ -1,0 +1,82 @@
+package main
+
+/*
+#include <stdlib.h>
+#include "module.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync/atomic"
+
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/device"
+)
+
+// poisoned is set when a panic was recovered: the Go state may be corrupt,
+// so every later call refuses to work (ARCHITECTURE.md rule 5).
+var poisoned atomic.Value // string: the first panic's message
+
+// errorKind maps a Go error to the exception class the C side raises. This
+// is the only place where Go errors meet Python exception classes.
+func errorKind(err error) C.int {
+	var se *cdevice.StreamError
+	var de *device.DriverError
+	switch {
+	case errors.As(err, &se):
+		return C.GDA_ERR_STREAM
+	case errors.Is(err, cdevice.ErrInternal):
+		return C.GDA_ERR_INTERNAL
+	case errors.As(err, &de), errors.Is(err, device.ErrUnavailable):
+		return C.GDA_ERR_DEVICE
+	case errors.Is(err, device.ErrUnknownDevice):
+		return C.GDA_ERR_INVALID
+	case errors.Is(err, cdevice.ErrNotImplemented):
+		return C.GDA_ERR_NOT_IMPLEMENTED
+	case errors.Is(err, errType):
+		return C.GDA_ERR_TYPE
+	}
+	return C.GDA_ERR_INVALID
+}
+
+var errType = errors.New("type error")
+
+// call runs fn, the body of an //export, and reports its error (or a
+// recovered panic) through the C error record; it returns 0 or an error kind.
+func call(e *C.gda_error, fn func() error) (kind C.int) {
+	if msg, ok := poisoned.Load().(string); ok {
+		return setError(e, C.GDA_ERR_INTERNAL, 0,
+			"godevarrow refuses further work after an internal error; restart the process. The error was: "+msg)
+	}
+	if cdevice.Panics() > 0 {
+		poisoned.CompareAndSwap(nil, "a panic in a C callback of the Go core")
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			msg := fmt.Sprintf("godevarrow internal error (panic: %v)", v)
+			poisoned.CompareAndSwap(nil, msg)
+			kind = setError(e, C.GDA_ERR_INTERNAL, 0, msg+"\n"+string(debug.Stack()))
+		}
+	}()
+	if err := fn(); err != nil {
+		var errno int
+		var se *cdevice.StreamError
+		if errors.As(err, &se) {
+			errno = int(se.Errno)
+		}
+		return setError(e, errorKind(err), errno, err.Error())
+	}
+	return 0
+}
+
+func setError(e *C.gda_error, kind C.int, errno int, msg string) C.int {
+	if e != nil {
+		e.kind = kind
+		e.errno_code = C.int(errno)
+		e.message = C.CString(msg)
+	}
+	return kind
+}

@@ -1,0 +1,568 @@
+// Command capsule is the CPython extension module godevarrow._godevarrow,
+// built with -buildmode=c-shared. module.c holds the Python side (method
+// table, PyCapsules, GIL); this file holds the Go exports it calls. Each
+// export unpacks plain C arguments, calls into gosrc, and reports errors
+// through call() — no Arrow logic lives here.
+package main
+
+/*
+#cgo CFLAGS: -O2 -std=c11 -I${SRCDIR}/../gosrc/cdevice
+#include <stdlib.h>
+#include "module.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime/cgo"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/checksum"
+	"github.com/godevarrow/godevarrow/gosrc/device"
+)
+
+func main() {}
+
+// pyStream is a stream held by Python. Exporting it moves the reader out.
+type pyStream struct {
+	mu       sync.Mutex
+	reader   cdevice.ArrayReader
+	schema   *cdevice.Schema
+	devType  device.Type
+	consumed bool
+}
+
+func (s *pyStream) take() (cdevice.ArrayReader, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.consumed {
+		return nil, &cdevice.Error{Kind: cdevice.ErrConsumed, Msg: "the stream was already consumed (exported or closed); a stream can be read only once"}
+	}
+	s.consumed = true
+	return s.reader, nil
+}
+
+var liveHandles atomic.Int64
+
+func newHandle(v any, out *C.uintptr_t) {
+	liveHandles.Add(1)
+	*out = C.uintptr_t(cgo.NewHandle(v))
+}
+
+func valueOf[T any](h C.uintptr_t) (T, error) {
+	var zero T
+	if h == 0 {
+		return zero, fmt.Errorf("%w: NULL handle", errType)
+	}
+	v, ok := cgo.Handle(h).Value().(T)
+	if !ok {
+		return zero, fmt.Errorf("%w: handle holds %T, not %T", errType, cgo.Handle(h).Value(), zero)
+	}
+	return v, nil
+}
+
+//export gdaHandleRelease
+func gdaHandleRelease(h C.uintptr_t) {
+	call(nil, func() error {
+		handle := cgo.Handle(h)
+		switch v := handle.Value().(type) {
+		case *cdevice.Array:
+			v.Release()
+		case *pyStream:
+			v.mu.Lock()
+			if !v.consumed {
+				v.consumed = true
+				v.reader.Close()
+			}
+			v.mu.Unlock()
+		}
+		handle.Delete()
+		liveHandles.Add(-1)
+		return nil
+	})
+}
+
+//export gdaImportSchema
+func gdaImportSchema(p unsafe.Pointer, consume C.int, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		var s *cdevice.Schema
+		var err error
+		if consume != 0 {
+			s, err = cdevice.ImportSchema(cdevice.SchemaAt(p))
+		} else {
+			s, err = cdevice.CopySchema(cdevice.SchemaAt(p))
+		}
+		if err == nil {
+			newHandle(s, out)
+		}
+		return err
+	})
+}
+
+//export gdaImportArray
+func gdaImportArray(schemaPtr, arrayPtr unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		s, err := cdevice.ImportSchema(cdevice.SchemaAt(schemaPtr))
+		if err != nil {
+			return err
+		}
+		var a *cdevice.Array
+		if isDevice != 0 {
+			a, err = cdevice.ImportDeviceArray(cdevice.DeviceArrayAt(arrayPtr), s)
+		} else {
+			a, err = cdevice.ImportArray(cdevice.ArrayAt(arrayPtr), s)
+		}
+		if err == nil {
+			newHandle(a, out)
+		}
+		return err
+	})
+}
+
+//export gdaImportStream
+func gdaImportStream(p unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		var r *cdevice.StreamReader
+		var err error
+		if isDevice != 0 {
+			r, err = cdevice.ImportDeviceArrayStream(cdevice.DeviceStreamAt(p))
+		} else {
+			r, err = cdevice.ImportArrayStream(cdevice.StreamAt(p))
+		}
+		if err == nil {
+			newHandle(&pyStream{reader: r, schema: r.Schema(), devType: r.DeviceType()}, out)
+		}
+		return err
+	})
+}
+
+//export gdaExportSchema
+func gdaExportSchema(h C.uintptr_t, out unsafe.Pointer, e *C.gda_error) C.int {
+	return call(e, func() error {
+		s, err := schemaOf(h)
+		if err != nil {
+			return err
+		}
+		return cdevice.ExportSchema(s, cdevice.SchemaAt(out))
+	})
+}
+
+// schemaOf accepts a Schema, Array or stream handle.
+func schemaOf(h C.uintptr_t) (*cdevice.Schema, error) {
+	switch v := cgo.Handle(h).Value().(type) {
+	case *cdevice.Schema:
+		return v, nil
+	case *cdevice.Array:
+		return v.Schema(), nil
+	case *pyStream:
+		return v.schema, nil
+	}
+	return nil, fmt.Errorf("%w: handle holds no schema", errType)
+}
+
+// withRequested returns a cast to the requested schema handle (0: none);
+// the caller releases the result.
+func withRequested(a *cdevice.Array, requested C.uintptr_t) (*cdevice.Array, error) {
+	if requested == 0 {
+		a.Retain()
+		return a, nil
+	}
+	target, err := valueOf[*cdevice.Schema](requested)
+	if err != nil {
+		return nil, err
+	}
+	return cdevice.Cast(a, target)
+}
+
+//export gdaExportArray
+func gdaExportArray(h, requested C.uintptr_t, outSchema, outArray unsafe.Pointer, isDevice C.int, e *C.gda_error) C.int {
+	return call(e, func() error {
+		a, err := valueOf[*cdevice.Array](h)
+		if err != nil {
+			return err
+		}
+		if a, err = withRequested(a, requested); err != nil {
+			return err
+		}
+		defer a.Release()
+		if isDevice != 0 {
+			err = cdevice.ExportDeviceArray(a, cdevice.DeviceArrayAt(outArray))
+		} else {
+			err = cdevice.ExportArray(a, cdevice.ArrayAt(outArray))
+		}
+		if err != nil {
+			return err
+		}
+		if err = cdevice.ExportSchema(a.Schema(), cdevice.SchemaAt(outSchema)); err != nil {
+			// undo the array export: the consumer never sees it
+			cdevice.ReleaseExportedArray(outArray, isDevice != 0)
+		}
+		return err
+	})
+}
+
+//export gdaExportStream
+func gdaExportStream(h, requested C.uintptr_t, out unsafe.Pointer, isDevice C.int, e *C.gda_error) C.int {
+	return call(e, func() error {
+		s, err := valueOf[*pyStream](h)
+		if err != nil {
+			return err
+		}
+		var target *cdevice.Schema
+		if requested != 0 {
+			if target, err = valueOf[*cdevice.Schema](requested); err != nil {
+				return err
+			}
+		}
+		// check the request before moving the stream out, so a bad request
+		// leaves the stream usable
+		if target != nil {
+			if _, err := cdevice.CastReader(schemaOnly{s}, target); err != nil {
+				return err
+			}
+		}
+		r, err := s.take()
+		if err != nil {
+			return err
+		}
+		if target != nil {
+			if r, err = cdevice.CastReader(r, target); err != nil {
+				r.Close()
+				return err
+			}
+		}
+		if isDevice != 0 {
+			err = cdevice.ExportDeviceArrayStream(r, cdevice.DeviceStreamAt(out))
+		} else {
+			err = cdevice.ExportArrayStream(r, cdevice.StreamAt(out))
+		}
+		if err != nil {
+			r.Close()
+		}
+		return err
+	})
+}
+
+// schemaOnly lets CastReader check a request against a stream without touching it.
+type schemaOnly struct{ s *pyStream }
+
+func (o schemaOnly) Schema() *cdevice.Schema      { return o.s.schema }
+func (o schemaOnly) DeviceType() device.Type      { return o.s.devType }
+func (o schemaOnly) Next() (*cdevice.Array, error) { return nil, io.EOF }
+func (o schemaOnly) Close() error                  { return nil }
+
+//export gdaArrayInfo
+func gdaArrayInfo(h C.uintptr_t, info *C.gda_array_info, e *C.gda_error) C.int {
+	return call(e, func() error {
+		a, err := valueOf[*cdevice.Array](h)
+		if err != nil {
+			return err
+		}
+		info.length = C.int64_t(a.Len())
+		info.offset = C.int64_t(a.Offset())
+		info.null_count = C.int64_t(a.NullN())
+		info.device_type = C.int32_t(a.Device().Type)
+		info.device_id = C.int64_t(a.Device().ID)
+		info.n_children = C.int64_t(a.NumChildren())
+		info.is_struct = 0
+		if a.Schema().Format == "+s" && a.Schema().Dictionary == nil {
+			info.is_struct = 1
+		}
+		return nil
+	})
+}
+
+//export gdaSchemaOf
+func gdaSchemaOf(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		s, err := schemaOf(h)
+		if err == nil {
+			newHandle(s, out)
+		}
+		return err
+	})
+}
+
+//export gdaSchemaInfo
+func gdaSchemaInfo(h C.uintptr_t, format, name, metadata **C.char, metadataLen *C.int64_t, flags, nChildren *C.int64_t, hasDictionary *C.int, e *C.gda_error) C.int {
+	return call(e, func() error {
+		s, err := valueOf[*cdevice.Schema](h)
+		if err != nil {
+			return err
+		}
+		*format = C.CString(s.Format)
+		*name = C.CString(s.Name)
+		md := cdevice.EncodeMetadata(s.Metadata)
+		*metadataLen = C.int64_t(len(md))
+		*metadata = nil
+		if len(md) > 0 {
+			*metadata = (*C.char)(C.CBytes(md))
+		}
+		*flags = C.int64_t(s.Flags)
+		*nChildren = C.int64_t(len(s.Children))
+		*hasDictionary = 0
+		if s.Dictionary != nil {
+			*hasDictionary = 1
+		}
+		return nil
+	})
+}
+
+//export gdaSchemaChild
+func gdaSchemaChild(h C.uintptr_t, i C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		s, err := valueOf[*cdevice.Schema](h)
+		if err != nil {
+			return err
+		}
+		switch {
+		case i == -1 && s.Dictionary != nil:
+			newHandle(s.Dictionary, out)
+		case i >= 0 && int(i) < len(s.Children):
+			newHandle(s.Children[i], out)
+		default:
+			return &cdevice.Error{Kind: cdevice.ErrInvalid, Msg: fmt.Sprintf("child index %d out of range for %d children", int64(i), len(s.Children))}
+		}
+		return nil
+	})
+}
+
+//export gdaSchemaEqual
+func gdaSchemaEqual(h1, h2 C.uintptr_t) C.int {
+	a, err1 := valueOf[*cdevice.Schema](h1)
+	b, err2 := valueOf[*cdevice.Schema](h2)
+	if err1 != nil || err2 != nil || !a.Equal(b) {
+		return 0
+	}
+	return 1
+}
+
+//export gdaSchemaString
+func gdaSchemaString(h C.uintptr_t, out **C.char, e *C.gda_error) C.int {
+	return call(e, func() error {
+		s, err := valueOf[*cdevice.Schema](h)
+		if err == nil {
+			*out = C.CString(s.String())
+		}
+		return err
+	})
+}
+
+//export gdaArraySlice
+func gdaArraySlice(h C.uintptr_t, offset, length C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		a, err := valueOf[*cdevice.Array](h)
+		if err != nil {
+			return err
+		}
+		s, err := a.Slice(int64(offset), int64(length))
+		if err == nil {
+			newHandle(s, out)
+		}
+		return err
+	})
+}
+
+//export gdaArrayColumn
+func gdaArrayColumn(h C.uintptr_t, i C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		a, err := valueOf[*cdevice.Array](h)
+		if err != nil {
+			return err
+		}
+		c, err := a.Column(int(i))
+		if err == nil {
+			newHandle(c, out)
+		}
+		return err
+	})
+}
+
+//export gdaArrayValidate
+func gdaArrayValidate(h C.uintptr_t, full C.int, e *C.gda_error) C.int {
+	return call(e, func() error {
+		a, err := valueOf[*cdevice.Array](h)
+		if err != nil {
+			return err
+		}
+		return cdevice.Validate(a, full != 0)
+	})
+}
+
+//export gdaArrayCast
+func gdaArrayCast(h, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		a, err := valueOf[*cdevice.Array](h)
+		if err != nil {
+			return err
+		}
+		c, err := withRequested(a, schema)
+		if err == nil {
+			newHandle(c, out)
+		}
+		return err
+	})
+}
+
+//export gdaStreamInfo
+func gdaStreamInfo(h C.uintptr_t, schema *C.uintptr_t, devType *C.int32_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		s, err := valueOf[*pyStream](h)
+		if err != nil {
+			return err
+		}
+		newHandle(s.schema, schema)
+		*devType = C.int32_t(s.devType)
+		return nil
+	})
+}
+
+// gdaStreamNext is called without the GIL: it may block in a producer.
+//
+//export gdaStreamNext
+func gdaStreamNext(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		s, err := valueOf[*pyStream](h)
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.consumed {
+			return &cdevice.Error{Kind: cdevice.ErrConsumed, Msg: "the stream was already consumed (exported or closed); a stream can be read only once"}
+		}
+		a, err := s.reader.Next()
+		if errors.Is(err, io.EOF) {
+			*out = 0
+			return nil
+		}
+		if err == nil {
+			newHandle(a, out)
+		}
+		return err
+	})
+}
+
+//export gdaStreamClose
+func gdaStreamClose(h C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		s, err := valueOf[*pyStream](h)
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.consumed {
+			s.consumed = true
+			return s.reader.Close()
+		}
+		return nil
+	})
+}
+
+//export gdaStreamFromArrays
+func gdaStreamFromArrays(handles *C.uintptr_t, n C.int64_t, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		arrays := make([]*cdevice.Array, int(n))
+		for i, h := range unsafe.Slice(handles, int(n)) {
+			a, err := valueOf[*cdevice.Array](h)
+			if err != nil {
+				return err
+			}
+			arrays[i] = a
+		}
+		var s *cdevice.Schema
+		devType := device.CPU
+		if schema != 0 {
+			var err error
+			if s, err = valueOf[*cdevice.Schema](schema); err != nil {
+				return err
+			}
+		} else if len(arrays) > 0 {
+			s = arrays[0].Schema()
+		} else {
+			return &cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "a stream of no arrays needs a schema"}
+		}
+		if len(arrays) > 0 {
+			devType = arrays[0].Device().Type
+		}
+		r, err := cdevice.NewListReader(s, devType, arrays...)
+		if err == nil {
+			newHandle(&pyStream{reader: r, schema: s, devType: devType}, out)
+		}
+		return err
+	})
+}
+
+//export gdaDebugCounters
+func gdaDebugCounters(out *C.int64_t) {
+	st := cdevice.LiveStats()
+	vals := []int64{liveHandles.Load(), st.ExportedSchemas, st.ExportedArrays, st.ExportedStreams,
+		st.ImportedArrays, st.ImportedStreams, st.AllocatedBytes, st.Arrays}
+	for i, v := range vals {
+		unsafe.Slice(out, len(vals))[i] = C.int64_t(v)
+	}
+}
+
+//export gdaChecksums
+func gdaChecksums(h C.uintptr_t, out *C.uint32_t, n C.int64_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		a, err := valueOf[*cdevice.Array](h)
+		if err != nil {
+			return err
+		}
+		if err := cdevice.Validate(a, true); err != nil {
+			return err
+		}
+		rec, err := a.ToRecord()
+		if err != nil {
+			return err
+		}
+		defer rec.Release()
+		if int(n) != int(rec.NumCols()) {
+			return &cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "checksum output has the wrong size"}
+		}
+		sums := unsafe.Slice(out, int(n))
+		for i, col := range rec.Columns() {
+			v, err := checksum.Column(col)
+			if err != nil {
+				return fmt.Errorf("column %q: %w", rec.ColumnName(i), err)
+			}
+			sums[i] = C.uint32_t(v)
+		}
+		return nil
+	})
+}
+
+//export gdaStreamCast
+func gdaStreamCast(h, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		s, err := valueOf[*pyStream](h)
+		if err != nil {
+			return err
+		}
+		target, err := valueOf[*cdevice.Schema](schema)
+		if err != nil {
+			return err
+		}
+		if _, err := cdevice.CastReader(schemaOnly{s}, target); err != nil {
+			return err
+		}
+		r, err := s.take()
+		if err != nil {
+			return err
+		}
+		cast, err := cdevice.CastReader(r, target)
+		if err != nil {
+			r.Close()
+			return err
+		}
+		newHandle(&pyStream{reader: cast, schema: target, devType: s.devType}, out)
+		return nil
+	})
+}

@@ -1,0 +1,613 @@
+// The CPython side of godevarrow._godevarrow: the method table, PyCapsules
+// and their destructors, exceptions, and the GIL. Every method unpacks its
+// arguments, makes exactly one call into Go, and packs the result.
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "module.h"
+#include "_cgo_export.h"
+
+#define HANDLE_NAME "godevarrow.handle"
+
+static PyObject* GodevarrowError;
+static PyObject* ArrowInvalid;
+static PyObject* ArrowNotImplementedError;
+static PyObject* DeviceError;
+static PyObject* GodevarrowTypeError;
+static PyObject* StreamError;
+static PyObject* InternalError;
+
+// ------------------------------------------------------------------ errors
+
+static PyObject* raise_error(gda_error* e) {
+  PyObject* cls;
+  switch (e->kind) {
+    case GDA_ERR_NOT_IMPLEMENTED: cls = ArrowNotImplementedError; break;
+    case GDA_ERR_DEVICE: cls = DeviceError; break;
+    case GDA_ERR_TYPE: cls = GodevarrowTypeError; break;
+    case GDA_ERR_STREAM: cls = StreamError; break;
+    case GDA_ERR_INTERNAL: cls = InternalError; break;
+    default: cls = ArrowInvalid; break;
+  }
+  const char* msg = e->message ? e->message : "unknown error";
+  if (cls == StreamError) {
+    PyObject* args = Py_BuildValue("(is)", e->errno_code, msg);
+    if (args) {
+      PyErr_SetObject(cls, args);
+      Py_DECREF(args);
+    }
+  } else {
+    PyErr_SetString(cls, msg);
+  }
+  free(e->message);
+  e->message = NULL;
+  return NULL;
+}
+
+// ----------------------------------------------------------------- handles
+// A handle is a Go object owned by Python: a capsule whose pointer is the
+// cgo.Handle and whose destructor releases it (synchronously, with the GIL).
+
+static void handle_destructor(PyObject* cap) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  uintptr_t h = (uintptr_t)PyCapsule_GetPointer(cap, HANDLE_NAME);
+  if (h) gdaHandleRelease(h);
+  PyErr_Restore(type, value, tb);
+}
+
+static PyObject* wrap_handle(uintptr_t h) {
+  PyObject* cap = PyCapsule_New((void*)h, HANDLE_NAME, handle_destructor);
+  if (!cap) gdaHandleRelease(h);
+  return cap;
+}
+
+static int get_handle(PyObject* o, uintptr_t* h) {
+  if (!PyCapsule_IsValid(o, HANDLE_NAME)) {
+    PyErr_SetString(PyExc_TypeError, "expected a godevarrow handle");
+    return -1;
+  }
+  *h = (uintptr_t)PyCapsule_GetPointer(o, HANDLE_NAME);
+  return 0;
+}
+
+// None or a handle → 0 or the handle
+static int get_optional_handle(PyObject* o, uintptr_t* h) {
+  if (o == Py_None) {
+    *h = 0;
+    return 0;
+  }
+  return get_handle(o, h);
+}
+
+// ---------------------------------------------------------- Arrow capsules
+
+// Destructors release only what nobody consumed, and free our allocation.
+// The consumer may have renamed the capsule, so ask it for its name.
+static void release_schema(struct ArrowSchema* s) { s->release(s); }
+static void release_array(struct ArrowArray* s) { s->release(s); }
+static void release_device_array(struct ArrowDeviceArray* s) { s->array.release(&s->array); }
+static void release_stream(struct ArrowArrayStream* s) { s->release(s); }
+static void release_device_stream(struct ArrowDeviceArrayStream* s) { s->release(s); }
+
+static void schema_capsule_destructor(PyObject* cap) {
+  PyObject *et, *ev, *etb;
+  PyErr_Fetch(&et, &ev, &etb);
+  struct ArrowSchema* s = PyCapsule_GetPointer(cap, PyCapsule_GetName(cap));
+  if (s) {
+    if (s->release) release_schema(s);
+    free(s);
+  }
+  PyErr_Clear();
+  PyErr_Restore(et, ev, etb);
+}
+static void array_capsule_destructor(PyObject* cap) {
+  PyObject *et, *ev, *etb;
+  PyErr_Fetch(&et, &ev, &etb);
+  struct ArrowArray* s = PyCapsule_GetPointer(cap, PyCapsule_GetName(cap));
+  if (s) {
+    if (s->release) release_array(s);
+    free(s);
+  }
+  PyErr_Clear();
+  PyErr_Restore(et, ev, etb);
+}
+static void device_array_capsule_destructor(PyObject* cap) {
+  PyObject *et, *ev, *etb;
+  PyErr_Fetch(&et, &ev, &etb);
+  struct ArrowDeviceArray* s = PyCapsule_GetPointer(cap, PyCapsule_GetName(cap));
+  if (s) {
+    if (s->array.release) release_device_array(s);
+    free(s);
+  }
+  PyErr_Clear();
+  PyErr_Restore(et, ev, etb);
+}
+static void stream_capsule_destructor(PyObject* cap) {
+  PyObject *et, *ev, *etb;
+  PyErr_Fetch(&et, &ev, &etb);
+  struct ArrowArrayStream* s = PyCapsule_GetPointer(cap, PyCapsule_GetName(cap));
+  if (s) {
+    if (s->release) release_stream(s);
+    free(s);
+  }
+  PyErr_Clear();
+  PyErr_Restore(et, ev, etb);
+}
+static void device_stream_capsule_destructor(PyObject* cap) {
+  PyObject *et, *ev, *etb;
+  PyErr_Fetch(&et, &ev, &etb);
+  struct ArrowDeviceArrayStream* s = PyCapsule_GetPointer(cap, PyCapsule_GetName(cap));
+  if (s) {
+    if (s->release) release_device_stream(s);
+    free(s);
+  }
+  PyErr_Clear();
+  PyErr_Restore(et, ev, etb);
+}
+
+// The pointer of a capsule that must carry `name`: TypeError for
+// non-capsules, ValueError (ArrowInvalid) for a wrong name or NULL pointer.
+static void* capsule_pointer(PyObject* cap, const char* name) {
+  if (!PyCapsule_CheckExact(cap)) {
+    PyErr_Format(PyExc_TypeError, "expected a PyCapsule named '%s', got an object of type %.200s", name,
+                 Py_TYPE(cap)->tp_name);
+    return NULL;
+  }
+  const char* got = PyCapsule_GetName(cap);
+  if (!got || strcmp(got, name) != 0) {
+    PyErr_Format(ArrowInvalid, "expected a PyCapsule named '%s', got one named '%s'", name, got ? got : "(NULL)");
+    return NULL;
+  }
+  void* p = PyCapsule_GetPointer(cap, name);
+  if (!p) {
+    PyErr_Clear();
+    PyErr_Format(ArrowInvalid, "PyCapsule '%s' holds a NULL pointer", name);
+  }
+  return p;
+}
+
+// ----------------------------------------------------------------- methods
+
+#define CHECK_NARGS(n, fname)                                                              \
+  if (nargs != (n)) {                                                                      \
+    PyErr_Format(PyExc_TypeError, fname "() takes %d arguments (%zd given)", (n), nargs); \
+    return NULL;                                                                           \
+  }
+
+static PyObject* m_import_schema(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "import_schema");
+  void* p = capsule_pointer(args[0], "arrow_schema");
+  if (!p) return NULL;
+  int consume = PyObject_IsTrue(args[1]);
+  uintptr_t h = 0;
+  gda_error e = {0};
+  if (gdaImportSchema(p, consume, &h, &e)) return raise_error(&e);
+  return wrap_handle(h);
+}
+
+static PyObject* m_import_array(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "import_array");
+  int device = PyObject_IsTrue(args[2]);
+  void* sp = capsule_pointer(args[0], "arrow_schema");
+  if (!sp) return NULL;
+  void* ap = capsule_pointer(args[1], device ? "arrow_device_array" : "arrow_array");
+  if (!ap) return NULL;
+  uintptr_t h = 0;
+  gda_error e = {0};
+  if (gdaImportArray(sp, ap, device, &h, &e)) return raise_error(&e);
+  return wrap_handle(h);
+}
+
+static PyObject* m_import_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "import_stream");
+  int device = PyObject_IsTrue(args[1]);
+  void* p = capsule_pointer(args[0], device ? "arrow_device_array_stream" : "arrow_array_stream");
+  if (!p) return NULL;
+  uintptr_t h = 0;
+  gda_error e = {0};
+  int rc;
+  // get_schema of a foreign stream may block
+  Py_BEGIN_ALLOW_THREADS rc = gdaImportStream(p, device, &h, &e);
+  Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
+  return wrap_handle(h);
+}
+
+static PyObject* m_export_schema(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "export_schema");
+  uintptr_t h;
+  if (get_handle(args[0], &h)) return NULL;
+  struct ArrowSchema* s = calloc(1, sizeof(*s));
+  if (!s) return PyErr_NoMemory();
+  gda_error e = {0};
+  if (gdaExportSchema(h, s, &e)) {
+    free(s);
+    return raise_error(&e);
+  }
+  PyObject* cap = PyCapsule_New(s, "arrow_schema", schema_capsule_destructor);
+  if (!cap) {
+    s->release(s);
+    free(s);
+  }
+  return cap;
+}
+
+static PyObject* m_export_array(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "export_array");
+  uintptr_t h, req;
+  if (get_handle(args[0], &h) || get_optional_handle(args[1], &req)) return NULL;
+  int device = PyObject_IsTrue(args[2]);
+  struct ArrowSchema* s = calloc(1, sizeof(*s));
+  void* a = calloc(1, device ? sizeof(struct ArrowDeviceArray) : sizeof(struct ArrowArray));
+  if (!s || !a) {
+    free(s);
+    free(a);
+    return PyErr_NoMemory();
+  }
+  gda_error e = {0};
+  if (gdaExportArray(h, req, s, a, device, &e)) {
+    free(s);
+    free(a);
+    return raise_error(&e);
+  }
+  PyObject* scap = PyCapsule_New(s, "arrow_schema", schema_capsule_destructor);
+  if (!scap) {
+    s->release(s);
+    free(s);
+    if (device) {
+      release_device_array(a);
+    } else {
+      release_array(a);
+    }
+    free(a);
+    return NULL;
+  }
+  PyObject* acap = device ? PyCapsule_New(a, "arrow_device_array", device_array_capsule_destructor)
+                          : PyCapsule_New(a, "arrow_array", array_capsule_destructor);
+  if (!acap) {
+    Py_DECREF(scap);
+    if (device) {
+      release_device_array(a);
+    } else {
+      release_array(a);
+    }
+    free(a);
+    return NULL;
+  }
+  PyObject* t = PyTuple_New(2);
+  if (!t) {
+    Py_DECREF(scap);
+    Py_DECREF(acap);
+    return NULL;
+  }
+  PyTuple_SET_ITEM(t, 0, scap);
+  PyTuple_SET_ITEM(t, 1, acap);
+  return t;
+}
+
+static PyObject* m_export_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "export_stream");
+  uintptr_t h, req;
+  if (get_handle(args[0], &h) || get_optional_handle(args[1], &req)) return NULL;
+  int device = PyObject_IsTrue(args[2]);
+  void* s = calloc(1, device ? sizeof(struct ArrowDeviceArrayStream) : sizeof(struct ArrowArrayStream));
+  if (!s) return PyErr_NoMemory();
+  gda_error e = {0};
+  if (gdaExportStream(h, req, s, device, &e)) {
+    free(s);
+    return raise_error(&e);
+  }
+  PyObject* cap = device ? PyCapsule_New(s, "arrow_device_array_stream", device_stream_capsule_destructor)
+                         : PyCapsule_New(s, "arrow_array_stream", stream_capsule_destructor);
+  if (!cap) {
+    if (device) {
+      release_device_stream(s);
+    } else {
+      release_stream(s);
+    }
+    free(s);
+  }
+  return cap;
+}
+
+static PyObject* m_array_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "array_info");
+  uintptr_t h;
+  if (get_handle(args[0], &h)) return NULL;
+  gda_array_info info;
+  gda_error e = {0};
+  if (gdaArrayInfo(h, &info, &e)) return raise_error(&e);
+  return Py_BuildValue("(LLLiLLO)", (long long)info.length, (long long)info.offset, (long long)info.null_count,
+                       (int)info.device_type, (long long)info.device_id, (long long)info.n_children,
+                       info.is_struct ? Py_True : Py_False);
+}
+
+static PyObject* m_schema_of(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "schema_of");
+  uintptr_t h, out = 0;
+  if (get_handle(args[0], &h)) return NULL;
+  gda_error e = {0};
+  if (gdaSchemaOf(h, &out, &e)) return raise_error(&e);
+  return wrap_handle(out);
+}
+
+static PyObject* m_schema_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "schema_info");
+  uintptr_t h;
+  if (get_handle(args[0], &h)) return NULL;
+  char *format = NULL, *name = NULL, *metadata = NULL;
+  int64_t md_len = 0, flags = 0, n_children = 0;
+  int has_dict = 0;
+  gda_error e = {0};
+  if (gdaSchemaInfo(h, &format, &name, &metadata, &md_len, &flags, &n_children, &has_dict, &e))
+    return raise_error(&e);
+  PyObject* md = metadata ? PyBytes_FromStringAndSize(metadata, (Py_ssize_t)md_len) : (Py_INCREF(Py_None), Py_None);
+  PyObject* fmt = PyUnicode_DecodeUTF8(format, (Py_ssize_t)strlen(format), "surrogateescape");
+  PyObject* nm = PyUnicode_DecodeUTF8(name, (Py_ssize_t)strlen(name), "surrogateescape");
+  free(format);
+  free(name);
+  free(metadata);
+  if (!md || !fmt || !nm) {
+    Py_XDECREF(md);
+    Py_XDECREF(fmt);
+    Py_XDECREF(nm);
+    return NULL;
+  }
+  return Py_BuildValue("(NNLNLO)", fmt, nm, (long long)flags, md, (long long)n_children,
+                       has_dict ? Py_True : Py_False);
+}
+
+static PyObject* m_schema_child(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "schema_child");
+  uintptr_t h, out = 0;
+  if (get_handle(args[0], &h)) return NULL;
+  long long i = PyLong_AsLongLong(args[1]);
+  if (i == -1 && PyErr_Occurred()) return NULL;
+  gda_error e = {0};
+  if (gdaSchemaChild(h, i, &out, &e)) return raise_error(&e);
+  return wrap_handle(out);
+}
+
+static PyObject* m_schema_equal(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "schema_equal");
+  uintptr_t a, b;
+  if (get_handle(args[0], &a) || get_handle(args[1], &b)) return NULL;
+  return PyBool_FromLong(gdaSchemaEqual(a, b));
+}
+
+static PyObject* m_schema_str(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "schema_str");
+  uintptr_t h;
+  if (get_handle(args[0], &h)) return NULL;
+  char* s = NULL;
+  gda_error e = {0};
+  if (gdaSchemaString(h, &s, &e)) return raise_error(&e);
+  PyObject* r = PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+  free(s);
+  return r;
+}
+
+static PyObject* m_array_slice(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "array_slice");
+  uintptr_t h, out = 0;
+  if (get_handle(args[0], &h)) return NULL;
+  long long off = PyLong_AsLongLong(args[1]);
+  if (off == -1 && PyErr_Occurred()) return NULL;
+  long long len = PyLong_AsLongLong(args[2]);
+  if (len == -1 && PyErr_Occurred()) return NULL;
+  gda_error e = {0};
+  if (gdaArraySlice(h, off, len, &out, &e)) return raise_error(&e);
+  return wrap_handle(out);
+}
+
+static PyObject* m_array_column(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "array_column");
+  uintptr_t h, out = 0;
+  if (get_handle(args[0], &h)) return NULL;
+  long long i = PyLong_AsLongLong(args[1]);
+  if (i == -1 && PyErr_Occurred()) return NULL;
+  gda_error e = {0};
+  if (gdaArrayColumn(h, i, &out, &e)) return raise_error(&e);
+  return wrap_handle(out);
+}
+
+static PyObject* m_array_validate(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "array_validate");
+  uintptr_t h;
+  if (get_handle(args[0], &h)) return NULL;
+  int full = PyObject_IsTrue(args[1]);
+  gda_error e = {0};
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = gdaArrayValidate(h, full, &e);
+  Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
+  Py_RETURN_NONE;
+}
+
+static PyObject* m_array_cast(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "array_cast");
+  uintptr_t h, s, out = 0;
+  if (get_handle(args[0], &h) || get_handle(args[1], &s)) return NULL;
+  gda_error e = {0};
+  if (gdaArrayCast(h, s, &out, &e)) return raise_error(&e);
+  return wrap_handle(out);
+}
+
+static PyObject* m_stream_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "stream_info");
+  uintptr_t h, schema = 0;
+  if (get_handle(args[0], &h)) return NULL;
+  int32_t device_type = 0;
+  gda_error e = {0};
+  if (gdaStreamInfo(h, &schema, &device_type, &e)) return raise_error(&e);
+  PyObject* sh = wrap_handle(schema);
+  if (!sh) return NULL;
+  return Py_BuildValue("(Ni)", sh, (int)device_type);
+}
+
+static PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "stream_next");
+  uintptr_t h, out = 0;
+  if (get_handle(args[0], &h)) return NULL;
+  gda_error e = {0};
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = gdaStreamNext(h, &out, &e);
+  Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
+  if (!out) Py_RETURN_NONE;
+  return wrap_handle(out);
+}
+
+static PyObject* m_stream_close(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "stream_close");
+  uintptr_t h;
+  if (get_handle(args[0], &h)) return NULL;
+  gda_error e = {0};
+  if (gdaStreamClose(h, &e)) return raise_error(&e);
+  Py_RETURN_NONE;
+}
+
+static PyObject* m_stream_cast(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "stream_cast");
+  uintptr_t h, schema, out = 0;
+  if (get_handle(args[0], &h) || get_handle(args[1], &schema)) return NULL;
+  gda_error e = {0};
+  if (gdaStreamCast(h, schema, &out, &e)) return raise_error(&e);
+  return wrap_handle(out);
+}
+
+static PyObject* m_stream_from_arrays(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "stream_from_arrays");
+  uintptr_t schema;
+  if (get_optional_handle(args[1], &schema)) return NULL;
+  PyObject* seq = PySequence_Fast(args[0], "stream_from_arrays() needs a sequence of handles");
+  if (!seq) return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  uintptr_t* hs = calloc((size_t)(n ? n : 1), sizeof(uintptr_t));
+  if (!hs) {
+    Py_DECREF(seq);
+    return PyErr_NoMemory();
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    if (get_handle(PySequence_Fast_GET_ITEM(seq, i), &hs[i])) {
+      free(hs);
+      Py_DECREF(seq);
+      return NULL;
+    }
+  }
+  uintptr_t out = 0;
+  gda_error e = {0};
+  int rc = gdaStreamFromArrays(hs, n, schema, &out, &e);
+  free(hs);
+  Py_DECREF(seq);
+  if (rc) return raise_error(&e);
+  return wrap_handle(out);
+}
+
+static PyObject* m_debug_counters(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(0, "debug_counters");
+  int64_t v[8];
+  gdaDebugCounters(v);
+  return Py_BuildValue("(LLLLLLLL)", (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3],
+                       (long long)v[4], (long long)v[5], (long long)v[6], (long long)v[7]);
+}
+
+static PyObject* m_checksums(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "checksums");
+  uintptr_t h;
+  if (get_handle(args[0], &h)) return NULL;
+  Py_ssize_t n = PyLong_AsSsize_t(args[1]);
+  if (n < 0) return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_ValueError, "negative column count");
+  uint32_t* sums = calloc((size_t)(n ? n : 1), sizeof(uint32_t));
+  if (!sums) return PyErr_NoMemory();
+  gda_error e = {0};
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = gdaChecksums(h, sums, n, &e);
+  Py_END_ALLOW_THREADS if (rc) {
+    free(sums);
+    return raise_error(&e);
+  }
+  PyObject* out = PyList_New(n);
+  for (Py_ssize_t i = 0; out && i < n; i++) PyList_SET_ITEM(out, i, PyLong_FromUnsignedLong(sums[i]));
+  free(sums);
+  return out;
+}
+
+static PyObject* m_build_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(0, "build_info");
+  char* s = gdaBuildInfo();
+  PyObject* r = PyUnicode_FromString(s);
+  free(s);
+  return r;
+}
+
+static PyMethodDef methods[] = {
+    {"import_schema", (PyCFunction)(void (*)(void))m_import_schema, METH_FASTCALL, "import_schema(capsule, consume) -> handle"},
+    {"import_array", (PyCFunction)(void (*)(void))m_import_array, METH_FASTCALL, "import_array(schema_capsule, array_capsule, device) -> handle"},
+    {"import_stream", (PyCFunction)(void (*)(void))m_import_stream, METH_FASTCALL, "import_stream(capsule, device) -> handle"},
+    {"export_schema", (PyCFunction)(void (*)(void))m_export_schema, METH_FASTCALL, "export_schema(handle) -> capsule"},
+    {"export_array", (PyCFunction)(void (*)(void))m_export_array, METH_FASTCALL, "export_array(handle, requested_schema_handle, device) -> (schema_capsule, array_capsule)"},
+    {"export_stream", (PyCFunction)(void (*)(void))m_export_stream, METH_FASTCALL, "export_stream(handle, requested_schema_handle, device) -> capsule"},
+    {"array_info", (PyCFunction)(void (*)(void))m_array_info, METH_FASTCALL, "array_info(handle) -> (length, offset, null_count, device_type, device_id, n_children, is_struct)"},
+    {"schema_of", (PyCFunction)(void (*)(void))m_schema_of, METH_FASTCALL, "schema_of(handle) -> schema handle"},
+    {"schema_info", (PyCFunction)(void (*)(void))m_schema_info, METH_FASTCALL, "schema_info(handle) -> (format, name, flags, metadata_blob, n_children, has_dictionary)"},
+    {"schema_child", (PyCFunction)(void (*)(void))m_schema_child, METH_FASTCALL, "schema_child(handle, i) -> handle (i=-1: dictionary)"},
+    {"schema_equal", (PyCFunction)(void (*)(void))m_schema_equal, METH_FASTCALL, "schema_equal(a, b) -> bool"},
+    {"schema_str", (PyCFunction)(void (*)(void))m_schema_str, METH_FASTCALL, "schema_str(handle) -> str"},
+    {"array_slice", (PyCFunction)(void (*)(void))m_array_slice, METH_FASTCALL, "array_slice(handle, offset, length) -> handle"},
+    {"array_column", (PyCFunction)(void (*)(void))m_array_column, METH_FASTCALL, "array_column(handle, i) -> handle"},
+    {"array_validate", (PyCFunction)(void (*)(void))m_array_validate, METH_FASTCALL, "array_validate(handle, full)"},
+    {"array_cast", (PyCFunction)(void (*)(void))m_array_cast, METH_FASTCALL, "array_cast(handle, schema_handle) -> handle"},
+    {"stream_info", (PyCFunction)(void (*)(void))m_stream_info, METH_FASTCALL, "stream_info(handle) -> (schema handle, device_type)"},
+    {"stream_next", (PyCFunction)(void (*)(void))m_stream_next, METH_FASTCALL, "stream_next(handle) -> handle or None"},
+    {"stream_close", (PyCFunction)(void (*)(void))m_stream_close, METH_FASTCALL, "stream_close(handle)"},
+    {"stream_cast", (PyCFunction)(void (*)(void))m_stream_cast, METH_FASTCALL, "stream_cast(handle, schema_handle) -> handle (moves the stream)"},
+    {"stream_from_arrays", (PyCFunction)(void (*)(void))m_stream_from_arrays, METH_FASTCALL, "stream_from_arrays(handles, schema_handle) -> handle"},
+    {"debug_counters", (PyCFunction)(void (*)(void))m_debug_counters, METH_FASTCALL, "debug_counters() -> tuple"},
+    {"checksums", (PyCFunction)(void (*)(void))m_checksums, METH_FASTCALL, "checksums(handle, n_columns) -> list[int]"},
+    {"build_info", (PyCFunction)(void (*)(void))m_build_info, METH_FASTCALL, "build_info() -> str"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT, "_godevarrow",
+    "The Go core of godevarrow (internal; use the godevarrow package).", -1, methods,
+};
+
+static PyObject* new_exception(PyObject* module, const char* name, PyObject* bases, const char* doc) {
+  char qualname[128];
+  snprintf(qualname, sizeof(qualname), "godevarrow.%s", name);
+  PyObject* cls = PyErr_NewExceptionWithDoc(qualname, doc, bases, NULL);
+  Py_XDECREF(bases);
+  if (!cls) return NULL;
+  Py_INCREF(cls);
+  if (PyModule_AddObject(module, name, cls) < 0) {
+    Py_DECREF(cls);
+    Py_DECREF(cls);
+    return NULL;
+  }
+  return cls;
+}
+
+PyMODINIT_FUNC PyInit__godevarrow(void) {
+  PyObject* m = PyModule_Create(&moduledef);
+  if (!m) return NULL;
+  if (!(GodevarrowError = new_exception(m, "GodevarrowError", NULL, "Base class of every godevarrow exception.")) ||
+      !(ArrowInvalid = new_exception(m, "ArrowInvalid", PyTuple_Pack(2, GodevarrowError, PyExc_ValueError),
+                                     "Malformed, released or wrongly named capsules or structs, or invalid data.")) ||
+      !(ArrowNotImplementedError =
+            new_exception(m, "ArrowNotImplementedError", PyTuple_Pack(2, GodevarrowError, PyExc_NotImplementedError),
+                          "A valid request that godevarrow does not support.")) ||
+      !(DeviceError = new_exception(m, "DeviceError", PyTuple_Pack(2, GodevarrowError, PyExc_RuntimeError),
+                                    "A device is unavailable or its driver failed.")) ||
+      !(GodevarrowTypeError = new_exception(m, "GodevarrowTypeError", PyTuple_Pack(2, GodevarrowError, PyExc_TypeError),
+                                            "An object of the wrong kind was passed.")) ||
+      !(StreamError = new_exception(m, "StreamError", PyTuple_Pack(2, GodevarrowError, PyExc_OSError),
+                                    "A foreign stream's producer reported an error (errno and message).")) ||
+      !(InternalError = new_exception(m, "InternalError", PyTuple_Pack(2, GodevarrowError, PyExc_RuntimeError),
+                                      "A bug in godevarrow; the library refuses further work afterwards."))) {
+    Py_DECREF(m);
+    return NULL;
+  }
+  return m;
+}

@@ -1,0 +1,33 @@
+// Shared between the Go exports and the CPython module of _godevarrow.
+#pragma once
+#include <stdint.h>
+
+#include "arrow-c-abi.h"
+
+// Exception classes an error is raised as (see errors.go, module.c).
+enum {
+  GDA_OK = 0,
+  GDA_ERR_INVALID = 1,          // godevarrow.ArrowInvalid (ValueError)
+  GDA_ERR_NOT_IMPLEMENTED = 2,  // godevarrow.ArrowNotImplementedError (NotImplementedError)
+  GDA_ERR_DEVICE = 3,           // godevarrow.DeviceError (RuntimeError)
+  GDA_ERR_TYPE = 4,             // godevarrow.GodevarrowTypeError (TypeError)
+  GDA_ERR_STREAM = 5,           // godevarrow.StreamError (OSError)
+  GDA_ERR_INTERNAL = 6,         // godevarrow.InternalError (RuntimeError)
+};
+
+typedef struct {
+  int kind;
+  int errno_code;
+  char* message;  // malloc'd by Go, freed by the C side
+} gda_error;
+
+// Facts about an array, filled by one Go call.
+typedef struct {
+  int64_t length;
+  int64_t offset;
+  int64_t null_count;
+  int32_t device_type;
+  int64_t device_id;
+  int64_t n_children;
+  int is_struct;
+} gda_array_info;

@@ -1,0 +1,195 @@
+package cdevice
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/godevarrow/godevarrow/gosrc/device"
+)
+
+// Array is an Arrow array whose buffers live on a device: an arrow.ArrayData,
+// the exact Schema describing it, the Device, and (for asynchronous devices)
+// the event a reader must wait on before touching the buffers. A struct-typed
+// Array is a record batch.
+//
+// An Array is immutable and reference counted: Retain and Release are safe
+// from any goroutine, and releasing the last reference to an imported Array
+// calls the producer's release callback on the releasing goroutine.
+type Array struct {
+	schema *Schema
+	data   arrow.ArrayData
+	dev    device.Device
+	event  unsafe.Pointer
+	owner  *foreignOwner // nil for arrays built in Go
+	refs   atomic.Int64
+}
+
+// NewArray wraps data described by schema on dev. It retains data and checks
+// that the buffer and child structure matches the schema; it does not read the
+// buffers (use Validate for that).
+func NewArray(schema *Schema, data arrow.ArrayData, dev device.Device) (*Array, error) {
+	if err := checkData(schema, data, 0); err != nil {
+		return nil, err
+	}
+	if dev.Type == 0 {
+		dev = device.Host
+	}
+	data.Retain()
+	return newArray(schema, data, dev, nil, nil), nil
+}
+
+// newArray takes over one reference of data (and of owner, if any).
+func newArray(schema *Schema, data arrow.ArrayData, dev device.Device, event unsafe.Pointer, owner *foreignOwner) *Array {
+	a := &Array{schema: schema, data: data, dev: dev, event: event, owner: owner}
+	a.refs.Store(1)
+	liveArrays.Add(1)
+	return a
+}
+
+// FromArrow wraps an Arrow Go array (CPU memory) described by field.
+func FromArrow(field arrow.Field, arr arrow.Array) (*Array, error) {
+	s, err := SchemaFromField(field)
+	if err != nil {
+		return nil, err
+	}
+	return NewArray(s, arr.Data(), device.Host)
+}
+
+// FromRecord wraps an Arrow Go record as a struct-typed Array (a record batch).
+func FromRecord(rec arrow.Record) (*Array, error) {
+	s, err := SchemaFromArrowSchema(rec.Schema())
+	if err != nil {
+		return nil, err
+	}
+	children := make([]arrow.ArrayData, rec.NumCols())
+	for i, c := range rec.Columns() {
+		children[i] = c.Data()
+	}
+	dt, err := s.DataType()
+	if err != nil {
+		return nil, err
+	}
+	data := array.NewData(dt, int(rec.NumRows()), []*memory.Buffer{nil}, children, 0, 0)
+	defer data.Release()
+	return NewArray(s, data, device.Host)
+}
+
+// Schema returns the exact schema of the array.
+func (a *Array) Schema() *Schema { return a.schema }
+
+// Data returns the array data. The buffers are readable from the host only
+// when Device().Type.HostAccessible().
+func (a *Array) Data() arrow.ArrayData { return a.data }
+
+// Device returns where the buffers live.
+func (a *Array) Device() device.Device { return a.dev }
+
+// SyncEvent returns the event (a pointer to a device event, e.g. a CUevent)
+// that readers must wait on, or nil.
+func (a *Array) SyncEvent() unsafe.Pointer { return a.event }
+
+// Len returns the number of elements (rows of a record batch).
+func (a *Array) Len() int { return a.data.Len() }
+
+// Offset returns the logical offset into the buffers.
+func (a *Array) Offset() int { return a.data.Offset() }
+
+// NullN returns the number of nulls, computing it on the host when the
+// producer did not know it (-1) and the memory is host-readable; it stays -1
+// for device memory.
+func (a *Array) NullN() int {
+	n := a.data.NullN()
+	if n >= 0 || !a.dev.Type.HostAccessible() {
+		return n
+	}
+	arr := array.MakeFromData(a.data)
+	defer arr.Release()
+	return arr.NullN()
+}
+
+// Retain adds a reference.
+func (a *Array) Retain() { a.refs.Add(1) }
+
+// Release drops a reference; the last one frees the data and, for imported
+// arrays whose other parts are gone too, calls the producer's release.
+func (a *Array) Release() {
+	switch n := a.refs.Add(-1); {
+	case n == 0:
+		a.data.Release()
+		if a.owner != nil {
+			a.owner.unref()
+		}
+		liveArrays.Add(-1)
+	case n < 0:
+		panic("cdevice: Array released too many times")
+	}
+}
+
+// derive makes an Array that shares this one's device, event and producer.
+func (a *Array) derive(schema *Schema, data arrow.ArrayData) *Array {
+	if a.owner != nil {
+		a.owner.ref()
+	}
+	return newArray(schema, data, a.dev, a.event, a.owner)
+}
+
+// Slice returns a zero-copy view of length elements starting at offset.
+func (a *Array) Slice(offset, length int64) (*Array, error) {
+	if offset < 0 || length < 0 || offset > int64(a.Len()) || length > int64(a.Len())-offset {
+		return nil, errorf(ErrInvalid, "slice [%d, %d+%d) is out of bounds for an array of length %d", offset, offset, length, a.Len())
+	}
+	return a.derive(a.schema, array.NewSliceData(a.data, offset, offset+length)), nil
+}
+
+// NumChildren returns the number of children (columns of a record batch).
+func (a *Array) NumChildren() int { return len(a.schema.Children) }
+
+// Column returns child i of a struct array with the parent's offset and length
+// applied, as a record batch's column. The parent's validity is not applied.
+func (a *Array) Column(i int) (*Array, error) {
+	if a.schema.info.Layout != LayoutStruct || a.schema.Dictionary != nil {
+		return nil, errorf(ErrInvalid, "columns exist only for struct arrays, not %q", a.schema.Format)
+	}
+	if i < 0 || i >= len(a.schema.Children) {
+		return nil, errorf(ErrInvalid, "column index %d out of range for %d columns", i, len(a.schema.Children))
+	}
+	child := a.data.Children()[i]
+	off := int64(a.data.Offset())
+	return a.derive(a.schema.Children[i], array.NewSliceData(child, off, off+int64(a.data.Len()))), nil
+}
+
+// ToArrow returns the Arrow Go array (host memory only).
+func (a *Array) ToArrow() (arrow.Array, error) {
+	if !a.dev.Type.HostAccessible() {
+		return nil, errorf(ErrNotImplemented, "array is on %s; copy it to the host first", a.dev)
+	}
+	return array.MakeFromData(a.data), nil
+}
+
+// ToRecord returns the Arrow Go record of a struct array (host memory only).
+func (a *Array) ToRecord() (arrow.Record, error) {
+	if !a.dev.Type.HostAccessible() {
+		return nil, errorf(ErrNotImplemented, "array is on %s; copy it to the host first", a.dev)
+	}
+	sc, err := a.schema.ArrowSchema()
+	if err != nil {
+		return nil, err
+	}
+	cols := make([]arrow.Array, len(a.schema.Children))
+	for i := range cols {
+		c, err := a.Column(i)
+		if err != nil {
+			return nil, err
+		}
+		cols[i] = array.MakeFromData(c.data)
+		c.Release()
+	}
+	rec := array.NewRecord(sc, cols, int64(a.Len()))
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec, nil
+}

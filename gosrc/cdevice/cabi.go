@@ -1,0 +1,53 @@
+// Package cdevice is a Go implementation of the Arrow C Data, C Stream and C
+// Device Data interfaces: import and export of ArrowSchema, ArrowArray,
+// ArrowDeviceArray, ArrowArrayStream and ArrowDeviceArrayStream.
+//
+// The central type is Array: an arrow.ArrayData whose buffers live on a
+// device.Device, with the exact Schema it was described by. Imports never copy
+// data: the buffers of an imported Array point into the producer's memory and
+// the producer's release callback runs exactly once, synchronously, when the
+// last reference to any part of it is released (Array.Release). Exports never
+// copy data either: every export is an independent C struct tree that keeps
+// the Go data alive until its consumer releases it, from any thread.
+//
+// The C structs are the canonical ones of arrow-c-abi.h; CArrowSchema and its
+// siblings are aliases that other cgo packages can convert to with
+// unsafe.Pointer. Callers of this package need no cgo themselves.
+//
+// Errors wrap ErrInvalid (malformed input), ErrNotImplemented, ErrConsumed or
+// a device error, so callers can classify them with errors.Is.
+package cdevice
+
+/*
+#cgo CFLAGS: -O2 -std=c11
+#include "cdevice.h"
+*/
+import "C"
+
+import "unsafe"
+
+// The canonical C structs (arrow-c-abi.h).
+type (
+	CArrowSchema            = C.struct_ArrowSchema
+	CArrowArray             = C.struct_ArrowArray
+	CArrowDeviceArray       = C.struct_ArrowDeviceArray
+	CArrowArrayStream       = C.struct_ArrowArrayStream
+	CArrowDeviceArrayStream = C.struct_ArrowDeviceArrayStream
+)
+
+// SchemaAt, ArrayAt, DeviceArrayAt, StreamAt and DeviceStreamAt view a
+// pointer obtained elsewhere (a PyCapsule, another cgo package) as the struct.
+func SchemaAt(p unsafe.Pointer) *CArrowSchema                  { return (*CArrowSchema)(p) }
+func ArrayAt(p unsafe.Pointer) *CArrowArray                    { return (*CArrowArray)(p) }
+func DeviceArrayAt(p unsafe.Pointer) *CArrowDeviceArray        { return (*CArrowDeviceArray)(p) }
+func StreamAt(p unsafe.Pointer) *CArrowArrayStream             { return (*CArrowArrayStream)(p) }
+func DeviceStreamAt(p unsafe.Pointer) *CArrowDeviceArrayStream { return (*CArrowDeviceArrayStream)(p) }
+
+// Struct sizes, for callers that allocate the structs themselves.
+const (
+	SizeofArrowSchema            = C.sizeof_struct_ArrowSchema
+	SizeofArrowArray             = C.sizeof_struct_ArrowArray
+	SizeofArrowDeviceArray       = C.sizeof_struct_ArrowDeviceArray
+	SizeofArrowArrayStream       = C.sizeof_struct_ArrowArrayStream
+	SizeofArrowDeviceArrayStream = C.sizeof_struct_ArrowDeviceArrayStream
+)

@@ -1,0 +1,145 @@
+package cdevice
+
+import (
+	"context"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/compute"
+	"github.com/godevarrow/godevarrow/gosrc/device"
+)
+
+// Cast returns a with the requested schema, following the PyCapsule
+// "requested_schema" rules: the same schema is returned as is (zero-copy);
+// schemas that differ only in names of nested children, nullability flags or
+// metadata are relabelled (zero-copy); otherwise the values are cast with
+// Arrow Go's safe cast (host memory only). A struct (record batch) must keep
+// its number of fields and their names. Incompatible requests fail with
+// ErrInvalid; casts of device memory fail with ErrNotImplemented.
+func Cast(a *Array, target *Schema) (*Array, error) {
+	if a.schema.Equal(target) {
+		a.Retain()
+		return a, nil
+	}
+	if err := checkCastable(a.schema, target, a.dev.Type); err != nil {
+		return nil, err
+	}
+	data, err := castData(a.schema, target, a.data)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkData(target, data, 0); err != nil {
+		data.Release()
+		return nil, err
+	}
+	if !target.Nullable() && data.NullN() != 0 {
+		out := array.MakeFromData(data)
+		nulls := out.NullN()
+		out.Release()
+		if nulls != 0 {
+			data.Release()
+			return nil, errorf(ErrInvalid, "requested schema declares %s non-nullable but the data has %d nulls", target.describe(), nulls)
+		}
+	}
+	return a.derive(target, data), nil
+}
+
+// checkCastable rejects requests that are not another representation of the
+// same data, before any work is done.
+func checkCastable(from, to *Schema, dev device.Type) error {
+	if from.info.Layout == LayoutStruct && from.Dictionary == nil {
+		if to.info.Layout != LayoutStruct || to.Dictionary != nil {
+			return errorf(ErrInvalid, "requested schema %s is not compatible with the data's struct type %s", to, from)
+		}
+		if len(from.Children) != len(to.Children) {
+			return errorf(ErrInvalid, "requested schema has %d fields but the data has %d", len(to.Children), len(from.Children))
+		}
+		for i := range from.Children {
+			if from.Children[i].Name != to.Children[i].Name {
+				return errorf(ErrInvalid, "requested schema names field %d %q but the data names it %q", i, to.Children[i].Name, from.Children[i].Name)
+			}
+			if err := checkCastable(from.Children[i], to.Children[i], dev); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if sameLayout(from, to) {
+		return nil
+	}
+	if !dev.HostAccessible() {
+		return errorf(ErrNotImplemented, "casting %s to %s is only implemented for host memory, the data is on %s", from, to, dev)
+	}
+	fromType, err := from.DataType()
+	if err != nil {
+		return err
+	}
+	toType, err := to.DataType()
+	if err != nil {
+		return err
+	}
+	if !compute.CanCast(fromType, toType) {
+		return errorf(ErrInvalid, "requested type %s is not compatible with the data's type %s (no cast exists)", to, from)
+	}
+	return nil
+}
+
+// sameLayout reports whether two schemas describe the same physical data, so
+// that the requested one can simply relabel it.
+func sameLayout(a, b *Schema) bool {
+	if a.Format != b.Format || len(a.Children) != len(b.Children) || (a.Dictionary == nil) != (b.Dictionary == nil) {
+		return false
+	}
+	for i := range a.Children {
+		if !sameLayout(a.Children[i], b.Children[i]) {
+			return false
+		}
+	}
+	return a.Dictionary == nil || sameLayout(a.Dictionary, b.Dictionary)
+}
+
+func castData(from, to *Schema, d arrow.ArrayData) (arrow.ArrayData, error) {
+	toType, err := to.DataType()
+	if err != nil {
+		return nil, err
+	}
+	if sameLayout(from, to) {
+		// relabel: same buffers under the requested type
+		out := array.NewData(toType, d.Len(), d.Buffers(), d.Children(), d.NullN(), d.Offset())
+		if d.Dictionary() != nil {
+			out.SetDictionary(d.Dictionary())
+		}
+		return out, nil
+	}
+	if from.info.Layout == LayoutStruct && from.Dictionary == nil {
+		// Children are cast whole: they are indexed through the parent's
+		// offset, which must stay as it is because the validity bitmap does.
+		children := make([]arrow.ArrayData, len(from.Children))
+		defer func() {
+			for _, c := range children {
+				if c != nil {
+					c.Release()
+				}
+			}
+		}()
+		for i, c := range d.Children() {
+			cast, err := castData(from.Children[i], to.Children[i], c)
+			if err != nil {
+				return nil, err
+			}
+			children[i] = cast
+		}
+		return array.NewData(toType, d.Len(), d.Buffers(), children, d.NullN(), d.Offset()), nil
+	}
+	in := array.MakeFromData(d)
+	defer in.Release()
+	ctx := compute.WithAllocator(context.Background(), Allocator)
+	out, err := compute.CastArray(ctx, in, compute.SafeCastOptions(toType))
+	if err != nil {
+		return nil, errorf(ErrInvalid, "cannot cast %s to the requested %s: %v", from, to, err)
+	}
+	defer out.Release()
+	data := out.Data()
+	data.Retain()
+	return data, nil
+}

@@ -1,0 +1,278 @@
+#include "cdevice.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "_cgo_export.h"
+
+// ---------------------------------------------------------------- schemas
+// An exported schema node owns format, name, metadata, its children array
+// (pointers to separately allocated children) and its dictionary.
+
+static void gda_schema_release(struct ArrowSchema* s);
+
+// Roots of exported copies carry this marker in private_data so that live
+// exports can be counted (templates and children are not counted).
+static char root_marker;
+static _Atomic int64_t live_schemas;
+
+int gda_schema_node_init(struct ArrowSchema* s, int64_t n_children) {
+  memset(s, 0, sizeof(*s));
+  s->release = gda_schema_release;
+  if (n_children > 0) {
+    s->children = calloc((size_t)n_children, sizeof(struct ArrowSchema*));
+    if (!s->children) return ENOMEM;
+    for (int64_t i = 0; i < n_children; i++) {
+      s->children[i] = calloc(1, sizeof(struct ArrowSchema));
+      if (!s->children[i]) {
+        s->n_children = i;
+        return ENOMEM;
+      }
+      // a child is valid (releasable) from the start, empty until filled
+      s->children[i]->release = gda_schema_release;
+    }
+  }
+  s->n_children = n_children;
+  return 0;
+}
+
+struct ArrowSchema* gda_schema_node_new(int64_t n_children) {
+  struct ArrowSchema* s = malloc(sizeof(struct ArrowSchema));
+  if (!s) return NULL;
+  if (gda_schema_node_init(s, n_children) != 0) {
+    gda_schema_release(s);
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+static void gda_schema_release(struct ArrowSchema* s) {
+  if (!s || !s->release) return;
+  if (s->private_data == &root_marker) atomic_fetch_sub(&live_schemas, 1);
+  free((void*)s->format);
+  free((void*)s->name);
+  free((void*)s->metadata);
+  for (int64_t i = 0; i < s->n_children; i++) {
+    struct ArrowSchema* c = s->children[i];
+    if (c) {
+      if (c->release) c->release(c);
+      free(c);
+    }
+  }
+  free(s->children);
+  if (s->dictionary) {
+    if (s->dictionary->release) s->dictionary->release(s->dictionary);
+    free(s->dictionary);
+  }
+  s->release = NULL;
+}
+
+void gda_schema_free_template(struct ArrowSchema* s) {
+  if (!s) return;
+  gda_schema_release(s);
+  free(s);
+}
+
+static int64_t metadata_size(const char* m) {
+  if (!m) return 0;
+  int32_t n;
+  memcpy(&n, m, 4);
+  int64_t size = 4;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t len;
+    memcpy(&len, m + size, 4);
+    size += 4 + len;
+    memcpy(&len, m + size, 4);
+    size += 4 + len;
+  }
+  return size;
+}
+
+static char* dup_bytes(const char* src, size_t n) {
+  char* d = malloc(n ? n : 1);
+  if (d && n) memcpy(d, src, n);
+  return d;
+}
+
+
+int64_t gda_live_exported_schemas(void) { return atomic_load(&live_schemas); }
+
+static int schema_copy(const struct ArrowSchema* src, struct ArrowSchema* dst);
+
+int gda_schema_copy(const struct ArrowSchema* src, struct ArrowSchema* dst) {
+  int rc = schema_copy(src, dst);
+  if (rc == 0) {
+    dst->private_data = &root_marker;
+    atomic_fetch_add(&live_schemas, 1);
+  }
+  return rc;
+}
+
+static int schema_copy(const struct ArrowSchema* src, struct ArrowSchema* dst) {
+  if (gda_schema_node_init(dst, src->n_children) != 0) goto fail;
+  dst->flags = src->flags;
+  if (src->format && !(dst->format = dup_bytes(src->format, strlen(src->format) + 1))) goto fail;
+  if (src->name && !(dst->name = dup_bytes(src->name, strlen(src->name) + 1))) goto fail;
+  if (src->metadata && !(dst->metadata = dup_bytes(src->metadata, (size_t)metadata_size(src->metadata))))
+    goto fail;
+  for (int64_t i = 0; i < src->n_children; i++) {
+    if (schema_copy(src->children[i], dst->children[i]) != 0) goto fail;
+  }
+  if (src->dictionary) {
+    dst->dictionary = calloc(1, sizeof(struct ArrowSchema));
+    if (!dst->dictionary || schema_copy(src->dictionary, dst->dictionary) != 0) goto fail;
+  }
+  return 0;
+fail:
+  if (dst->release) dst->release(dst);
+  return ENOMEM;
+}
+
+// ----------------------------------------------------------------- arrays
+
+struct gda_shared {
+  _Atomic int64_t refs;
+  uintptr_t handle;
+};
+
+static _Atomic int64_t live_nodes;
+
+int64_t gda_live_exported_nodes(void) { return atomic_load(&live_nodes); }
+
+gda_shared* gda_shared_new(uintptr_t handle) {
+  gda_shared* s = malloc(sizeof(gda_shared));
+  if (!s) return NULL;
+  atomic_init(&s->refs, 0);
+  s->handle = handle;
+  return s;
+}
+
+static void gda_shared_unref(gda_shared* s) {
+  if (atomic_fetch_sub(&s->refs, 1) == 1) {
+    uintptr_t h = s->handle;
+    free(s);
+    godevarrowReleaseExport(h);
+  }
+}
+
+typedef struct {
+  gda_shared* shared;
+  int64_t n_children;
+  int has_dictionary;
+  // followed by: const void* buffers[n_buffers]; struct ArrowArray* children[n_children];
+  //              struct ArrowArray child_structs[n_children (+1 for the dictionary)];
+} gda_node;
+
+static void gda_array_release(struct ArrowArray* a) {
+  if (!a || !a->release) return;
+  gda_node* node = a->private_data;
+  for (int64_t i = 0; i < a->n_children; i++) {
+    struct ArrowArray* c = a->children[i];
+    if (c->release) c->release(c);
+  }
+  if (a->dictionary && a->dictionary->release) a->dictionary->release(a->dictionary);
+  gda_shared* shared = node->shared;
+  free(node);
+  a->release = NULL;
+  atomic_fetch_sub(&live_nodes, 1);
+  gda_shared_unref(shared);
+}
+
+const void** gda_array_node_init(struct ArrowArray* a, gda_shared* shared, int64_t n_buffers,
+                                 int64_t n_children, int has_dictionary) {
+  size_t n_structs = (size_t)n_children + (has_dictionary ? 1 : 0);
+  size_t size = sizeof(gda_node) + (size_t)n_buffers * sizeof(void*) +
+                (size_t)n_children * sizeof(struct ArrowArray*) + n_structs * sizeof(struct ArrowArray);
+  gda_node* node = calloc(1, size);
+  if (!node) return NULL;
+  node->shared = shared;
+  node->n_children = n_children;
+  node->has_dictionary = has_dictionary;
+  const void** buffers = (const void**)(node + 1);
+  struct ArrowArray** children = (struct ArrowArray**)(buffers + n_buffers);
+  struct ArrowArray* structs = (struct ArrowArray*)(children + n_children);
+  for (int64_t i = 0; i < n_children; i++) children[i] = &structs[i];
+  memset(a, 0, sizeof(*a));
+  a->n_buffers = n_buffers;
+  a->n_children = n_children;
+  a->buffers = n_buffers ? buffers : NULL;
+  a->children = n_children ? children : NULL;
+  a->dictionary = has_dictionary ? &structs[n_children] : NULL;
+  a->private_data = node;
+  a->release = gda_array_release;
+  atomic_fetch_add(&shared->refs, 1);
+  atomic_fetch_add(&live_nodes, 1);
+  return buffers;
+}
+
+static const uint64_t zero_block[GDA_ZERO_BLOCK_SIZE / 8];
+const void* gda_zero_block(void) { return zero_block; }
+
+// ---------------------------------------------------------------- streams
+
+typedef struct {
+  uintptr_t handle;
+} gda_stream_private;
+
+static int gda_stream_get_schema(struct ArrowArrayStream* s, struct ArrowSchema* out) {
+  return godevarrowStreamGetSchema(((gda_stream_private*)s->private_data)->handle, out);
+}
+static int gda_stream_get_next(struct ArrowArrayStream* s, struct ArrowArray* out) {
+  return godevarrowStreamGetNext(((gda_stream_private*)s->private_data)->handle, out, NULL);
+}
+static const char* gda_stream_get_last_error(struct ArrowArrayStream* s) {
+  return godevarrowStreamGetLastError(((gda_stream_private*)s->private_data)->handle);
+}
+static void gda_stream_release(struct ArrowArrayStream* s) {
+  if (!s || !s->release) return;
+  gda_stream_private* p = s->private_data;
+  uintptr_t h = p->handle;
+  free(p);
+  s->release = NULL;
+  godevarrowStreamRelease(h);
+}
+
+int gda_stream_init(struct ArrowArrayStream* s, uintptr_t handle) {
+  gda_stream_private* p = malloc(sizeof(gda_stream_private));
+  if (!p) return ENOMEM;
+  p->handle = handle;
+  s->get_schema = gda_stream_get_schema;
+  s->get_next = gda_stream_get_next;
+  s->get_last_error = gda_stream_get_last_error;
+  s->release = gda_stream_release;
+  s->private_data = p;
+  return 0;
+}
+
+static int gda_device_stream_get_schema(struct ArrowDeviceArrayStream* s, struct ArrowSchema* out) {
+  return godevarrowStreamGetSchema(((gda_stream_private*)s->private_data)->handle, out);
+}
+static int gda_device_stream_get_next(struct ArrowDeviceArrayStream* s, struct ArrowDeviceArray* out) {
+  return godevarrowStreamGetNext(((gda_stream_private*)s->private_data)->handle, NULL, out);
+}
+static const char* gda_device_stream_get_last_error(struct ArrowDeviceArrayStream* s) {
+  return godevarrowStreamGetLastError(((gda_stream_private*)s->private_data)->handle);
+}
+static void gda_device_stream_release(struct ArrowDeviceArrayStream* s) {
+  if (!s || !s->release) return;
+  gda_stream_private* p = s->private_data;
+  uintptr_t h = p->handle;
+  free(p);
+  s->release = NULL;
+  godevarrowStreamRelease(h);
+}
+
+int gda_device_stream_init(struct ArrowDeviceArrayStream* s, uintptr_t handle, ArrowDeviceType device_type) {
+  gda_stream_private* p = malloc(sizeof(gda_stream_private));
+  if (!p) return ENOMEM;
+  p->handle = handle;
+  s->device_type = device_type;
+  s->get_schema = gda_device_stream_get_schema;
+  s->get_next = gda_device_stream_get_next;
+  s->get_last_error = gda_device_stream_get_last_error;
+  s->release = gda_device_stream_release;
+  s->private_data = p;
+  return 0;
+}

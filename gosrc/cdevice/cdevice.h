@@ -1,0 +1,63 @@
+// C helpers of package cdevice. Everything here is internal: the Go API of
+// the package is the only public surface.
+#pragma once
+
+#include <stdint.h>
+#include <stdlib.h>
+#include "arrow-c-abi.h"
+
+// ---- calling foreign callbacks (Go cannot call C function pointers) ----
+static inline void gda_call_schema_release(struct ArrowSchema* s) { s->release(s); }
+static inline void gda_call_array_release(struct ArrowArray* a) { a->release(a); }
+static inline void gda_call_stream_release(struct ArrowArrayStream* s) { s->release(s); }
+static inline void gda_call_device_stream_release(struct ArrowDeviceArrayStream* s) { s->release(s); }
+static inline int gda_call_stream_get_schema(struct ArrowArrayStream* s, struct ArrowSchema* out) {
+  return s->get_schema(s, out);
+}
+static inline int gda_call_stream_get_next(struct ArrowArrayStream* s, struct ArrowArray* out) {
+  return s->get_next(s, out);
+}
+static inline const char* gda_call_stream_get_last_error(struct ArrowArrayStream* s) {
+  return s->get_last_error(s);
+}
+static inline int gda_call_device_stream_get_schema(struct ArrowDeviceArrayStream* s, struct ArrowSchema* out) {
+  return s->get_schema(s, out);
+}
+static inline int gda_call_device_stream_get_next(struct ArrowDeviceArrayStream* s, struct ArrowDeviceArray* out) {
+  return s->get_next(s, out);
+}
+static inline const char* gda_call_device_stream_get_last_error(struct ArrowDeviceArrayStream* s) {
+  return s->get_last_error(s);
+}
+
+// ---- exported schemas: plain C trees released without Go ----
+// Deep-copies src (a template built by Go) into dst; dst->release frees it.
+// Returns 0, or ENOMEM.
+int gda_schema_copy(const struct ArrowSchema* src, struct ArrowSchema* dst);
+// Allocates a zeroed schema node with room for n_children child pointers
+// (each child allocated too) and sets its release to the C release.
+struct ArrowSchema* gda_schema_node_new(int64_t n_children);
+int gda_schema_node_init(struct ArrowSchema* s, int64_t n_children);
+void gda_schema_free_template(struct ArrowSchema* s);
+int64_t gda_live_exported_schemas(void);
+
+// ---- exported arrays: one private block per node, one shared record per export ----
+// The shared record counts the nodes of one export that are not yet released;
+// when it reaches zero the Go handle is released (one Go call per export).
+typedef struct gda_shared gda_shared;
+gda_shared* gda_shared_new(uintptr_t handle);
+// Initializes `a` as an exported node with n_buffers buffer slots and
+// n_children child structs (plus a dictionary struct when has_dictionary),
+// all zeroed; returns the buffers array to fill. Takes one reference on shared.
+const void** gda_array_node_init(struct ArrowArray* a, gda_shared* shared, int64_t n_buffers,
+                                 int64_t n_children, int has_dictionary);
+int64_t gda_live_exported_nodes(void);
+
+// A block of zero bytes for buffers that must not be NULL but hold nothing
+// (e.g. the single offset of an empty string array). Never written.
+const void* gda_zero_block(void);
+#define GDA_ZERO_BLOCK_SIZE 64
+
+// ---- exported streams ----
+int gda_stream_init(struct ArrowArrayStream* s, uintptr_t handle);
+int gda_device_stream_init(struct ArrowDeviceArrayStream* s, uintptr_t handle, ArrowDeviceType device_type);

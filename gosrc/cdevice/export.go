@@ -1,0 +1,218 @@
+package cdevice
+
+/*
+#include "cdevice.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"runtime/cgo"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/godevarrow/godevarrow/gosrc/device"
+)
+
+// exportRecord keeps an exported array's data alive until every node of the
+// C tree (the root and any children the consumer moved out) is released.
+type exportRecord struct {
+	arr    *Array
+	pinner runtime.Pinner // pins buffers that live in Go memory
+}
+
+//export godevarrowReleaseExport
+func godevarrowReleaseExport(h C.uintptr_t) {
+	defer recoverInto(func(error) {})
+	handle := cgo.Handle(h)
+	rec := handle.Value().(*exportRecord)
+	handle.Delete()
+	rec.pinner.Unpin()
+	rec.arr.Release()
+	liveExports.Add(-1)
+}
+
+// ExportArray fills out with an ArrowArray of a host-memory array; the
+// schema is exported separately with ExportSchema(a.Schema(), ...). Every call
+// gives an independent struct tree that keeps the data alive until released.
+func ExportArray(a *Array, out *CArrowArray) error {
+	if out == nil {
+		return errorf(ErrInvalid, "output ArrowArray pointer is NULL")
+	}
+	if a.dev.Type != device.CPU {
+		return errorf(ErrNotImplemented, "ArrowArray can only carry CPU memory; the array is on %s (copy it to the host first)", a.dev)
+	}
+	return exportTree(a, out)
+}
+
+// ExportDeviceArray fills out with an ArrowDeviceArray of a on its device.
+func ExportDeviceArray(a *Array, out *CArrowDeviceArray) error {
+	if out == nil {
+		return errorf(ErrInvalid, "output ArrowDeviceArray pointer is NULL")
+	}
+	*out = C.struct_ArrowDeviceArray{}
+	if err := exportTree(a, &out.array); err != nil {
+		return err
+	}
+	out.device_type = C.ArrowDeviceType(a.dev.Type)
+	out.device_id = C.int64_t(a.dev.ID)
+	out.sync_event = a.event
+	return nil
+}
+
+// ReleaseExportedArray releases an ArrowArray (device == false) or
+// ArrowDeviceArray at p if it is not released yet: for undoing an export the
+// consumer never received.
+func ReleaseExportedArray(p unsafe.Pointer, device bool) {
+	var a *C.struct_ArrowArray
+	if device {
+		a = &(*C.struct_ArrowDeviceArray)(p).array
+	} else {
+		a = (*C.struct_ArrowArray)(p)
+	}
+	if a.release != nil {
+		C.gda_call_array_release(a)
+	}
+}
+
+func exportTree(a *Array, out *C.struct_ArrowArray) error {
+	rec := &exportRecord{arr: a}
+	h := cgo.NewHandle(rec)
+	shared := C.gda_shared_new(C.uintptr_t(h))
+	if shared == nil {
+		h.Delete()
+		return errorf(ErrInvalid, "out of memory exporting an array")
+	}
+	a.Retain()
+	liveExports.Add(1)
+	// Filling cannot fail halfway for lack of memory without leaving a
+	// partial tree; on failure we release what was built, which drops the
+	// shared record (and so the handle) when its last node goes.
+	if err := exportNode(out, a.schema, a.data, shared, &rec.pinner, 0); err != nil {
+		if out.release != nil {
+			C.gda_call_array_release(out)
+		}
+		return err
+	}
+	return nil
+}
+
+func exportNode(dst *C.struct_ArrowArray, s *Schema, d arrow.ArrayData, shared *C.gda_shared, pin *runtime.Pinner, depth int) error {
+	info := s.info
+	goBufs := d.Buffers()
+	var cBufs []*memory.Buffer
+	var sizes []int64 // binary view variadic sizes
+	switch info.Layout {
+	case LayoutNull, LayoutRunEndEncoded:
+	case LayoutSparseUnion, LayoutDenseUnion:
+		cBufs = goBufs[1:]
+	case LayoutBinaryView:
+		cBufs = goBufs
+		for _, b := range goBufs[2:] {
+			sizes = append(sizes, int64(b.Len()))
+		}
+	default:
+		cBufs = goBufs
+	}
+	nBuf := len(cBufs)
+	if info.Layout == LayoutBinaryView {
+		nBuf++
+	}
+	children := d.Children()
+	hasDict := s.Dictionary != nil
+	bufs := C.gda_array_node_init(dst, shared, C.int64_t(nBuf), C.int64_t(len(children)), boolInt(hasDict))
+	if bufs == nil {
+		return errorf(ErrInvalid, "out of memory exporting an array")
+	}
+	dst.length = C.int64_t(d.Len())
+	dst.offset = C.int64_t(d.Offset())
+	dst.null_count = C.int64_t(d.NullN())
+	slots := unsafe.Slice((*unsafe.Pointer)(unsafe.Pointer(bufs)), nBuf)
+	for i, b := range cBufs {
+		slots[i] = bufferPointer(b, i == 0 && info.HasValidity(), pin)
+	}
+	if sizes != nil || info.Layout == LayoutBinaryView {
+		// the sizes buffer lives in Go memory pinned for the export's lifetime
+		if len(sizes) == 0 {
+			slots[nBuf-1] = C.gda_zero_block()
+		} else {
+			pin.Pin(&sizes[0])
+			slots[nBuf-1] = unsafe.Pointer(&sizes[0])
+		}
+	}
+	if len(children) > 0 {
+		kids := unsafe.Slice(dst.children, len(children))
+		for i, ch := range children {
+			if err := exportNode(kids[i], s.Children[i], ch, shared, pin, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	if hasDict {
+		return exportNode(dst.dictionary, s.Dictionary, d.Dictionary(), shared, pin, depth+1)
+	}
+	return nil
+}
+
+// bufferPointer returns the address to publish for a buffer: NULL for an
+// absent validity bitmap, a shared zero block for other empty buffers (some
+// consumers reject NULL data buffers), and Go memory pinned for the export.
+func bufferPointer(b *memory.Buffer, validity bool, pin *runtime.Pinner) unsafe.Pointer {
+	if b == nil || b.Len() == 0 {
+		if validity {
+			return nil
+		}
+		return C.gda_zero_block()
+	}
+	p := unsafe.Pointer(&b.Bytes()[0])
+	pin.Pin(p)
+	return p
+}
+
+func boolInt(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// checkData verifies that Go-built array data has the buffer and child
+// structure the schema implies (Arrow Go's conventions) before it is wrapped.
+func checkData(s *Schema, d arrow.ArrayData, depth int) error {
+	if depth > maxNesting {
+		return errorf(ErrInvalid, "array nested deeper than %d levels", maxNesting)
+	}
+	if d == nil {
+		return errorf(ErrInvalid, "%s: array data is nil", s.describe())
+	}
+	info := s.info
+	want := info.BufferCount()
+	switch info.Layout {
+	case LayoutNull, LayoutRunEndEncoded:
+		want = 1
+	case LayoutSparseUnion, LayoutDenseUnion:
+		want++
+	case LayoutBinaryView:
+		want = 2
+	}
+	got := len(d.Buffers())
+	if got < want || (got != want && info.Layout != LayoutBinaryView) {
+		return errorf(ErrInvalid, "%s: expected %d buffers in Arrow Go array data, got %d", s.describe(), want, got)
+	}
+	if len(d.Children()) != len(s.Children) {
+		return errorf(ErrInvalid, "%s: schema has %d children, data has %d", s.describe(), len(s.Children), len(d.Children()))
+	}
+	for i, ch := range d.Children() {
+		if err := checkData(s.Children[i], ch, depth+1); err != nil {
+			return err
+		}
+	}
+	if (s.Dictionary != nil) != (d.Dictionary() != nil) {
+		return errorf(ErrInvalid, "%s: dictionary presence differs between schema and data", s.describe())
+	}
+	if s.Dictionary != nil {
+		return checkData(s.Dictionary, d.Dictionary(), depth+1)
+	}
+	return nil
+}

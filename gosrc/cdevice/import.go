@@ -1,0 +1,434 @@
+package cdevice
+
+/*
+#include "cdevice.h"
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/godevarrow/godevarrow/gosrc/device"
+)
+
+// foreignOwner holds a moved ArrowDeviceArray (in a C-allocated cell) and
+// calls its release exactly once when the last Go reference goes. Each
+// imported buffer holds a reference through the memory.Allocator interface:
+// arrow's Buffer calls Free when its own count reaches zero.
+type foreignOwner struct {
+	refs atomic.Int64
+	cell *C.struct_ArrowDeviceArray
+}
+
+func (o *foreignOwner) ref() { o.refs.Add(1) }
+
+func (o *foreignOwner) unref() {
+	switch n := o.refs.Add(-1); {
+	case n == 0:
+		C.gda_call_array_release(&o.cell.array)
+		C.free(unsafe.Pointer(o.cell))
+		o.cell = nil
+		liveImports.Add(-1)
+	case n < 0:
+		panic("cdevice: imported array released too many times")
+	}
+}
+
+func (o *foreignOwner) Allocate(int) []byte         { panic("cdevice: imported buffers are read-only") }
+func (o *foreignOwner) Reallocate(int, []byte) []byte { panic("cdevice: imported buffers are read-only") }
+func (o *foreignOwner) Free([]byte)                   { o.unref() }
+
+// ImportArray imports a CPU ArrowArray described by schema. The struct is
+// moved: on return c is marked released, whatever the outcome, and the
+// producer's release callback will be called exactly once.
+func ImportArray(c *CArrowArray, schema *Schema) (*Array, error) {
+	if c == nil {
+		return nil, errorf(ErrInvalid, "ArrowArray pointer is NULL")
+	}
+	if c.release == nil {
+		return nil, errorf(ErrInvalid, "ArrowArray was already released")
+	}
+	cell := (*C.struct_ArrowDeviceArray)(C.calloc(1, C.sizeof_struct_ArrowDeviceArray))
+	if cell == nil {
+		C.gda_call_array_release(c)
+		return nil, errorf(ErrInvalid, "out of memory importing an array")
+	}
+	cell.array = *c
+	c.release = nil
+	cell.device_type = C.ArrowDeviceType(device.CPU)
+	cell.device_id = -1
+	return importCell(cell, schema)
+}
+
+// ImportDeviceArray imports an ArrowDeviceArray described by schema, moving it
+// as ImportArray does. Non-CPU device types need a device backend; without
+// one the import fails cleanly (and the producer's release is still called).
+func ImportDeviceArray(c *CArrowDeviceArray, schema *Schema) (*Array, error) {
+	if c == nil {
+		return nil, errorf(ErrInvalid, "ArrowDeviceArray pointer is NULL")
+	}
+	if c.array.release == nil {
+		return nil, errorf(ErrInvalid, "ArrowDeviceArray was already released")
+	}
+	cell := (*C.struct_ArrowDeviceArray)(C.calloc(1, C.sizeof_struct_ArrowDeviceArray))
+	if cell == nil {
+		C.gda_call_array_release(&c.array)
+		return nil, errorf(ErrInvalid, "out of memory importing an array")
+	}
+	*cell = *c
+	c.array.release = nil
+	return importCell(cell, schema)
+}
+
+func importCell(cell *C.struct_ArrowDeviceArray, schema *Schema) (*Array, error) {
+	owner := &foreignOwner{cell: cell}
+	owner.refs.Store(1) // the Array's own reference
+	liveImports.Add(1)
+	fail := func(err error) (*Array, error) {
+		owner.unref()
+		return nil, err
+	}
+	if schema == nil {
+		return fail(errorf(ErrInvalid, "no schema given for the imported array"))
+	}
+	dev := device.Device{Type: device.Type(cell.device_type), ID: int64(cell.device_id)}
+	switch {
+	case !dev.Type.Known():
+		return fail(errorf(ErrInvalid, "ArrowDeviceArray has unknown device_type %d", int32(dev.Type)))
+	case dev.Type == device.CPU:
+		if cell.sync_event != nil {
+			return fail(errorf(ErrInvalid, "ArrowDeviceArray on the CPU must have a NULL sync_event"))
+		}
+		dev.ID = -1
+	default:
+		return fail(errorf(device.ErrUnavailable, "cannot import an array on %s: no %s backend in this build", dev, dev.Type))
+	}
+	im := importer{owner: owner, hostReadable: dev.Type.HostAccessible()}
+	data, err := im.node(&cell.array, schema, 0, "")
+	if err != nil {
+		return fail(err)
+	}
+	return newArray(schema, data, dev, unsafe.Pointer(cell.sync_event), owner), nil
+}
+
+type importer struct {
+	owner        *foreignOwner
+	hostReadable bool
+}
+
+// buffer wraps n bytes at p as an arrow Buffer that keeps the producer's
+// array alive. A NULL pointer gives a nil buffer (size must be 0).
+func (im *importer) buffer(p unsafe.Pointer, n int64) *memory.Buffer {
+	if p == nil {
+		return nil
+	}
+	im.owner.ref()
+	return memory.NewBufferWithAllocator(unsafe.Slice((*byte)(p), n), im.owner)
+}
+
+// zeros is a non-NULL empty-content buffer for required buffers that the
+// producer left NULL because they hold nothing.
+func zeros(n int64) *memory.Buffer {
+	return memory.NewBufferBytes(unsafe.Slice((*byte)(C.gda_zero_block()), n))
+}
+
+func checkedMul(a, b int64) (int64, bool) {
+	if a < 0 || b < 0 || (b != 0 && a > math.MaxInt64/b) {
+		return 0, false
+	}
+	return a * b, true
+}
+
+func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path string) (arrow.ArrayData, error) {
+	if depth > maxNesting {
+		return nil, errorf(ErrInvalid, "array nested deeper than %d levels (cyclic?)", maxNesting)
+	}
+	where := "ArrowArray" + path
+	if s != nil && s.Name != "" {
+		where = fmt.Sprintf("%s (field %q)", where, s.Name)
+	}
+	bad := func(format string, args ...any) (arrow.ArrayData, error) {
+		return nil, errorf(ErrInvalid, "%s: %s", where, fmt.Sprintf(format, args...))
+	}
+	if depth > 0 && c.release == nil {
+		return bad("child is marked released")
+	}
+	length, offset, nulls := int64(c.length), int64(c.offset), int64(c.null_count)
+	switch {
+	case length < 0:
+		return bad("negative length %d", length)
+	case offset < 0:
+		return bad("negative offset %d", offset)
+	case nulls < -1:
+		return bad("invalid null_count %d", nulls)
+	case nulls > length:
+		return bad("null_count %d exceeds length %d", nulls, length)
+	case offset > math.MaxInt64-length:
+		return bad("offset %d + length %d overflows", offset, length)
+	}
+	end := offset + length
+	info := s.info
+	indexInfo := info
+	nBuf := int64(c.n_buffers)
+	wantBuf := int64(info.BufferCount())
+	if info.Layout == LayoutBinaryView {
+		if nBuf < 3 {
+			return bad("binary view arrays need at least 3 buffers, got n_buffers=%d", nBuf)
+		}
+	} else if nBuf != wantBuf {
+		return bad("format %q needs %d buffers, got n_buffers=%d", s.Format, wantBuf, nBuf)
+	}
+	var cbufs []unsafe.Pointer
+	if nBuf > 0 {
+		if c.buffers == nil {
+			return bad("n_buffers=%d but buffers is NULL", nBuf)
+		}
+		cbufs = unsafe.Slice((*unsafe.Pointer)(unsafe.Pointer(c.buffers)), nBuf)
+	}
+	nChildren := int64(c.n_children)
+	if nChildren < 0 || (nChildren > 0 && c.children == nil) {
+		return bad("invalid children (n_children=%d, children=%p)", nChildren, c.children)
+	}
+	if nChildren != int64(len(s.Children)) {
+		return bad("schema has %d children but the array has n_children=%d", len(s.Children), nChildren)
+	}
+	if (c.dictionary != nil) != (s.Dictionary != nil) {
+		if s.Dictionary != nil {
+			return bad("dictionary-encoded field has a NULL dictionary array")
+		}
+		return bad("array has a dictionary but its field is not dictionary-encoded")
+	}
+
+	var buffers []*memory.Buffer
+	var children []arrow.ArrayData
+	release := func() {
+		for _, b := range buffers {
+			if b != nil {
+				b.Release()
+			}
+		}
+		for _, ch := range children {
+			ch.Release()
+		}
+	}
+	fail := func(err error) (arrow.ArrayData, error) { release(); return nil, err }
+	failf := func(format string, args ...any) (arrow.ArrayData, error) {
+		_, err := bad(format, args...)
+		return fail(err)
+	}
+
+	// validity bitmap
+	if indexInfo.HasValidity() {
+		if cbufs[0] == nil {
+			if nulls > 0 {
+				return failf("null_count is %d but the validity buffer is NULL", nulls)
+			}
+			nulls = 0
+			buffers = append(buffers, nil)
+		} else {
+			buffers = append(buffers, im.buffer(cbufs[0], (end+7)/8))
+		}
+	} else if info.Layout != LayoutRunEndEncoded && info.Layout != LayoutNull {
+		buffers = append(buffers, nil) // Arrow Go keeps a validity slot for unions
+	}
+	// required data buffer i of n bytes; NULL is accepted only when n == 0
+	required := func(i int, n int64, what string) error {
+		if cbufs[i] == nil {
+			if n != 0 {
+				_, err := bad("%s buffer (buffers[%d]) is NULL but must hold %d bytes", what, i, n)
+				return err
+			}
+			buffers = append(buffers, zeros(0))
+			return nil
+		}
+		buffers = append(buffers, im.buffer(cbufs[i], n))
+		return nil
+	}
+	// offsets buffer i with width w: it must have end+1 entries, returns the
+	// first and last offset used (read on the host).
+	offsetsRange := func(i int, w int64) (first, last int64, err error) {
+		n, ok := checkedMul(end+1, w)
+		if !ok {
+			_, err = bad("offsets size overflows")
+			return
+		}
+		if cbufs[i] == nil {
+			if end != 0 {
+				_, err = bad("offsets buffer (buffers[%d]) is NULL", i)
+				return
+			}
+			buffers = append(buffers, zeros(n))
+			return 0, 0, nil
+		}
+		buffers = append(buffers, im.buffer(cbufs[i], n))
+		if !im.hostReadable {
+			return 0, -1, nil
+		}
+		b := unsafe.Slice((*byte)(cbufs[i]), n)
+		if w == 4 {
+			first = int64(int32(binary.NativeEndian.Uint32(b[offset*4:])))
+			last = int64(int32(binary.NativeEndian.Uint32(b[end*4:])))
+		} else {
+			first = int64(binary.NativeEndian.Uint64(b[offset*8:]))
+			last = int64(binary.NativeEndian.Uint64(b[end*8:]))
+		}
+		if first < 0 || last < first {
+			_, err = bad("offsets [%d, %d] of the array's range are negative or decreasing", first, last)
+		}
+		return
+	}
+
+	childLen := func(i int) int64 { return int64(unsafe.Slice(c.children, nChildren)[i].length) }
+	var err error
+	switch info.Layout {
+	case LayoutNull:
+		buffers = append(buffers, nil)
+		nulls = length // every slot of a null array is null, whatever the producer counted
+	case LayoutBool:
+		err = required(1, (end+7)/8, "values")
+	case LayoutFixedWidth:
+		n, ok := checkedMul(end, int64(info.ByteWidth))
+		if !ok {
+			return failf("values size overflows")
+		}
+		err = required(1, n, "values")
+	case LayoutBinary, LayoutLargeBinary:
+		w := int64(4)
+		if info.Layout == LayoutLargeBinary {
+			w = 8
+		}
+		var last int64
+		if _, last, err = offsetsRange(1, w); err == nil {
+			if last < 0 {
+				return fail(errorf(ErrNotImplemented, "%s: sizing variable-length data on %s is not supported yet", where, "a device"))
+			}
+			err = required(2, last, "data")
+		}
+	case LayoutBinaryView:
+		views, ok := checkedMul(end, 16)
+		if !ok {
+			return failf("views size overflows")
+		}
+		if err = required(1, views, "views"); err != nil {
+			break
+		}
+		nVariadic := nBuf - 3
+		sizesPtr := cbufs[nBuf-1]
+		if nVariadic > 0 && sizesPtr == nil {
+			return failf("variadic buffer sizes (last buffer) is NULL")
+		}
+		if !im.hostReadable && nVariadic > 0 {
+			return fail(errorf(ErrNotImplemented, "%s: sizing view data on a device is not supported yet", where))
+		}
+		for k := int64(0); k < nVariadic && err == nil; k++ {
+			size := int64(binary.NativeEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(sizesPtr, 8*k)), 8)))
+			if size < 0 {
+				return failf("variadic buffer %d has negative size %d", k, size)
+			}
+			err = required(int(2+k), size, fmt.Sprintf("variadic data %d", k))
+		}
+	case LayoutList, LayoutLargeList, LayoutMap:
+		w := int64(4)
+		if info.Layout == LayoutLargeList {
+			w = 8
+		}
+		var last int64
+		if _, last, err = offsetsRange(1, w); err == nil && last > childLen(0) {
+			return failf("last offset %d is past the child's length %d", last, childLen(0))
+		}
+	case LayoutListView, LayoutLargeListView:
+		w := int64(4)
+		if info.Layout == LayoutLargeListView {
+			w = 8
+		}
+		n, ok := checkedMul(end, w)
+		if !ok {
+			return failf("offsets size overflows")
+		}
+		if err = required(1, n, "offsets"); err == nil {
+			err = required(2, n, "sizes")
+		}
+	case LayoutFixedSizeList:
+		need, ok := checkedMul(end, int64(info.ListSize))
+		if !ok {
+			return failf("child length overflows")
+		}
+		if childLen(0) < need {
+			return failf("fixed-size list of %d x %d needs a child of length >= %d, got %d", end, info.ListSize, need, childLen(0))
+		}
+	case LayoutStruct:
+		for i := 0; i < int(nChildren); i++ {
+			if childLen(i) < end {
+				return failf("child %d has length %d, shorter than the struct's offset+length %d", i, childLen(i), end)
+			}
+		}
+	case LayoutSparseUnion, LayoutDenseUnion:
+		if err = required(0, end, "type ids"); err != nil {
+			break
+		}
+		if info.Layout == LayoutDenseUnion {
+			err = required(1, end*4, "offsets")
+		} else {
+			for i := 0; i < int(nChildren); i++ {
+				if childLen(i) < end {
+					return failf("sparse union child %d has length %d, shorter than offset+length %d", i, childLen(i), end)
+				}
+			}
+		}
+		if nulls > 0 {
+			return failf("union arrays have no validity bitmap; null_count must be 0 or -1, got %d", nulls)
+		}
+		nulls = 0
+	case LayoutRunEndEncoded:
+		buffers = append(buffers, nil)
+		if nulls > 0 {
+			return failf("run-end encoded arrays have no validity bitmap; null_count must be 0 or -1, got %d", nulls)
+		}
+		nulls = 0
+		if childLen(0) != childLen(1) {
+			return failf("run_ends (length %d) and values (length %d) differ in length", childLen(0), childLen(1))
+		}
+	}
+	if err != nil {
+		return fail(err)
+	}
+
+	if nChildren > 0 {
+		kids := unsafe.Slice(c.children, nChildren)
+		for i, k := range kids {
+			cp := fmt.Sprintf("%s.children[%d]", path, i)
+			if k == nil {
+				return failf("children[%d] is NULL", i)
+			}
+			d, err := im.node(k, s.Children[i], depth+1, cp)
+			if err != nil {
+				return fail(err)
+			}
+			children = append(children, d)
+		}
+	}
+	dt, err := s.DataType()
+	if err != nil {
+		return fail(err)
+	}
+	var out arrow.ArrayData
+	if s.Dictionary != nil {
+		dict, err := im.node(c.dictionary, s.Dictionary, depth+1, path+".dictionary")
+		if err != nil {
+			return fail(err)
+		}
+		out = array.NewDataWithDictionary(dt, int(length), buffers, int(nulls), int(offset), dict.(*array.Data))
+		dict.Release()
+	} else {
+		out = array.NewData(dt, int(length), buffers, children, int(nulls), int(offset))
+	}
+	release()
+	return out, nil
+}

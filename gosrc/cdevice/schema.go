@@ -1,0 +1,563 @@
+package cdevice
+
+/*
+#include "cdevice.h"
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+)
+
+// Schema flags (ArrowSchema.flags).
+const (
+	FlagDictionaryOrdered int64 = 1
+	FlagNullable          int64 = 2
+	FlagMapKeysSorted     int64 = 4
+	knownFlags                  = FlagDictionaryOrdered | FlagNullable | FlagMapKeysSorted
+)
+
+// maxNesting bounds the depth of schema and array trees we accept, so a
+// cyclic or absurdly deep struct tree from a hostile producer is an error,
+// not a stack overflow.
+const maxNesting = 256
+
+// Schema is an exact, immutable copy of an ArrowSchema tree: every format
+// string, name, flag and metadata byte survives a round trip unchanged, even
+// where Arrow Go's type system is less expressive (non-canonical map field
+// names, decimal32/64). Build one with NewSchema, SchemaFromField or ImportSchema.
+type Schema struct {
+	Format     string
+	Name       string
+	Flags      int64
+	Metadata   arrow.Metadata
+	Children   []*Schema
+	Dictionary *Schema
+
+	info *FormatInfo
+
+	typeOnce sync.Once
+	dtype    arrow.DataType
+	dtypeErr error
+
+	templateOnce sync.Once
+	template     *C.struct_ArrowSchema
+	templateErr  error
+}
+
+// NewSchema checks that the parts form a valid schema node and returns it.
+func NewSchema(format, name string, flags int64, metadata arrow.Metadata, children []*Schema, dictionary *Schema) (*Schema, error) {
+	s := &Schema{Format: format, Name: name, Flags: flags, Metadata: metadata, Children: children, Dictionary: dictionary}
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+var integerFormats = map[string]bool{"c": true, "C": true, "s": true, "S": true, "i": true, "I": true, "l": true, "L": true}
+
+func (s *Schema) check() error {
+	info, err := ParseFormat(s.Format)
+	if err != nil {
+		return err
+	}
+	s.info = info
+	where := s.describe()
+	if s.Flags&^knownFlags != 0 {
+		return errorf(ErrInvalid, "%s: unknown flag bits 0x%x", where, s.Flags&^knownFlags)
+	}
+	for _, c := range s.Children {
+		if c == nil || c.info == nil {
+			return errorf(ErrInvalid, "%s: missing or unchecked child", where)
+		}
+	}
+	if s.Dictionary != nil {
+		if !integerFormats[s.Format] {
+			return errorf(ErrInvalid, "%s: dictionary-encoded field needs an integer index format, not %q", where, s.Format)
+		}
+		if s.Dictionary.info == nil {
+			return errorf(ErrInvalid, "%s: unchecked dictionary", where)
+		}
+	} else if s.Flags&FlagDictionaryOrdered != 0 {
+		return errorf(ErrInvalid, "%s: flag DICTIONARY_ORDERED set on a field that is not dictionary-encoded", where)
+	}
+	if s.Flags&FlagMapKeysSorted != 0 && info.Layout != LayoutMap {
+		return errorf(ErrInvalid, "%s: flag MAP_KEYS_SORTED set on a field that is not a map", where)
+	}
+	if want := info.ChildCount(); want >= 0 && len(s.Children) != want {
+		return errorf(ErrInvalid, "%s: format %q needs %d children, got %d", where, s.Format, want, len(s.Children))
+	}
+	switch info.Layout {
+	case LayoutMap:
+		e := s.Children[0]
+		if e.info.Layout != LayoutStruct || len(e.Children) != 2 || e.Dictionary != nil {
+			return errorf(ErrInvalid, "%s: a map's child must be a struct of two fields (key, value)", where)
+		}
+		if e.Children[0].Flags&FlagNullable != 0 {
+			return errorf(ErrInvalid, "%s: map keys must not be nullable", where)
+		}
+	case LayoutRunEndEncoded:
+		if re := s.Children[0]; re.Dictionary != nil || (re.Format != "s" && re.Format != "i" && re.Format != "l") {
+			return errorf(ErrInvalid, "%s: run ends must be int16, int32 or int64, not %q", where, re.Format)
+		}
+	}
+	return nil
+}
+
+func (s *Schema) describe() string {
+	if s.Name == "" {
+		return fmt.Sprintf("field of format %q", s.Format)
+	}
+	return fmt.Sprintf("field %q (format %q)", s.Name, s.Format)
+}
+
+// Info returns the parsed format string.
+func (s *Schema) Info() *FormatInfo { return s.info }
+
+// Nullable reports the NULLABLE flag.
+func (s *Schema) Nullable() bool { return s.Flags&FlagNullable != 0 }
+
+// Field returns the Arrow Go field this schema describes. Extension types
+// stay their storage type, with the extension name and metadata kept in the
+// field metadata; types Arrow Go lacks become ForeignFixedWidthType.
+func (s *Schema) Field() (arrow.Field, error) {
+	dt, err := s.DataType()
+	if err != nil {
+		return arrow.Field{}, err
+	}
+	return arrow.Field{Name: s.Name, Type: dt, Nullable: s.Nullable(), Metadata: s.Metadata}, nil
+}
+
+// ArrowSchema returns the Arrow Go schema of a struct-typed schema (a record batch).
+func (s *Schema) ArrowSchema() (*arrow.Schema, error) {
+	if s.info.Layout != LayoutStruct || s.Dictionary != nil {
+		return nil, errorf(ErrInvalid, "a record batch schema must be a struct, not %q", s.Format)
+	}
+	fields := make([]arrow.Field, len(s.Children))
+	for i, c := range s.Children {
+		f, err := c.Field()
+		if err != nil {
+			return nil, err
+		}
+		fields[i] = f
+	}
+	md := s.Metadata
+	return arrow.NewSchema(fields, &md), nil
+}
+
+// DataType returns the Arrow Go type of the schema (computed once).
+func (s *Schema) DataType() (arrow.DataType, error) {
+	s.typeOnce.Do(func() { s.dtype, s.dtypeErr = s.computeDataType() })
+	return s.dtype, s.dtypeErr
+}
+
+var simpleTypes = map[string]arrow.DataType{
+	"n": arrow.Null, "b": arrow.FixedWidthTypes.Boolean,
+	"c": arrow.PrimitiveTypes.Int8, "C": arrow.PrimitiveTypes.Uint8,
+	"s": arrow.PrimitiveTypes.Int16, "S": arrow.PrimitiveTypes.Uint16,
+	"i": arrow.PrimitiveTypes.Int32, "I": arrow.PrimitiveTypes.Uint32,
+	"l": arrow.PrimitiveTypes.Int64, "L": arrow.PrimitiveTypes.Uint64,
+	"e": arrow.FixedWidthTypes.Float16, "f": arrow.PrimitiveTypes.Float32, "g": arrow.PrimitiveTypes.Float64,
+	"z": arrow.BinaryTypes.Binary, "u": arrow.BinaryTypes.String,
+	"Z": arrow.BinaryTypes.LargeBinary, "U": arrow.BinaryTypes.LargeString,
+	"vz": arrow.BinaryTypes.BinaryView, "vu": arrow.BinaryTypes.StringView,
+	"tdD": arrow.FixedWidthTypes.Date32, "tdm": arrow.FixedWidthTypes.Date64,
+	"tts": arrow.FixedWidthTypes.Time32s, "ttm": arrow.FixedWidthTypes.Time32ms,
+	"ttu": arrow.FixedWidthTypes.Time64us, "ttn": arrow.FixedWidthTypes.Time64ns,
+	"tDs": arrow.FixedWidthTypes.Duration_s, "tDm": arrow.FixedWidthTypes.Duration_ms,
+	"tDu": arrow.FixedWidthTypes.Duration_us, "tDn": arrow.FixedWidthTypes.Duration_ns,
+	"tiM": arrow.FixedWidthTypes.MonthInterval, "tiD": arrow.FixedWidthTypes.DayTimeInterval,
+	"tin": arrow.FixedWidthTypes.MonthDayNanoInterval,
+}
+
+var timeUnits = map[byte]arrow.TimeUnit{'s': arrow.Second, 'm': arrow.Millisecond, 'u': arrow.Microsecond, 'n': arrow.Nanosecond}
+
+func (s *Schema) childFields() ([]arrow.Field, error) {
+	fields := make([]arrow.Field, len(s.Children))
+	for i, c := range s.Children {
+		f, err := c.Field()
+		if err != nil {
+			return nil, err
+		}
+		fields[i] = f
+	}
+	return fields, nil
+}
+
+func (s *Schema) computeDataType() (arrow.DataType, error) {
+	if s.Dictionary != nil {
+		values, err := s.Dictionary.DataType()
+		if err != nil {
+			return nil, err
+		}
+		return &arrow.DictionaryType{IndexType: simpleTypes[s.Format], ValueType: values, Ordered: s.Flags&FlagDictionaryOrdered != 0}, nil
+	}
+	if dt, ok := simpleTypes[s.Format]; ok {
+		return dt, nil
+	}
+	fields, err := s.childFields()
+	if err != nil {
+		return nil, err
+	}
+	f := s.Format
+	switch {
+	case strings.HasPrefix(f, "d:"):
+		d, _ := parseDecimal(f)
+		switch d.bits {
+		case 128:
+			return &arrow.Decimal128Type{Precision: int32(d.precision), Scale: int32(d.scale)}, nil
+		case 256:
+			return &arrow.Decimal256Type{Precision: int32(d.precision), Scale: int32(d.scale)}, nil
+		}
+		return NewForeignFixedWidthType(f)
+	case strings.HasPrefix(f, "w:"):
+		return &arrow.FixedSizeBinaryType{ByteWidth: s.info.ByteWidth}, nil
+	case strings.HasPrefix(f, "ts"):
+		return &arrow.TimestampType{Unit: timeUnits[f[2]], TimeZone: s.info.Params}, nil
+	case f == "+l":
+		return arrow.ListOfField(fields[0]), nil
+	case f == "+L":
+		return arrow.LargeListOfField(fields[0]), nil
+	case f == "+vl":
+		return arrow.ListViewOfField(fields[0]), nil
+	case f == "+vL":
+		return arrow.LargeListViewOfField(fields[0]), nil
+	case strings.HasPrefix(f, "+w:"):
+		return arrow.FixedSizeListOfField(int32(s.info.ListSize), fields[0]), nil
+	case f == "+s":
+		return arrow.StructOf(fields...), nil
+	case f == "+m":
+		entries := fields[0].Type.(*arrow.StructType)
+		m := arrow.MapOfWithMetadata(entries.Field(0).Type, entries.Field(0).Metadata, entries.Field(1).Type, entries.Field(1).Metadata)
+		m.KeysSorted = s.Flags&FlagMapKeysSorted != 0
+		m.SetItemNullable(entries.Field(1).Nullable)
+		return m, nil
+	case f == "+r":
+		ree := arrow.RunEndEncodedOf(fields[0].Type, fields[1].Type)
+		ree.ValueNullable = fields[1].Nullable
+		return ree, nil
+	case strings.HasPrefix(f, "+us:"), strings.HasPrefix(f, "+ud:"):
+		codes := make([]arrow.UnionTypeCode, len(s.info.TypeCodes))
+		copy(codes, s.info.TypeCodes)
+		if f[2] == 's' {
+			return arrow.SparseUnionOf(fields, codes), nil
+		}
+		return arrow.DenseUnionOf(fields, codes), nil
+	}
+	if info := s.info; info.Layout == LayoutFixedWidth {
+		return NewForeignFixedWidthType(f)
+	}
+	return nil, errorf(ErrNotImplemented, "%s: no Arrow Go type for format %q", s.describe(), f)
+}
+
+// Equal reports whether two schemas are identical: formats, names, flags,
+// metadata (in order), children and dictionaries.
+func (s *Schema) Equal(o *Schema) bool {
+	if s == o {
+		return true
+	}
+	if s == nil || o == nil || s.Format != o.Format || s.Name != o.Name || s.Flags != o.Flags ||
+		!metadataEqual(s.Metadata, o.Metadata) || len(s.Children) != len(o.Children) ||
+		(s.Dictionary == nil) != (o.Dictionary == nil) {
+		return false
+	}
+	for i := range s.Children {
+		if !s.Children[i].Equal(o.Children[i]) {
+			return false
+		}
+	}
+	return s.Dictionary == nil || s.Dictionary.Equal(o.Dictionary)
+}
+
+// EqualType reports whether two schemas describe the same physical and
+// logical type, ignoring the top-level name, nullability and metadata (what
+// matters when deciding whether a requested schema needs a cast).
+func (s *Schema) EqualType(o *Schema) bool {
+	if s.Format != o.Format || len(s.Children) != len(o.Children) || (s.Dictionary == nil) != (o.Dictionary == nil) ||
+		s.Flags&^FlagNullable != o.Flags&^FlagNullable {
+		return false
+	}
+	for i := range s.Children {
+		if !s.Children[i].Equal(o.Children[i]) {
+			return false
+		}
+	}
+	return s.Dictionary == nil || s.Dictionary.Equal(o.Dictionary)
+}
+
+func metadataEqual(a, b arrow.Metadata) bool {
+	if a.Len() != b.Len() {
+		return false
+	}
+	ak, av, bk, bv := a.Keys(), a.Values(), b.Keys(), b.Values()
+	for i := range ak {
+		if ak[i] != bk[i] || av[i] != bv[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// String renders the schema as a readable type, e.g. `a: list<item: int64>`.
+func (s *Schema) String() string {
+	var b strings.Builder
+	s.write(&b)
+	return b.String()
+}
+
+func (s *Schema) write(b *strings.Builder) {
+	if s.Name != "" {
+		b.WriteString(s.Name)
+		b.WriteString(": ")
+	}
+	if dt, err := s.DataType(); err == nil {
+		if ft, ok := dt.(*ForeignFixedWidthType); ok {
+			b.WriteString(ft.String())
+		} else if s.info.Layout == LayoutMap || s.info.Layout == LayoutStruct || s.info.ChildCount() > 0 {
+			// write children ourselves so their exact names show
+			b.WriteString(layoutName(s))
+			b.WriteString("<")
+			for i, c := range s.Children {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				c.write(b)
+			}
+			b.WriteString(">")
+		} else {
+			b.WriteString(dt.String())
+		}
+	} else {
+		fmt.Fprintf(b, "<format %q>", s.Format)
+	}
+	if !s.Nullable() {
+		b.WriteString(" not null")
+	}
+	if ext, ok := s.extensionName(); ok {
+		fmt.Fprintf(b, " [extension %s]", ext)
+	}
+}
+
+func layoutName(s *Schema) string {
+	if s.Dictionary != nil {
+		return "dictionary"
+	}
+	dt, _ := s.DataType()
+	return dt.Name()
+}
+
+func (s *Schema) extensionName() (string, bool) {
+	i := s.Metadata.FindKey("ARROW:extension:name")
+	if i < 0 {
+		return "", false
+	}
+	return s.Metadata.Values()[i], true
+}
+
+// ---------------------------------------------------------------- import
+
+// ImportSchema copies the C schema into Go and releases it (the consumer of an
+// ArrowSchema owns it). The release callback is called exactly once, also when
+// the schema is invalid; a schema that was already released is an error.
+func ImportSchema(c *CArrowSchema) (*Schema, error) {
+	if c == nil {
+		return nil, errorf(ErrInvalid, "ArrowSchema pointer is NULL")
+	}
+	if c.release == nil {
+		return nil, errorf(ErrInvalid, "ArrowSchema was already released")
+	}
+	defer C.gda_call_schema_release(c)
+	return readSchema(c, 0, "")
+}
+
+// CopySchema copies a C schema into Go without taking ownership: the caller
+// keeps the struct and releases it (used for requested schemas, which the
+// consumer lends to the producer).
+func CopySchema(c *CArrowSchema) (*Schema, error) {
+	if c == nil {
+		return nil, errorf(ErrInvalid, "ArrowSchema pointer is NULL")
+	}
+	if c.release == nil {
+		return nil, errorf(ErrInvalid, "ArrowSchema was already released")
+	}
+	return readSchema(c, 0, "")
+}
+
+func readSchema(c *C.struct_ArrowSchema, depth int, path string) (*Schema, error) {
+	if depth > maxNesting {
+		return nil, errorf(ErrInvalid, "schema nested deeper than %d levels (cyclic?)", maxNesting)
+	}
+	if c.format == nil {
+		return nil, errorf(ErrInvalid, "ArrowSchema%s has a NULL format string", path)
+	}
+	s := &Schema{Format: C.GoString(c.format), Flags: int64(c.flags)}
+	if c.name != nil {
+		s.Name = C.GoString(c.name)
+	}
+	if depth > 0 && c.release == nil {
+		return nil, errorf(ErrInvalid, "ArrowSchema%s (child) is marked released", path)
+	}
+	md, err := decodeMetadata(c.metadata)
+	if err != nil {
+		return nil, errorf(ErrInvalid, "ArrowSchema%s: %v", path, err)
+	}
+	s.Metadata = md
+	if c.n_children < 0 || c.n_children > 1<<20 {
+		return nil, errorf(ErrInvalid, "ArrowSchema%s has n_children=%d", path, int64(c.n_children))
+	}
+	if c.n_children > 0 {
+		if c.children == nil {
+			return nil, errorf(ErrInvalid, "ArrowSchema%s has n_children=%d but children is NULL", path, int64(c.n_children))
+		}
+		kids := unsafe.Slice(c.children, c.n_children)
+		s.Children = make([]*Schema, len(kids))
+		for i, k := range kids {
+			cp := fmt.Sprintf("%s.children[%d]", path, i)
+			if k == nil {
+				return nil, errorf(ErrInvalid, "ArrowSchema%s is NULL", cp)
+			}
+			if s.Children[i], err = readSchema(k, depth+1, cp); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if c.dictionary != nil {
+		if s.Dictionary, err = readSchema(c.dictionary, depth+1, path+".dictionary"); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.check(); err != nil {
+		if path != "" {
+			return nil, errorf(ErrInvalid, "ArrowSchema%s: %v", path, err)
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// metadataLimit bounds the entry count and lengths accepted from a metadata
+// blob; the blob carries no total size, so absurd values mean it is corrupt.
+const metadataLimit = 1 << 28
+
+func decodeMetadata(p *C.char) (arrow.Metadata, error) {
+	if p == nil {
+		return arrow.Metadata{}, nil
+	}
+	readI32 := func(at uintptr) int32 {
+		return int32(binary.NativeEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(p), at)), 4)))
+	}
+	n := readI32(0)
+	if n < 0 || n > 1<<20 {
+		return arrow.Metadata{}, fmt.Errorf("metadata declares %d entries", n)
+	}
+	pos := uintptr(4)
+	keys := make([]string, n)
+	vals := make([]string, n)
+	for i := int32(0); i < n; i++ {
+		for _, dst := range []*string{&keys[i], &vals[i]} {
+			l := readI32(pos)
+			if l < 0 || l > metadataLimit {
+				return arrow.Metadata{}, fmt.Errorf("metadata entry %d declares length %d", i, l)
+			}
+			pos += 4
+			*dst = C.GoStringN((*C.char)(unsafe.Add(unsafe.Pointer(p), pos)), C.int(l))
+			pos += uintptr(l)
+		}
+	}
+	return arrow.NewMetadata(keys, vals), nil
+}
+
+// EncodeMetadata writes metadata in the C Data Interface's binary layout
+// (int32 count, then int32-length-prefixed keys and values, native endian);
+// empty metadata encodes as nil (a NULL metadata pointer).
+func EncodeMetadata(md arrow.Metadata) []byte {
+	if md.Len() == 0 {
+		return nil
+	}
+	size := 4
+	for i := range md.Keys() {
+		size += 8 + len(md.Keys()[i]) + len(md.Values()[i])
+	}
+	out := make([]byte, 0, size)
+	out = binary.NativeEndian.AppendUint32(out, uint32(md.Len()))
+	for i, k := range md.Keys() {
+		out = binary.NativeEndian.AppendUint32(out, uint32(len(k)))
+		out = append(out, k...)
+		v := md.Values()[i]
+		out = binary.NativeEndian.AppendUint32(out, uint32(len(v)))
+		out = append(out, v...)
+	}
+	return out
+}
+
+// ---------------------------------------------------------------- export
+
+// ExportSchema fills out with an independent copy of s; the consumer releases
+// it. out is overwritten without being released first.
+func ExportSchema(s *Schema, out *CArrowSchema) error {
+	if out == nil {
+		return errorf(ErrInvalid, "output ArrowSchema pointer is NULL")
+	}
+	tmpl, err := s.cTemplate()
+	if err != nil {
+		return err
+	}
+	if C.gda_schema_copy(tmpl, out) != 0 {
+		return errorf(ErrInvalid, "out of memory exporting a schema")
+	}
+	return nil
+}
+
+// cTemplate builds (once) a C copy of the schema that exports deep-copy with
+// a single C call. The template is ours and never handed out.
+func (s *Schema) cTemplate() (*C.struct_ArrowSchema, error) {
+	s.templateOnce.Do(func() {
+		t := (*C.struct_ArrowSchema)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_ArrowSchema{}))))
+		if t == nil {
+			s.templateErr = errorf(ErrInvalid, "out of memory exporting a schema")
+			return
+		}
+		if err := fillSchemaNode(t, s); err != nil {
+			C.gda_schema_free_template(t)
+			s.templateErr = err
+			return
+		}
+		s.template = t
+		runtime.SetFinalizer(s, func(s *Schema) { C.gda_schema_free_template(s.template) })
+	})
+	return s.template, s.templateErr
+}
+
+func fillSchemaNode(dst *C.struct_ArrowSchema, s *Schema) error {
+	oom := errorf(ErrInvalid, "out of memory exporting a schema")
+	if C.gda_schema_node_init(dst, C.int64_t(len(s.Children))) != 0 {
+		return oom
+	}
+	dst.format = C.CString(s.Format)
+	dst.name = C.CString(s.Name)
+	dst.flags = C.int64_t(s.Flags)
+	if md := EncodeMetadata(s.Metadata); md != nil {
+		dst.metadata = (*C.char)(C.CBytes(md))
+	}
+	kids := unsafe.Slice(dst.children, len(s.Children))
+	for i, c := range s.Children {
+		if err := fillSchemaNode(kids[i], c); err != nil {
+			return err
+		}
+	}
+	if s.Dictionary != nil {
+		dst.dictionary = (*C.struct_ArrowSchema)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_ArrowSchema{}))))
+		if dst.dictionary == nil {
+			return oom
+		}
+		return fillSchemaNode(dst.dictionary, s.Dictionary)
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package cdevice
+
+/*
+#include "cdevice.h"
+*/
+import "C"
+
+import (
+	"sync/atomic"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/arrow/memory/mallocator"
+)
+
+var (
+	liveArrays         atomic.Int64
+	liveExports        atomic.Int64
+	liveImports        atomic.Int64
+	liveStreamExports  atomic.Int64
+	liveStreamImports  atomic.Int64
+	liveAllocatedBytes atomic.Int64
+)
+
+// Stats counts the objects of this package that are alive, for leak checks:
+// after every consumer has released what it was given, all counters return to
+// their earlier values.
+type Stats struct {
+	Arrays          int64 // Array values not yet released
+	ExportedSchemas int64 // exported ArrowSchema trees not yet released by their consumer
+	ExportedArrays  int64 // exported ArrowArray/ArrowDeviceArray trees not yet fully released
+	ExportedStreams int64 // exported streams not yet released
+	ImportedArrays  int64 // foreign arrays we hold (their release not yet called)
+	ImportedStreams int64 // foreign streams we hold
+	AllocatedBytes  int64 // bytes allocated by Allocator and not yet freed
+}
+
+// LiveStats returns the current counters.
+func LiveStats() Stats {
+	return Stats{
+		Arrays:          liveArrays.Load(),
+		ExportedSchemas: int64(C.gda_live_exported_schemas()),
+		ExportedArrays:  liveExports.Load(),
+		ExportedStreams: liveStreamExports.Load(),
+		ImportedArrays:  liveImports.Load(),
+		ImportedStreams: liveStreamImports.Load(),
+		AllocatedBytes:  liveAllocatedBytes.Load(),
+	}
+}
+
+// countingAllocator is C memory (so exports need no pinning) with a byte count.
+type countingAllocator struct{ mem *mallocator.Mallocator }
+
+func (a countingAllocator) Allocate(n int) []byte {
+	liveAllocatedBytes.Add(int64(n))
+	return a.mem.Allocate(n)
+}
+
+func (a countingAllocator) Reallocate(n int, b []byte) []byte {
+	liveAllocatedBytes.Add(int64(n - len(b)))
+	return a.mem.Reallocate(n, b)
+}
+
+func (a countingAllocator) Free(b []byte) {
+	liveAllocatedBytes.Add(-int64(len(b)))
+	a.mem.Free(b)
+}
+
+// Allocator is the allocator for every buffer this package creates (casts,
+// conversions). It allocates C memory, as the C Data Interface requires of
+// memory reachable from exported structs, and is counted in LiveStats.
+var Allocator memory.Allocator = countingAllocator{mem: mallocator.NewMallocator()}

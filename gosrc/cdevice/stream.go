@@ -1,0 +1,422 @@
+package cdevice
+
+/*
+#include "cdevice.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime/cgo"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"github.com/godevarrow/godevarrow/gosrc/device"
+)
+
+// ArrayReader is a stream of arrays sharing one schema and one device type.
+type ArrayReader interface {
+	// Schema returns the schema of every array of the stream.
+	Schema() *Schema
+	// DeviceType returns the device type of every array of the stream.
+	DeviceType() device.Type
+	// Next returns the next array (the caller owns one reference), or
+	// (nil, io.EOF) at the end of the stream.
+	Next() (*Array, error)
+	// Close releases the stream; it is idempotent.
+	Close() error
+}
+
+// ---------------------------------------------------------------- import
+
+// StreamReader reads a foreign ArrowArrayStream or ArrowDeviceArrayStream.
+// It is safe for concurrent use. Next blocks in the producer's get_next; the
+// producer's release runs exactly once, in Close, on the calling goroutine.
+type StreamReader struct {
+	mu      sync.Mutex
+	plain   *C.struct_ArrowArrayStream       // exactly one of plain and dev is set
+	dev     *C.struct_ArrowDeviceArrayStream // (C-allocated cells we own)
+	schema  *Schema
+	devType device.Type
+	err     error // sticky error after a failed get_next
+	closed  bool
+}
+
+// ImportArrayStream moves a C stream (CPU data) into a StreamReader and reads
+// its schema. On error the stream has been released.
+func ImportArrayStream(c *CArrowArrayStream) (*StreamReader, error) {
+	if c == nil {
+		return nil, errorf(ErrInvalid, "ArrowArrayStream pointer is NULL")
+	}
+	if c.release == nil {
+		return nil, errorf(ErrInvalid, "ArrowArrayStream was already released")
+	}
+	cell := (*C.struct_ArrowArrayStream)(C.calloc(1, C.sizeof_struct_ArrowArrayStream))
+	if cell == nil {
+		C.gda_call_stream_release(c)
+		return nil, errorf(ErrInvalid, "out of memory importing a stream")
+	}
+	*cell = *c
+	c.release = nil
+	r := &StreamReader{plain: cell, devType: device.CPU}
+	return r.start()
+}
+
+// ImportDeviceArrayStream moves a C device stream into a StreamReader and
+// reads its schema. On error the stream has been released.
+func ImportDeviceArrayStream(c *CArrowDeviceArrayStream) (*StreamReader, error) {
+	if c == nil {
+		return nil, errorf(ErrInvalid, "ArrowDeviceArrayStream pointer is NULL")
+	}
+	if c.release == nil {
+		return nil, errorf(ErrInvalid, "ArrowDeviceArrayStream was already released")
+	}
+	cell := (*C.struct_ArrowDeviceArrayStream)(C.calloc(1, C.sizeof_struct_ArrowDeviceArrayStream))
+	if cell == nil {
+		C.gda_call_device_stream_release(c)
+		return nil, errorf(ErrInvalid, "out of memory importing a stream")
+	}
+	*cell = *c
+	c.release = nil
+	r := &StreamReader{dev: cell, devType: device.Type(cell.device_type)}
+	return r.start()
+}
+
+func (r *StreamReader) start() (*StreamReader, error) {
+	liveStreamImports.Add(1)
+	fail := func(err error) (*StreamReader, error) {
+		r.Close()
+		return nil, err
+	}
+	if !r.devType.Known() {
+		return fail(errorf(ErrInvalid, "ArrowDeviceArrayStream has unknown device_type %d", int32(r.devType)))
+	}
+	cs := (*C.struct_ArrowSchema)(C.calloc(1, C.sizeof_struct_ArrowSchema))
+	if cs == nil {
+		return fail(errorf(ErrInvalid, "out of memory importing a stream"))
+	}
+	defer C.free(unsafe.Pointer(cs))
+	var rc C.int
+	if r.plain != nil {
+		if r.plain.get_schema == nil || r.plain.get_next == nil || r.plain.get_last_error == nil {
+			return fail(errorf(ErrInvalid, "ArrowArrayStream has a NULL callback"))
+		}
+		rc = C.gda_call_stream_get_schema(r.plain, cs)
+	} else {
+		if r.dev.get_schema == nil || r.dev.get_next == nil || r.dev.get_last_error == nil {
+			return fail(errorf(ErrInvalid, "ArrowDeviceArrayStream has a NULL callback"))
+		}
+		rc = C.gda_call_device_stream_get_schema(r.dev, cs)
+	}
+	if rc != 0 {
+		if cs.release != nil {
+			C.gda_call_schema_release(cs)
+		}
+		return fail(r.producerError("get_schema", rc))
+	}
+	s, err := ImportSchema(cs)
+	if err != nil {
+		return fail(err)
+	}
+	r.schema = s
+	return r, nil
+}
+
+func (r *StreamReader) producerError(call string, rc C.int) error {
+	var msg *C.char
+	if r.plain != nil {
+		msg = C.gda_call_stream_get_last_error(r.plain)
+	} else {
+		msg = C.gda_call_device_stream_get_last_error(r.dev)
+	}
+	e := &StreamError{Errno: syscall.Errno(rc)}
+	if msg != nil {
+		e.Msg = C.GoString(msg)
+	} else {
+		e.Msg = fmt.Sprintf("stream producer's %s failed: %s (errno %d)", call, syscall.Errno(rc).Error(), int(rc))
+	}
+	return e
+}
+
+// Schema returns the stream's schema.
+func (r *StreamReader) Schema() *Schema { return r.schema }
+
+// DeviceType returns the stream's declared device type.
+func (r *StreamReader) DeviceType() device.Type { return r.devType }
+
+// Next reads the next array. A producer error is returned as *StreamError and
+// is returned again by every later call.
+func (r *StreamReader) Next() (*Array, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errorf(ErrConsumed, "the stream is closed")
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	cell := (*C.struct_ArrowDeviceArray)(C.calloc(1, C.sizeof_struct_ArrowDeviceArray))
+	if cell == nil {
+		return nil, errorf(ErrInvalid, "out of memory reading a stream")
+	}
+	var rc C.int
+	if r.plain != nil {
+		rc = C.gda_call_stream_get_next(r.plain, &cell.array)
+		cell.device_type = C.ArrowDeviceType(device.CPU)
+		cell.device_id = -1
+	} else {
+		rc = C.gda_call_device_stream_get_next(r.dev, cell)
+	}
+	if rc != 0 {
+		if cell.array.release != nil { // a producer that failed but still filled the struct
+			C.gda_call_array_release(&cell.array)
+		}
+		C.free(unsafe.Pointer(cell))
+		r.err = r.producerError("get_next", rc)
+		return nil, r.err
+	}
+	if cell.array.release == nil {
+		C.free(unsafe.Pointer(cell))
+		return nil, io.EOF
+	}
+	if got := device.Type(cell.device_type); got != r.devType {
+		C.gda_call_array_release(&cell.array)
+		C.free(unsafe.Pointer(cell))
+		r.err = errorf(ErrInvalid, "stream declared device type %s but get_next returned an array on %s", r.devType, got)
+		return nil, r.err
+	}
+	a, err := importCell(cell, r.schema)
+	if err != nil {
+		r.err = err
+	}
+	return a, err
+}
+
+// Close releases the producer's stream (once); later calls do nothing.
+func (r *StreamReader) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	if r.plain != nil {
+		if r.plain.release != nil {
+			C.gda_call_stream_release(r.plain)
+		}
+		C.free(unsafe.Pointer(r.plain))
+	} else {
+		if r.dev.release != nil {
+			C.gda_call_device_stream_release(r.dev)
+		}
+		C.free(unsafe.Pointer(r.dev))
+	}
+	liveStreamImports.Add(-1)
+	return nil
+}
+
+// ---------------------------------------------------------------- sources
+
+// ListReader is an ArrayReader over arrays already in memory.
+type ListReader struct {
+	schema  *Schema
+	devType device.Type
+	arrays  []*Array
+	next    int
+	mu      sync.Mutex
+}
+
+// NewListReader returns a reader of the given arrays (it retains them). All
+// arrays must have the schema's type and be on devType.
+func NewListReader(schema *Schema, devType device.Type, arrays ...*Array) (*ListReader, error) {
+	for i, a := range arrays {
+		if !a.schema.EqualType(schema) {
+			return nil, errorf(ErrInvalid, "array %d has type %s, the stream's schema is %s", i, a.schema, schema)
+		}
+		if a.dev.Type != devType {
+			return nil, errorf(ErrInvalid, "array %d is on %s, the stream is on %s", i, a.dev, devType)
+		}
+	}
+	for _, a := range arrays {
+		a.Retain()
+	}
+	return &ListReader{schema: schema, devType: devType, arrays: arrays}, nil
+}
+
+func (l *ListReader) Schema() *Schema         { return l.schema }
+func (l *ListReader) DeviceType() device.Type { return l.devType }
+
+func (l *ListReader) Next() (*Array, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.next >= len(l.arrays) {
+		return nil, io.EOF
+	}
+	a := l.arrays[l.next]
+	l.arrays[l.next] = nil
+	l.next++
+	return a, nil
+}
+
+func (l *ListReader) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, a := range l.arrays {
+		if a != nil {
+			a.Release()
+			l.arrays[i] = nil
+		}
+	}
+	l.next = len(l.arrays)
+	return nil
+}
+
+// castReader applies a requested schema to every array of a stream.
+type castReader struct {
+	ArrayReader
+	target *Schema
+}
+
+// CastReader returns a reader that casts every array of r to target (see
+// Cast). The schemas are checked for compatibility up front.
+func CastReader(r ArrayReader, target *Schema) (ArrayReader, error) {
+	if r.Schema().Equal(target) {
+		return r, nil
+	}
+	if err := checkCastable(r.Schema(), target, r.DeviceType()); err != nil {
+		return nil, err
+	}
+	return &castReader{ArrayReader: r, target: target}, nil
+}
+
+func (c *castReader) Schema() *Schema { return c.target }
+
+func (c *castReader) Next() (*Array, error) {
+	a, err := c.ArrayReader.Next()
+	if err != nil {
+		return nil, err
+	}
+	defer a.Release()
+	return Cast(a, c.target)
+}
+
+// ---------------------------------------------------------------- export
+
+type exportedStream struct {
+	mu      sync.Mutex
+	reader  ArrayReader
+	device  bool // exported as ArrowDeviceArrayStream
+	lastErr *C.char
+}
+
+// ExportArrayStream exports r as an ArrowArrayStream (CPU arrays only). The
+// stream owns r: its release (from any thread) closes r.
+func ExportArrayStream(r ArrayReader, out *CArrowArrayStream) error {
+	if out == nil {
+		return errorf(ErrInvalid, "output ArrowArrayStream pointer is NULL")
+	}
+	if r.DeviceType() != device.CPU {
+		return errorf(ErrNotImplemented, "ArrowArrayStream can only carry CPU memory; the stream is on %s", r.DeviceType())
+	}
+	h := cgo.NewHandle(&exportedStream{reader: r})
+	if C.gda_stream_init(out, C.uintptr_t(h)) != 0 {
+		h.Delete()
+		return errorf(ErrInvalid, "out of memory exporting a stream")
+	}
+	liveStreamExports.Add(1)
+	return nil
+}
+
+// ExportDeviceArrayStream exports r as an ArrowDeviceArrayStream.
+func ExportDeviceArrayStream(r ArrayReader, out *CArrowDeviceArrayStream) error {
+	if out == nil {
+		return errorf(ErrInvalid, "output ArrowDeviceArrayStream pointer is NULL")
+	}
+	h := cgo.NewHandle(&exportedStream{reader: r, device: true})
+	if C.gda_device_stream_init(out, C.uintptr_t(h), C.ArrowDeviceType(r.DeviceType())) != 0 {
+		h.Delete()
+		return errorf(ErrInvalid, "out of memory exporting a stream")
+	}
+	liveStreamExports.Add(1)
+	return nil
+}
+
+func (s *exportedStream) fail(err error) C.int {
+	if s.lastErr != nil {
+		C.free(unsafe.Pointer(s.lastErr))
+	}
+	s.lastErr = C.CString(err.Error())
+	return C.int(errnoOf(err))
+}
+
+//export godevarrowStreamGetSchema
+func godevarrowStreamGetSchema(h C.uintptr_t, out *C.struct_ArrowSchema) (rc C.int) {
+	s := cgo.Handle(h).Value().(*exportedStream)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer recoverInto(func(err error) { rc = s.fail(err) })
+	if err := ExportSchema(s.reader.Schema(), out); err != nil {
+		return s.fail(err)
+	}
+	return 0
+}
+
+//export godevarrowStreamGetNext
+func godevarrowStreamGetNext(h C.uintptr_t, out *C.struct_ArrowArray, outDev *C.struct_ArrowDeviceArray) (rc C.int) {
+	s := cgo.Handle(h).Value().(*exportedStream)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer recoverInto(func(err error) { rc = s.fail(err) })
+	a, err := s.reader.Next()
+	if errors.Is(err, io.EOF) {
+		if outDev != nil {
+			*outDev = C.struct_ArrowDeviceArray{}
+		} else {
+			*out = C.struct_ArrowArray{}
+		}
+		return 0
+	}
+	if err != nil {
+		return s.fail(err)
+	}
+	defer a.Release()
+	if outDev != nil {
+		if a.dev.Type != s.reader.DeviceType() {
+			return s.fail(errorf(ErrInvalid, "stream declared device type %s but produced an array on %s", s.reader.DeviceType(), a.dev))
+		}
+		err = ExportDeviceArray(a, (*CArrowDeviceArray)(outDev))
+	} else {
+		err = ExportArray(a, (*CArrowArray)(out))
+	}
+	if err != nil {
+		return s.fail(err)
+	}
+	return 0
+}
+
+//export godevarrowStreamGetLastError
+func godevarrowStreamGetLastError(h C.uintptr_t) *C.char {
+	s := cgo.Handle(h).Value().(*exportedStream)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastErr
+}
+
+//export godevarrowStreamRelease
+func godevarrowStreamRelease(h C.uintptr_t) {
+	handle := cgo.Handle(h)
+	s := handle.Value().(*exportedStream)
+	handle.Delete()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer recoverInto(func(error) {})
+	s.reader.Close()
+	if s.lastErr != nil {
+		C.free(unsafe.Pointer(s.lastErr))
+		s.lastErr = nil
+	}
+	liveStreamExports.Add(-1)
+}

@@ -1,0 +1,305 @@
+package cdevice
+
+import (
+	"encoding/binary"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
+)
+
+// Validate checks an array. The structural checks (buffer sizes, child
+// lengths, offsets of the array's range) always run; full validation also
+// reads every value: offsets monotonic and within the data, UTF-8 of strings,
+// union type ids and offsets, dictionary indices, run ends, views. It returns
+// an ErrInvalid error describing the first problem. Full validation needs
+// host-readable memory.
+func Validate(a *Array, full bool) error {
+	if full && !a.dev.Type.HostAccessible() {
+		return errorf(ErrNotImplemented, "full validation of an array on %s needs a copy to the host first", a.dev)
+	}
+	v := validator{full: full && a.dev.Type.HostAccessible(), host: a.dev.Type.HostAccessible()}
+	return v.node(a.schema, a.data, "", 0)
+}
+
+type validator struct{ full, host bool }
+
+func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) error {
+	if depth > maxNesting {
+		return errorf(ErrInvalid, "array nested deeper than %d levels", maxNesting)
+	}
+	where := s.describe()
+	if path != "" {
+		where = path + " " + where
+	}
+	bad := func(format string, args ...any) error {
+		return errorf(ErrInvalid, "%s: %s", where, fmt.Sprintf(format, args...))
+	}
+	if err := checkData(s, d, depth); err != nil {
+		return err
+	}
+	off, n := int64(d.Offset()), int64(d.Len())
+	end := off + n
+	bufs := d.Buffers()
+	size := func(i int) int64 {
+		if bufs[i] == nil {
+			return 0
+		}
+		return int64(bufs[i].Len())
+	}
+	need := func(i int, bytes int64, what string) error {
+		if size(i) < bytes {
+			return bad("%s buffer holds %d bytes, needs %d", what, size(i), bytes)
+		}
+		return nil
+	}
+	info := s.info
+	if info.HasValidity() && bufs[0] != nil {
+		if err := need(0, (end+7)/8, "validity"); err != nil {
+			return err
+		}
+	}
+	valid := func(i int64) bool {
+		return !info.HasValidity() || bufs[0] == nil || bitutil.BitIsSet(bufs[0].Bytes(), int(i))
+	}
+	children := d.Children()
+	childLen := func(i int) int64 { return int64(children[i].Offset() + children[i].Len()) }
+
+	switch info.Layout {
+	case LayoutBool:
+		if err := need(1, (end+7)/8, "values"); err != nil {
+			return err
+		}
+	case LayoutFixedWidth:
+		if err := need(1, end*int64(info.ByteWidth), "values"); err != nil {
+			return err
+		}
+	case LayoutBinary, LayoutLargeBinary, LayoutList, LayoutLargeList, LayoutMap:
+		w := int64(4)
+		if info.Layout == LayoutLargeBinary || info.Layout == LayoutLargeList {
+			w = 8
+		}
+		if err := need(1, (end+1)*w, "offsets"); err != nil {
+			return err
+		}
+		if !v.host {
+			break
+		}
+		limit := int64(-1)
+		if info.Layout == LayoutBinary || info.Layout == LayoutLargeBinary {
+			limit = size(2)
+		} else {
+			limit = childLen(0)
+		}
+		offsets := bufs[1].Bytes()
+		at := func(i int64) int64 {
+			if w == 4 {
+				return int64(int32(binary.NativeEndian.Uint32(offsets[i*4:])))
+			}
+			return int64(binary.NativeEndian.Uint64(offsets[i*8:]))
+		}
+		first, last := at(off), at(end)
+		if first < 0 || last < first || last > limit {
+			return bad("offsets [%d, %d] are out of the bounds [0, %d]", first, last, limit)
+		}
+		if !v.full {
+			break
+		}
+		prev := first
+		for i := off + 1; i <= end; i++ {
+			cur := at(i)
+			if cur < prev || cur > limit {
+				return bad("offset %d at index %d is decreasing or past the end (%d)", cur, i-off, limit)
+			}
+			if info.Utf8 && !utf8.Valid(bufs[2].Bytes()[prev:cur]) {
+				return bad("invalid UTF-8 in value %d", i-1-off)
+			}
+			prev = cur
+		}
+	case LayoutBinaryView:
+		if err := need(1, end*16, "views"); err != nil {
+			return err
+		}
+		if !v.full {
+			break
+		}
+		views := bufs[1].Bytes()
+		data := bufs[2:]
+		for i := off; i < end; i++ {
+			if !valid(i) {
+				continue
+			}
+			view := views[i*16 : i*16+16]
+			length := int64(int32(binary.NativeEndian.Uint32(view)))
+			var value []byte
+			switch {
+			case length < 0:
+				return bad("view %d has negative length %d", i-off, length)
+			case length <= 12:
+				value = view[4 : 4+length]
+			default:
+				idx := int64(int32(binary.NativeEndian.Uint32(view[8:])))
+				vo := int64(int32(binary.NativeEndian.Uint32(view[12:])))
+				if idx < 0 || idx >= int64(len(data)) {
+					return bad("view %d refers to data buffer %d of %d", i-off, idx, len(data))
+				}
+				if vo < 0 || vo+length > int64(data[idx].Len()) {
+					return bad("view %d ([%d, %d) of buffer %d) is past the buffer's %d bytes", i-off, vo, vo+length, idx, data[idx].Len())
+				}
+				value = data[idx].Bytes()[vo : vo+length]
+				if string(value[:4]) != string(view[4:8]) {
+					return bad("view %d has a prefix that differs from its data", i-off)
+				}
+			}
+			if info.Utf8 && !utf8.Valid(value) {
+				return bad("invalid UTF-8 in value %d", i-off)
+			}
+		}
+	case LayoutListView, LayoutLargeListView:
+		w := int64(4)
+		if info.Layout == LayoutLargeListView {
+			w = 8
+		}
+		if err := need(1, end*w, "offsets"); err != nil {
+			return err
+		}
+		if err := need(2, end*w, "sizes"); err != nil {
+			return err
+		}
+		if !v.full {
+			break
+		}
+		read := func(b []byte, i int64) int64 {
+			if w == 4 {
+				return int64(int32(binary.NativeEndian.Uint32(b[i*4:])))
+			}
+			return int64(binary.NativeEndian.Uint64(b[i*8:]))
+		}
+		for i := off; i < end; i++ {
+			if !valid(i) {
+				continue
+			}
+			o, sz := read(bufs[1].Bytes(), i), read(bufs[2].Bytes(), i)
+			if o < 0 || sz < 0 || o+sz > childLen(0) {
+				return bad("list view %d ([%d, %d)) is out of the child's bounds [0, %d)", i-off, o, o+sz, childLen(0))
+			}
+		}
+	case LayoutFixedSizeList:
+		if childLen(0) < end*int64(info.ListSize) {
+			return bad("child of length %d is too short for %d lists of %d", childLen(0), end, info.ListSize)
+		}
+	case LayoutStruct:
+		for i := range children {
+			if childLen(i) < end {
+				return bad("child %d has length %d, needs %d", i, childLen(i), end)
+			}
+		}
+	case LayoutSparseUnion, LayoutDenseUnion:
+		if err := need(1, end, "type ids"); err != nil {
+			return err
+		}
+		if info.Layout == LayoutDenseUnion {
+			if err := need(2, end*4, "offsets"); err != nil {
+				return err
+			}
+		} else {
+			for i := range children {
+				if childLen(i) < end {
+					return bad("sparse union child %d has length %d, needs %d", i, childLen(i), end)
+				}
+			}
+		}
+		if !v.full {
+			break
+		}
+		codeToChild := map[int8]int{}
+		for i, c := range info.TypeCodes {
+			codeToChild[c] = i
+		}
+		ids := bufs[1].Bytes()
+		for i := off; i < end; i++ {
+			child, ok := codeToChild[int8(ids[i])]
+			if !ok {
+				return bad("type id %d at index %d is not one of the union's type codes %v", int8(ids[i]), i-off, info.TypeCodes)
+			}
+			if info.Layout == LayoutDenseUnion {
+				o := int64(int32(binary.NativeEndian.Uint32(bufs[2].Bytes()[i*4:])))
+				if o < 0 || o >= childLen(child) {
+					return bad("dense union offset %d at index %d is out of child %d's bounds [0, %d)", o, i-off, child, childLen(child))
+				}
+			}
+		}
+	case LayoutRunEndEncoded:
+		if !v.full {
+			break
+		}
+		re := children[0]
+		reBytes := re.Buffers()[1].Bytes()
+		w := int64(s.Children[0].info.ByteWidth)
+		prev := int64(0)
+		for i := int64(re.Offset()); i < int64(re.Offset()+re.Len()); i++ {
+			var cur int64
+			switch w {
+			case 2:
+				cur = int64(int16(binary.NativeEndian.Uint16(reBytes[i*2:])))
+			case 4:
+				cur = int64(int32(binary.NativeEndian.Uint32(reBytes[i*4:])))
+			default:
+				cur = int64(binary.NativeEndian.Uint64(reBytes[i*8:]))
+			}
+			if cur <= prev {
+				return bad("run ends must be positive and strictly increasing; %d follows %d", cur, prev)
+			}
+			prev = cur
+		}
+		if end > 0 && prev < end {
+			return bad("the last run end %d does not cover offset+length %d", prev, end)
+		}
+	}
+	for i, c := range children {
+		if err := v.node(s.Children[i], c, fmt.Sprintf("%s child %d", path, i), depth+1); err != nil {
+			return err
+		}
+	}
+	if s.Dictionary != nil {
+		dict := d.Dictionary()
+		if err := v.node(s.Dictionary, dict, path+" dictionary", depth+1); err != nil {
+			return err
+		}
+		if v.full {
+			w := int64(info.ByteWidth)
+			idx := bufs[1].Bytes()
+			signed := s.Format == "c" || s.Format == "s" || s.Format == "i" || s.Format == "l"
+			for i := off; i < end; i++ {
+				if !valid(i) {
+					continue
+				}
+				var k int64
+				switch w {
+				case 1:
+					k = int64(idx[i])
+					if signed {
+						k = int64(int8(idx[i]))
+					}
+				case 2:
+					k = int64(binary.NativeEndian.Uint16(idx[i*2:]))
+					if signed {
+						k = int64(int16(k))
+					}
+				case 4:
+					k = int64(binary.NativeEndian.Uint32(idx[i*4:]))
+					if signed {
+						k = int64(int32(k))
+					}
+				default:
+					k = int64(binary.NativeEndian.Uint64(idx[i*8:]))
+				}
+				if k < 0 || k >= int64(dict.Len()) {
+					return bad("dictionary index %d at position %d is out of range for a dictionary of %d values", k, i-off, dict.Len())
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+"""godevarrow: zero-copy Arrow exchange between Go and Python, on CPUs and GPUs.
+
+A complete Go implementation of the Arrow C (Device) Data Interface, spoken
+through the Arrow PyCapsule protocols. Quick start::
+
+    import pyarrow as pa, godevarrow as gda
+    batch = gda.record_batch(pa.record_batch({"x": [1, 2, 3]}))   # zero-copy into Go
+    back = pa.record_batch(batch)                                 # zero-copy back
+"""
+
+from ._core import (
+    Array,
+    ArrayStream,
+    RecordBatch,
+    Schema,
+    array,
+    cuda_available,
+    cuda_device_count,
+    debug_live_objects,
+    record_batch,
+    schema,
+    slice,
+    stream,
+    to_pyarrow,
+    validate,
+)
+from ._device import Device, DeviceType
+from ._godevarrow import (
+    ArrowInvalid,
+    ArrowNotImplementedError,
+    DeviceError,
+    GodevarrowError,
+    GodevarrowTypeError,
+    InternalError,
+    StreamError,
+)
+from ._version import __version__
+
+__all__ = [
+    "Array",
+    "ArrayStream",
+    "ArrowInvalid",
+    "ArrowNotImplementedError",
+    "Device",
+    "DeviceError",
+    "DeviceType",
+    "GodevarrowError",
+    "GodevarrowTypeError",
+    "InternalError",
+    "RecordBatch",
+    "Schema",
+    "StreamError",
+    "__version__",
+    "array",
+    "cuda_available",
+    "cuda_device_count",
+    "debug_live_objects",
+    "record_batch",
+    "schema",
+    "slice",
+    "stream",
+    "to_pyarrow",
+    "validate",
+]

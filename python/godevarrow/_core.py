@@ -1,0 +1,506 @@
+"""The public classes and constructors. Every method makes one call into the
+Go extension; nothing here touches C structs."""
+
+from __future__ import annotations
+
+import struct
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence, Union
+
+from . import _godevarrow as _lib
+from ._device import Device, DeviceLike, DeviceType, as_device
+from ._godevarrow import ArrowInvalid, DeviceError, GodevarrowTypeError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow
+
+_FLAG_NULLABLE = 2
+
+# ---------------------------------------------------------------- helpers
+
+
+def _no_protocol(obj: object, what: str, protocols: str) -> GodevarrowTypeError:
+    return GodevarrowTypeError(
+        f"cannot make a godevarrow {what} from an object of type {type(obj).__name__}: "
+        f"it implements none of {protocols}"
+    )
+
+
+def _check_kwargs(method: str, kwargs: dict[str, Any]) -> None:
+    # The PyCapsule interface: unknown keywords are accepted only when None.
+    for key, value in kwargs.items():
+        if value is not None:
+            raise NotImplementedError(f"{method}() does not support the keyword {key!r} (got {value!r})")
+
+
+def _requested_handle(requested_schema: object) -> Any:
+    """A schema handle for a requested_schema capsule (borrowed, not consumed)."""
+    if requested_schema is None:
+        return None
+    if isinstance(requested_schema, Schema):
+        return requested_schema._h
+    return _lib.import_schema(requested_schema, False)
+
+
+def _schema_capsule(requested_schema: object) -> object:
+    """The capsule to pass on to a producer for a consumer's requested_schema."""
+    if requested_schema is None:
+        return None
+    if not hasattr(requested_schema, "__arrow_c_schema__"):
+        raise _no_protocol(requested_schema, "requested schema", "__arrow_c_schema__")
+    return requested_schema.__arrow_c_schema__()  # type: ignore[attr-defined]
+
+
+def _decode_metadata(blob: Optional[bytes]) -> dict[bytes, bytes]:
+    if not blob:
+        return {}
+    (n,) = struct.unpack_from("=i", blob, 0)
+    pos, out = 4, {}
+    for _ in range(n):
+        (klen,) = struct.unpack_from("=i", blob, pos)
+        key = blob[pos + 4 : pos + 4 + klen]
+        pos += 4 + klen
+        (vlen,) = struct.unpack_from("=i", blob, pos)
+        out[key] = blob[pos + 4 : pos + 4 + vlen]
+        pos += 4 + vlen
+    return out
+
+
+# ----------------------------------------------------------------- Schema
+
+
+class Schema:
+    """An exact Arrow schema (format string, name, flags, metadata, children).
+
+    Make one with :func:`godevarrow.schema`.
+    """
+
+    __slots__ = ("_h", "_info", "__weakref__")
+
+    def __init__(self, handle: Any) -> None:
+        self._h = handle
+        self._info: Optional[tuple[str, str, int, Optional[bytes], int, bool]] = None
+
+    def _get_info(self) -> tuple[str, str, int, Optional[bytes], int, bool]:
+        if self._info is None:
+            self._info = _lib.schema_info(self._h)
+        return self._info
+
+    def __arrow_c_schema__(self) -> object:
+        return _lib.export_schema(self._h)
+
+    @property
+    def format(self) -> str:
+        return self._get_info()[0]
+
+    @property
+    def name(self) -> str:
+        return self._get_info()[1]
+
+    @property
+    def flags(self) -> int:
+        return self._get_info()[2]
+
+    @property
+    def nullable(self) -> bool:
+        return bool(self.flags & _FLAG_NULLABLE)
+
+    @property
+    def metadata(self) -> dict[bytes, bytes]:
+        return _decode_metadata(self._get_info()[3])
+
+    @property
+    def children(self) -> list[Schema]:
+        return [Schema(_lib.schema_child(self._h, i)) for i in range(self._get_info()[4])]
+
+    @property
+    def dictionary(self) -> Optional[Schema]:
+        """The schema of the dictionary values of a dictionary-encoded field."""
+        return Schema(_lib.schema_child(self._h, -1)) if self._get_info()[5] else None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Schema):
+            if hasattr(other, "__arrow_c_schema__"):
+                other = schema(other)
+            else:
+                return NotImplemented
+        return bool(_lib.schema_equal(self._h, other._h))  # type: ignore[union-attr]
+
+    def __hash__(self) -> int:
+        return hash((self.format, self.name, self.flags))
+
+    def __str__(self) -> str:
+        return str(_lib.schema_str(self._h))
+
+    def __repr__(self) -> str:
+        return f"godevarrow.Schema({self})"
+
+    def to_pyarrow(self) -> Union[pyarrow.Schema, pyarrow.Field]:
+        """A ``pyarrow.Schema`` for a struct with no name (a record batch
+        schema), else a ``pyarrow.Field``."""
+        import pyarrow as pa
+
+        if self.format == "+s" and self.name == "" and self.dictionary is None:
+            return pa.schema(self)
+        return pa.field(self)
+
+
+def schema(obj: object) -> Schema:
+    """A Schema from any object with ``__arrow_c_schema__``."""
+    if isinstance(obj, Schema):
+        return obj
+    if isinstance(obj, (Array, ArrayStream)):
+        return obj.schema
+    if not hasattr(obj, "__arrow_c_schema__"):
+        raise _no_protocol(obj, "schema", "__arrow_c_schema__")
+    return Schema(_lib.import_schema(obj.__arrow_c_schema__(), True))  # type: ignore[attr-defined]
+
+
+# ------------------------------------------------------------------ Array
+
+
+class Array:
+    """An Arrow array whose buffers live on a device; zero-copy.
+
+    Make one with :func:`godevarrow.array`. A struct-typed Array is a record
+    batch (:class:`RecordBatch`).
+    """
+
+    __slots__ = ("_h", "_info", "__weakref__")
+
+    def __init__(self, handle: Any) -> None:
+        self._h = handle
+        self._info: Optional[tuple[int, int, int, int, int, int, bool]] = None
+
+    def _get_info(self) -> tuple[int, int, int, int, int, int, bool]:
+        if self._info is None:
+            self._info = _lib.array_info(self._h)
+        return self._info
+
+    # -- properties
+    @property
+    def schema(self) -> Schema:
+        return Schema(_lib.schema_of(self._h))
+
+    @property
+    def device(self) -> Device:
+        info = self._get_info()
+        return Device(info[3], info[4])
+
+    @property
+    def device_type(self) -> DeviceType:
+        return DeviceType(self._get_info()[3])
+
+    @property
+    def device_id(self) -> int:
+        return self._get_info()[4]
+
+    def __len__(self) -> int:
+        return self._get_info()[0]
+
+    @property
+    def offset(self) -> int:
+        return self._get_info()[1]
+
+    @property
+    def null_count(self) -> int:
+        """The number of nulls; -1 when unknown and the data is on a device."""
+        return self._get_info()[2]
+
+    # -- protocols
+    def __arrow_c_schema__(self) -> object:
+        return _lib.export_schema(self._h)
+
+    def __arrow_c_device_array__(self, requested_schema: object = None, **kwargs: Any) -> tuple[object, object]:
+        """Zero-copy export on any device; fresh, independent capsules per call."""
+        _check_kwargs("__arrow_c_device_array__", kwargs)
+        return _lib.export_array(self._h, _requested_handle(requested_schema), True)
+
+    def __arrow_c_array__(self, requested_schema: object = None) -> tuple[object, object]:
+        """Zero-copy export of CPU data."""
+        self._require_host("__arrow_c_array__")
+        return _lib.export_array(self._h, _requested_handle(requested_schema), False)
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        """A one-chunk stream."""
+        self._require_host("__arrow_c_stream__")
+        return stream(self).__arrow_c_stream__(requested_schema)
+
+    def __arrow_c_device_stream__(self, requested_schema: object = None, **kwargs: Any) -> object:
+        """A one-chunk device stream."""
+        _check_kwargs("__arrow_c_device_stream__", kwargs)
+        return stream(self).__arrow_c_device_stream__(requested_schema)
+
+    def _require_host(self, method: str) -> None:
+        if self.device_type != DeviceType.CPU:
+            raise DeviceError(
+                f"{method}() needs host memory but the array is on {self.device}; "
+                "copying device data to the host is not available in this build"
+            )
+
+    # -- operations
+    def slice(self, offset: int = 0, length: Optional[int] = None) -> Array:
+        """A zero-copy slice."""
+        n = len(self)
+        if length is None:
+            length = max(n - offset, 0)
+        return type(self)(_lib.array_slice(self._h, offset, length))
+
+    def to_device(self, device: DeviceLike) -> Array:
+        """A copy on ``device`` (the same object when already there)."""
+        target = as_device(device)
+        if target == self.device:
+            return self
+        raise DeviceError(
+            f"cannot copy an array from {self.device} to {target}: "
+            "this build of godevarrow has no device backend for it (CUDA support is not available yet)"
+        )
+
+    def to_pyarrow(self) -> Any:
+        """A ``pyarrow.Array`` (zero-copy for CPU data)."""
+        import pyarrow as pa
+
+        self._require_host("to_pyarrow")
+        return pa.array(self)
+
+    def validate(self, full: bool = True) -> None:
+        """Raise ``ValueError`` (``ArrowInvalid``) describing the first problem found."""
+        _lib.array_validate(self._h, full)
+
+    def __repr__(self) -> str:
+        return f"godevarrow.{type(self).__name__}<{self.schema}>[{len(self)}] on {self.device}"
+
+
+class RecordBatch(Array):
+    """A struct-typed Array whose children are the columns."""
+
+    __slots__ = ()
+
+    @property
+    def num_rows(self) -> int:
+        return len(self)
+
+    @property
+    def num_columns(self) -> int:
+        return self._get_info()[5]
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.schema.children]
+
+    def column(self, i: Union[int, str]) -> Array:
+        if isinstance(i, str):
+            names = self.column_names
+            if names.count(i) != 1:
+                raise KeyError(f"no column named {i!r}" if i not in names else f"column name {i!r} is ambiguous")
+            i = names.index(i)
+        if i < 0:
+            i += self.num_columns
+        return Array(_lib.array_column(self._h, i))
+
+    @property
+    def columns(self) -> list[Array]:
+        return [self.column(i) for i in range(self.num_columns)]
+
+    def to_pyarrow(self) -> Any:
+        """A ``pyarrow.RecordBatch`` (zero-copy for CPU data)."""
+        import pyarrow as pa
+
+        self._require_host("to_pyarrow")
+        return pa.record_batch(self)
+
+
+def _import_array(obj: object, requested_schema: object) -> Array:
+    if isinstance(obj, Array):
+        arr = obj
+    elif hasattr(obj, "__arrow_c_device_array__"):
+        s, a = obj.__arrow_c_device_array__(_schema_capsule(requested_schema))  # type: ignore[attr-defined]
+        arr = Array(_lib.import_array(s, a, True))
+    elif hasattr(obj, "__arrow_c_array__"):
+        s, a = obj.__arrow_c_array__(_schema_capsule(requested_schema))  # type: ignore[attr-defined]
+        arr = Array(_lib.import_array(s, a, False))
+    elif hasattr(obj, "__dlpack__"):
+        from . import _dlpack
+
+        arr = _dlpack.from_dlpack(obj)
+    elif hasattr(obj, "__cuda_array_interface__"):
+        raise DeviceError("__cuda_array_interface__ objects need CUDA support, which this build does not have yet")
+    else:
+        raise _no_protocol(
+            obj,
+            "array",
+            "__arrow_c_device_array__, __arrow_c_array__, __dlpack__, __cuda_array_interface__",
+        )
+    if requested_schema is not None:
+        # producers may ignore the request; apply it ourselves (zero-copy when equal)
+        arr = Array(_lib.array_cast(arr._h, schema(requested_schema)._h))
+    return arr
+
+
+def array(obj: object, *, requested_schema: object = None) -> Array:
+    """An Array from anything that speaks a protocol (see the API docs)."""
+    arr = _import_array(obj, requested_schema)
+    return arr if type(arr) is Array else Array(arr._h)
+
+
+def record_batch(obj: object, *, requested_schema: object = None) -> RecordBatch:
+    """A RecordBatch: like :func:`array`, but the type must be a struct."""
+    arr = _import_array(obj, requested_schema)
+    if not arr._get_info()[6]:
+        raise ArrowInvalid(
+            f"a record batch must have a struct type, but the object exported {arr.schema} "
+            f"(format {arr.schema.format!r})"
+        )
+    return arr if isinstance(arr, RecordBatch) else RecordBatch(arr._h)
+
+
+# ----------------------------------------------------------------- stream
+
+
+class ArrayStream:
+    """A stream of arrays with one schema on one device type; read once.
+
+    Iterating yields :class:`Array` (:class:`RecordBatch` for struct streams).
+    Exporting it (``__arrow_c_stream__``) moves it out: afterwards it cannot be
+    read or exported again.
+    """
+
+    __slots__ = ("_h", "_schema", "_device_type", "_is_struct", "__weakref__")
+
+    def __init__(self, handle: Any) -> None:
+        self._h = handle
+        schema_handle, device_type = _lib.stream_info(handle)
+        self._schema = Schema(schema_handle)
+        self._device_type = DeviceType(device_type)
+        self._is_struct = self._schema.format == "+s" and self._schema.dictionary is None
+
+    @property
+    def schema(self) -> Schema:
+        return self._schema
+
+    @property
+    def device_type(self) -> DeviceType:
+        return self._device_type
+
+    def __iter__(self) -> Iterator[Array]:
+        return self
+
+    def __next__(self) -> Array:
+        h = _lib.stream_next(self._h)
+        if h is None:
+            raise StopIteration
+        return RecordBatch(h) if self._is_struct else Array(h)
+
+    def read_all(self) -> list[Array]:
+        """Every remaining array, in order."""
+        return list(self)
+
+    def close(self) -> None:
+        """Release the stream (idempotent)."""
+        _lib.stream_close(self._h)
+
+    def __enter__(self) -> ArrayStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __arrow_c_schema__(self) -> object:
+        return self._schema.__arrow_c_schema__()
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        """Move the stream out as an ArrowArrayStream (CPU)."""
+        if self._device_type != DeviceType.CPU:
+            raise DeviceError(
+                f"__arrow_c_stream__() needs host memory but the stream is on {self._device_type.name}; "
+                "copying device data to the host is not available in this build"
+            )
+        return _lib.export_stream(self._h, _requested_handle(requested_schema), False)
+
+    def __arrow_c_device_stream__(self, requested_schema: object = None, **kwargs: Any) -> object:
+        """Move the stream out as an ArrowDeviceArrayStream."""
+        _check_kwargs("__arrow_c_device_stream__", kwargs)
+        return _lib.export_stream(self._h, _requested_handle(requested_schema), True)
+
+    def __repr__(self) -> str:
+        return f"godevarrow.ArrayStream<{self._schema}> on {self._device_type.name}"
+
+
+def stream(obj: object, *, requested_schema: object = None) -> ArrayStream:
+    """An ArrayStream from a stream producer, or a one-chunk stream of an Array."""
+    if isinstance(obj, ArrayStream):
+        st = obj
+    elif isinstance(obj, Array):
+        st = ArrayStream(_lib.stream_from_arrays([obj._h], None))
+    elif hasattr(obj, "__arrow_c_device_stream__"):
+        cap = obj.__arrow_c_device_stream__(_schema_capsule(requested_schema))  # type: ignore[attr-defined]
+        st = ArrayStream(_lib.import_stream(cap, True))
+    elif hasattr(obj, "__arrow_c_stream__"):
+        cap = obj.__arrow_c_stream__(_schema_capsule(requested_schema))  # type: ignore[attr-defined]
+        st = ArrayStream(_lib.import_stream(cap, False))
+    else:
+        raise _no_protocol(obj, "stream", "__arrow_c_device_stream__, __arrow_c_stream__")
+    if requested_schema is not None:
+        target = schema(requested_schema)
+        if target != st.schema:
+            st = ArrayStream(_lib.stream_cast(st._h, target._h))
+    return st
+
+
+def stream_of(arrays: Sequence[Array], schema_: Optional[Schema] = None) -> ArrayStream:
+    """A stream over arrays already in memory (all of one type and device)."""
+    return ArrayStream(_lib.stream_from_arrays([a._h for a in arrays], None if schema_ is None else schema_._h))
+
+
+# ------------------------------------------------------------ module-level
+
+
+def to_pyarrow(obj: object) -> Any:
+    """The pyarrow equivalent: RecordBatch → pyarrow.RecordBatch, Array →
+    pyarrow.Array, ArrayStream → pyarrow.RecordBatchReader, Schema →
+    pyarrow.Schema/Field."""
+    if isinstance(obj, (Array, Schema)):
+        return obj.to_pyarrow()
+    if isinstance(obj, ArrayStream):
+        import pyarrow as pa
+
+        return pa.RecordBatchReader.from_stream(obj)
+    raise GodevarrowTypeError(f"to_pyarrow() takes a godevarrow object, not {type(obj).__name__}")
+
+
+def slice(obj: Array, offset: int = 0, length: Optional[int] = None) -> Array:  # noqa: A001
+    """``obj.slice(offset, length)``."""
+    return obj.slice(offset, length)
+
+
+def validate(obj: Array, full: bool = True) -> None:
+    """``obj.validate(full)``."""
+    obj.validate(full)
+
+
+def cuda_available() -> bool:
+    """Whether a CUDA driver with at least one device can be used. Never raises."""
+    return False
+
+
+def cuda_device_count() -> int:
+    """The number of CUDA devices (0 without a driver). Never raises."""
+    return 0
+
+
+_COUNTER_NAMES = (
+    "handles",
+    "exported_schemas",
+    "exported_arrays",
+    "exported_streams",
+    "imported_arrays",
+    "imported_streams",
+    "bytes_held",
+    "arrays",
+)
+
+
+def debug_live_objects() -> dict[str, int]:
+    """Live objects of the Go core, for leak checks: every counter returns to
+    its baseline once Python dropped its objects and every consumer released
+    what it was given."""
+    return dict(zip(_COUNTER_NAMES, _lib.debug_counters()))
