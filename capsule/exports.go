@@ -251,8 +251,8 @@ func gdaExportStream(h, requested C.uintptr_t, out unsafe.Pointer, isDevice C.in
 // schemaOnly lets CastReader check a request against a stream without touching it.
 type schemaOnly struct{ s *pyStream }
 
-func (o schemaOnly) Schema() *cdevice.Schema      { return o.s.schema }
-func (o schemaOnly) DeviceType() device.Type      { return o.s.devType }
+func (o schemaOnly) Schema() *cdevice.Schema       { return o.s.schema }
+func (o schemaOnly) DeviceType() device.Type       { return o.s.devType }
 func (o schemaOnly) Next() (*cdevice.Array, error) { return nil, io.EOF }
 func (o schemaOnly) Close() error                  { return nil }
 

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 )
@@ -208,11 +209,22 @@ func checkData(s *Schema, d arrow.ArrayData, depth int) error {
 			return err
 		}
 	}
-	if (s.Dictionary != nil) != (d.Dictionary() != nil) {
+	if (s.Dictionary != nil) != hasDictionary(d) {
 		return errorf(ErrInvalid, "%s: dictionary presence differs between schema and data", s.describe())
 	}
 	if s.Dictionary != nil {
 		return checkData(s.Dictionary, d.Dictionary(), depth+1)
 	}
 	return nil
+}
+
+// hasDictionary reports whether d has a dictionary; Arrow Go returns a typed
+// nil inside a non-nil interface when it has none.
+func hasDictionary(d arrow.ArrayData) bool {
+	dict := d.Dictionary()
+	if dict == nil {
+		return false
+	}
+	p, ok := dict.(*array.Data)
+	return !ok || p != nil
 }

@@ -41,9 +41,11 @@ func (o *foreignOwner) unref() {
 	}
 }
 
-func (o *foreignOwner) Allocate(int) []byte         { panic("cdevice: imported buffers are read-only") }
-func (o *foreignOwner) Reallocate(int, []byte) []byte { panic("cdevice: imported buffers are read-only") }
-func (o *foreignOwner) Free([]byte)                   { o.unref() }
+func (o *foreignOwner) Allocate(int) []byte { panic("cdevice: imported buffers are read-only") }
+func (o *foreignOwner) Reallocate(int, []byte) []byte {
+	panic("cdevice: imported buffers are read-only")
+}
+func (o *foreignOwner) Free([]byte) { o.unref() }
 
 // ImportArray imports a CPU ArrowArray described by schema. The struct is
 // moved: on return c is marked released, whatever the outcome, and the
