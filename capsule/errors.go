@@ -14,6 +14,7 @@ import (
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/dlpack"
 )
 
 // poisoned is set when a panic was recovered: the Go state may be corrupt,
@@ -26,6 +27,8 @@ func errorKind(err error) C.int {
 	var se *cdevice.StreamError
 	var de *device.DriverError
 	switch {
+	case errors.Is(err, dlpack.ErrNotExportable):
+		return C.GDA_ERR_BUFFER
 	case errors.As(err, &se):
 		return C.GDA_ERR_STREAM
 	case errors.Is(err, cdevice.ErrInternal):

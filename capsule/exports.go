@@ -24,6 +24,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/checksum"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/dlpack"
 )
 
 func main() {}
@@ -503,7 +504,7 @@ func gdaStreamFromArrays(handles *C.uintptr_t, n C.int64_t, schema C.uintptr_t, 
 func gdaDebugCounters(out *C.int64_t) {
 	st := cdevice.LiveStats()
 	vals := []int64{liveHandles.Load(), st.ExportedSchemas, st.ExportedArrays, st.ExportedStreams,
-		st.ImportedArrays, st.ImportedStreams, st.AllocatedBytes, st.Arrays}
+		st.ImportedArrays, st.ImportedStreams, st.AllocatedBytes, st.Arrays, dlpack.LiveExports()}
 	for i, v := range vals {
 		unsafe.Slice(out, len(vals))[i] = C.int64_t(v)
 	}

@@ -18,6 +18,7 @@ static PyObject* DeviceError;
 static PyObject* GodevarrowTypeError;
 static PyObject* StreamError;
 static PyObject* InternalError;
+static PyObject* DLPackError;
 
 // ------------------------------------------------------------------ errors
 
@@ -29,6 +30,7 @@ static PyObject* raise_error(gda_error* e) {
     case GDA_ERR_TYPE: cls = GodevarrowTypeError; break;
     case GDA_ERR_STREAM: cls = StreamError; break;
     case GDA_ERR_INTERNAL: cls = InternalError; break;
+    case GDA_ERR_BUFFER: cls = DLPackError; break;
     default: cls = ArrowInvalid; break;
   }
   const char* msg = e->message ? e->message : "unknown error";
@@ -506,10 +508,10 @@ static PyObject* m_stream_from_arrays(PyObject* self, PyObject* const* args, Py_
 
 static PyObject* m_debug_counters(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(0, "debug_counters");
-  int64_t v[8];
+  int64_t v[9];
   gdaDebugCounters(v);
-  return Py_BuildValue("(LLLLLLLL)", (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3],
-                       (long long)v[4], (long long)v[5], (long long)v[6], (long long)v[7]);
+  return Py_BuildValue("(LLLLLLLLL)", (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3],
+                       (long long)v[4], (long long)v[5], (long long)v[6], (long long)v[7], (long long)v[8]);
 }
 
 static PyObject* m_checksums(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -541,7 +543,83 @@ static PyObject* m_build_info(PyObject* self, PyObject* const* args, Py_ssize_t 
   return r;
 }
 
+// ------------------------------------------------------------------ DLPack
+// A producer's capsule is named "dltensor[_versioned]" until a consumer takes
+// it and renames it "used_dltensor[_versioned]"; only an untaken tensor is
+// deleted by the capsule destructor (DLPack Python specification).
+
+static void dlpack_capsule_destructor(PyObject* cap) {
+  PyObject *et, *ev, *etb;
+  PyErr_Fetch(&et, &ev, &etb);
+  const char* name = PyCapsule_GetName(cap);
+  if (name && strcmp(name, "dltensor_versioned") == 0) {
+    void* p = PyCapsule_GetPointer(cap, name);
+    if (p) gdaDLPackDelete(p, 1);
+  } else if (name && strcmp(name, "dltensor") == 0) {
+    void* p = PyCapsule_GetPointer(cap, name);
+    if (p) gdaDLPackDelete(p, 0);
+  }
+  PyErr_Clear();
+  PyErr_Restore(et, ev, etb);
+}
+
+static PyObject* m_dlpack_export(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "dlpack_export");
+  uintptr_t h;
+  if (get_handle(args[0], &h)) return NULL;
+  int versioned = PyObject_IsTrue(args[1]);
+  void* p = NULL;
+  gda_error e = {0};
+  if (gdaDLPackExport(h, versioned, &p, &e)) return raise_error(&e);
+  PyObject* cap = PyCapsule_New(p, versioned ? "dltensor_versioned" : "dltensor", dlpack_capsule_destructor);
+  if (!cap) gdaDLPackDelete(p, versioned);
+  return cap;
+}
+
+static PyObject* m_dlpack_import(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "dlpack_import");
+  PyObject* cap = args[0];
+  if (!PyCapsule_CheckExact(cap)) {
+    PyErr_Format(PyExc_TypeError, "__dlpack__() returned an object of type %.200s, not a PyCapsule",
+                 Py_TYPE(cap)->tp_name);
+    return NULL;
+  }
+  const char* name = PyCapsule_GetName(cap);
+  int versioned;
+  if (name && strcmp(name, "dltensor_versioned") == 0) {
+    versioned = 1;
+  } else if (name && strcmp(name, "dltensor") == 0) {
+    versioned = 0;
+  } else {
+    PyErr_Format(ArrowInvalid, "expected a DLPack capsule named 'dltensor' or 'dltensor_versioned', got '%s'",
+                 name ? name : "(NULL)");
+    return NULL;
+  }
+  void* p = PyCapsule_GetPointer(cap, name);
+  if (!p) return NULL;
+  // take ownership before anything else can fail: from here on we delete it
+  if (PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0) return NULL;
+  uintptr_t h = 0;
+  gda_error e = {0};
+  if (gdaDLPackImport(p, versioned, &h, &e)) return raise_error(&e);
+  return wrap_handle(h);
+}
+
+static PyObject* m_dlpack_device(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "dlpack_device");
+  uintptr_t h;
+  if (get_handle(args[0], &h)) return NULL;
+  int32_t t = 0;
+  int64_t id = 0;
+  gda_error e = {0};
+  if (gdaDLPackDevice(h, &t, &id, &e)) return raise_error(&e);
+  return Py_BuildValue("(iL)", (int)t, (long long)id);
+}
+
 static PyMethodDef methods[] = {
+    {"dlpack_export", (PyCFunction)(void (*)(void))m_dlpack_export, METH_FASTCALL, "dlpack_export(handle, versioned) -> capsule"},
+    {"dlpack_import", (PyCFunction)(void (*)(void))m_dlpack_import, METH_FASTCALL, "dlpack_import(capsule) -> handle"},
+    {"dlpack_device", (PyCFunction)(void (*)(void))m_dlpack_device, METH_FASTCALL, "dlpack_device(handle) -> (device_type, device_id)"},
     {"import_schema", (PyCFunction)(void (*)(void))m_import_schema, METH_FASTCALL, "import_schema(capsule, consume) -> handle"},
     {"import_array", (PyCFunction)(void (*)(void))m_import_array, METH_FASTCALL, "import_array(schema_capsule, array_capsule, device) -> handle"},
     {"import_stream", (PyCFunction)(void (*)(void))m_import_stream, METH_FASTCALL, "import_stream(capsule, device) -> handle"},
@@ -605,7 +683,9 @@ PyMODINIT_FUNC PyInit__godevarrow(void) {
       !(StreamError = new_exception(m, "StreamError", PyTuple_Pack(2, GodevarrowError, PyExc_OSError),
                                     "A foreign stream's producer reported an error (errno and message).")) ||
       !(InternalError = new_exception(m, "InternalError", PyTuple_Pack(2, GodevarrowError, PyExc_RuntimeError),
-                                      "A bug in godevarrow; the library refuses further work afterwards."))) {
+                                      "A bug in godevarrow; the library refuses further work afterwards.")) ||
+      !(DLPackError = new_exception(m, "DLPackError", PyTuple_Pack(2, GodevarrowError, PyExc_BufferError),
+                                    "The array cannot be described as a DLPack tensor (nulls, non-numeric type)."))) {
     Py_DECREF(m);
     return NULL;
   }

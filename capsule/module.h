@@ -13,6 +13,7 @@ enum {
   GDA_ERR_TYPE = 4,             // godevarrow.GodevarrowTypeError (TypeError)
   GDA_ERR_STREAM = 5,           // godevarrow.StreamError (OSError)
   GDA_ERR_INTERNAL = 6,         // godevarrow.InternalError (RuntimeError)
+  GDA_ERR_BUFFER = 7,           // godevarrow.DLPackError (BufferError)
 };
 
 typedef struct {

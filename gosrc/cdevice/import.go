@@ -23,8 +23,9 @@ import (
 // imported buffer holds a reference through the memory.Allocator interface:
 // arrow's Buffer calls Free when its own count reaches zero.
 type foreignOwner struct {
-	refs atomic.Int64
-	cell *C.struct_ArrowDeviceArray
+	refs    atomic.Int64
+	cell    *C.struct_ArrowDeviceArray // a moved C array, or
+	release func()                     // the release of other foreign memory (DLPack, ...)
 }
 
 func (o *foreignOwner) ref() { o.refs.Add(1) }
@@ -32,9 +33,13 @@ func (o *foreignOwner) ref() { o.refs.Add(1) }
 func (o *foreignOwner) unref() {
 	switch n := o.refs.Add(-1); {
 	case n == 0:
-		C.gda_call_array_release(&o.cell.array)
-		C.free(unsafe.Pointer(o.cell))
-		o.cell = nil
+		if o.cell != nil {
+			C.gda_call_array_release(&o.cell.array)
+			C.free(unsafe.Pointer(o.cell))
+			o.cell = nil
+		} else {
+			o.release()
+		}
 		liveImports.Add(-1)
 	case n < 0:
 		panic("cdevice: imported array released too many times")
@@ -433,4 +438,41 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path stri
 	}
 	release()
 	return out, nil
+}
+
+// WrapForeign makes an Array of a flat type (no children, no dictionary)
+// over memory owned by someone else, such as a DLPack tensor. buffers and
+// sizes follow the C Data Interface's buffer order for the schema's format.
+// release is called exactly once, when the last reference goes — also when
+// WrapForeign fails.
+func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buffers []unsafe.Pointer, sizes []int64, release func()) (*Array, error) {
+	owner := &foreignOwner{release: release}
+	owner.refs.Store(1)
+	liveImports.Add(1)
+	fail := func(err error) (*Array, error) {
+		owner.unref()
+		return nil, err
+	}
+	if len(schema.Children) != 0 || schema.Dictionary != nil || len(buffers) != schema.info.BufferCount() || len(sizes) != len(buffers) {
+		return fail(errorf(ErrInvalid, "WrapForeign needs a flat type and one size per buffer (format %q)", schema.Format))
+	}
+	if !schema.info.HasValidity() {
+		return fail(errorf(ErrInvalid, "WrapForeign supports types with a validity bitmap, not %q", schema.Format))
+	}
+	dt, err := schema.DataType()
+	if err != nil {
+		return fail(err)
+	}
+	im := importer{owner: owner}
+	bufs := make([]*memory.Buffer, len(buffers))
+	for i, p := range buffers {
+		bufs[i] = im.buffer(p, sizes[i])
+	}
+	data := array.NewData(dt, int(length), bufs, nil, int(nullCount), 0)
+	for _, b := range bufs {
+		if b != nil {
+			b.Release()
+		}
+	}
+	return newArray(schema, data, dev, nil, owner), nil
 }

@@ -238,6 +238,23 @@ class Array:
             )
 
     # -- operations
+    # -- DLPack
+    def __dlpack__(
+        self,
+        *,
+        stream: Optional[int] = None,
+        max_version: Optional[tuple[int, int]] = None,
+        dl_device: Optional[tuple[int, int]] = None,
+        copy: Optional[bool] = None,
+    ) -> object:
+        """A DLPack capsule over the values of a 1-D numeric array without nulls."""
+        from . import _dlpack
+
+        return _dlpack.export(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return _lib.dlpack_device(self._h)  # type: ignore[no-any-return]
+
     def slice(self, offset: int = 0, length: Optional[int] = None) -> Array:
         """A zero-copy slice."""
         n = len(self)
@@ -496,6 +513,7 @@ _COUNTER_NAMES = (
     "imported_streams",
     "bytes_held",
     "arrays",
+    "exported_tensors",
 )
 
 

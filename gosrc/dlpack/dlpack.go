@@ -1,0 +1,268 @@
+// Package dlpack converts between godevarrow arrays and DLPack tensors
+// (DLManagedTensor and DLManagedTensorVersioned, DLPack 1.x), zero-copy.
+//
+// Only one-dimensional, contiguous tensors of fixed-width numbers map onto
+// Arrow arrays without a copy. Boolean tensors (one byte per value) are the
+// exception: Arrow packs booleans into bits, so importing them copies.
+package dlpack
+
+/*
+#cgo CFLAGS: -O2 -std=c11
+#include <stdlib.h>
+#include "dlpack.h"
+
+extern void godevarrowDLPackRelease(uintptr_t handle);
+
+typedef struct {
+  struct DLManagedTensorVersioned versioned;
+  DLManagedTensor legacy;
+  int64_t shape[1];
+  int64_t strides[1];
+  uintptr_t handle;
+} gda_dlpack_export;
+
+static void gda_dlpack_free(gda_dlpack_export* e) {
+  uintptr_t h = e->handle;
+  free(e);
+  godevarrowDLPackRelease(h);
+}
+static void gda_dlpack_deleter_versioned(struct DLManagedTensorVersioned* t) { gda_dlpack_free(t->manager_ctx); }
+static void gda_dlpack_deleter_legacy(DLManagedTensor* t) { gda_dlpack_free(t->manager_ctx); }
+
+static gda_dlpack_export* gda_dlpack_new(uintptr_t handle) {
+  gda_dlpack_export* e = calloc(1, sizeof(gda_dlpack_export));
+  if (!e) return NULL;
+  e->handle = handle;
+  e->versioned.version.major = DLPACK_MAJOR_VERSION;
+  e->versioned.version.minor = DLPACK_MINOR_VERSION;
+  e->versioned.manager_ctx = e;
+  e->versioned.deleter = gda_dlpack_deleter_versioned;
+  e->legacy.manager_ctx = e;
+  e->legacy.deleter = gda_dlpack_deleter_legacy;
+  return e;
+}
+
+static void gda_call_versioned_deleter(struct DLManagedTensorVersioned* t) { if (t->deleter) t->deleter(t); }
+static void gda_call_legacy_deleter(DLManagedTensor* t) { if (t->deleter) t->deleter(t); }
+*/
+import "C"
+
+import (
+	"runtime/cgo"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/device"
+)
+
+// Version is the DLPack version this package produces.
+var Version = [2]int{int(C.DLPACK_MAJOR_VERSION), int(C.DLPACK_MINOR_VERSION)}
+
+// DLPack data type codes.
+const (
+	codeInt   = C.kDLInt
+	codeUInt  = C.kDLUInt
+	codeFloat = C.kDLFloat
+	codeBool  = C.kDLBool
+)
+
+type dtype struct {
+	code uint8
+	bits uint8
+}
+
+var formatToDtype = map[string]dtype{
+	"c": {codeInt, 8}, "s": {codeInt, 16}, "i": {codeInt, 32}, "l": {codeInt, 64},
+	"C": {codeUInt, 8}, "S": {codeUInt, 16}, "I": {codeUInt, 32}, "L": {codeUInt, 64},
+	"e": {codeFloat, 16}, "f": {codeFloat, 32}, "g": {codeFloat, 64},
+}
+
+var dtypeToFormat = func() map[dtype]string {
+	m := map[dtype]string{}
+	for f, d := range formatToDtype {
+		m[d] = f
+	}
+	return m
+}()
+
+func errorf(kind error, format string, args ...any) error {
+	return &cdevice.Error{Kind: kind, Msg: sprintf(format, args...)}
+}
+
+// ErrNotExportable is wrapped by errors about arrays that DLPack cannot
+// describe (nulls, nested or non-numeric types); Python raises BufferError.
+var ErrNotExportable = &cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "not exportable through DLPack"}
+
+func notExportable(format string, args ...any) error {
+	return &cdevice.Error{Kind: ErrNotExportable, Msg: sprintf(format, args...)}
+}
+
+// DeviceOf returns the DLPack (device_type, device_id) of an array: DLPack's
+// device types have the Arrow values; the CPU's id is 0.
+func DeviceOf(a *cdevice.Array) (int32, int64) {
+	d := a.Device()
+	if d.Type == device.CPU {
+		return int32(device.CPU), 0
+	}
+	return int32(d.Type), d.ID
+}
+
+// Export returns a new DLManagedTensorVersioned (versioned) or DLManagedTensor
+// over the values of a, which must be a 1-D fixed-width numeric array without
+// nulls. The tensor keeps a alive until its deleter is called. The tensor is
+// marked read-only: Arrow data is immutable.
+func Export(a *cdevice.Array, versioned bool) (unsafe.Pointer, error) {
+	s := a.Schema()
+	dt, ok := formatToDtype[s.Format]
+	if !ok || s.Dictionary != nil {
+		return nil, notExportable("DLPack can only describe fixed-width integers and floats; the array's type is %s", s)
+	}
+	if n := a.NullN(); n != 0 {
+		return nil, notExportable("DLPack has no nulls; the array has %d null values (fill them first)", n)
+	}
+	if !a.Device().Type.HostAccessible() && a.SyncEvent() != nil {
+		return nil, errorf(cdevice.ErrNotImplemented, "DLPack export of device arrays with a sync event is not implemented")
+	}
+	values := a.Data().Buffers()[1]
+	handle := cgo.NewHandle(a)
+	e := C.gda_dlpack_new(C.uintptr_t(handle))
+	if e == nil {
+		handle.Delete()
+		return nil, errorf(cdevice.ErrInvalid, "out of memory exporting a DLPack tensor")
+	}
+	a.Retain()
+	liveExports.add(1)
+	t := &e.legacy.dl_tensor
+	if values != nil && values.Len() > 0 {
+		t.data = unsafe.Pointer(&values.Bytes()[0])
+	}
+	devType, devID := DeviceOf(a)
+	t.device.device_type = C.DLDeviceType(devType)
+	t.device.device_id = C.int32_t(devID)
+	t.ndim = 1
+	t.dtype.code = C.uint8_t(dt.code)
+	t.dtype.bits = C.uint8_t(dt.bits)
+	t.dtype.lanes = 1
+	e.shape[0] = C.int64_t(a.Len())
+	e.strides[0] = 1
+	t.shape = &e.shape[0]
+	t.strides = &e.strides[0]
+	t.byte_offset = C.uint64_t(a.Offset() * int(dt.bits) / 8)
+	if versioned {
+		e.versioned.dl_tensor = *t
+		e.versioned.flags = C.DLPACK_FLAG_BITMASK_READ_ONLY
+		return unsafe.Pointer(&e.versioned), nil
+	}
+	return unsafe.Pointer(&e.legacy), nil
+}
+
+//export godevarrowDLPackRelease
+func godevarrowDLPackRelease(h C.uintptr_t) {
+	defer func() { _ = recover() }()
+	handle := cgo.Handle(h)
+	handle.Value().(*cdevice.Array).Release()
+	handle.Delete()
+	liveExports.add(-1)
+}
+
+// Delete calls the deleter of a tensor we were handed but will not import.
+func Delete(p unsafe.Pointer, versioned bool) {
+	if versioned {
+		C.gda_call_versioned_deleter((*C.struct_DLManagedTensorVersioned)(p))
+	} else {
+		C.gda_call_legacy_deleter((*C.DLManagedTensor)(p))
+	}
+}
+
+// Import takes ownership of a DLManagedTensorVersioned (versioned) or
+// DLManagedTensor and returns an Array over its memory (zero-copy, except for
+// booleans). The tensor's deleter is called exactly once: when the Array's
+// last reference goes, or before Import returns an error.
+func Import(p unsafe.Pointer, versioned bool) (*cdevice.Array, error) {
+	if p == nil {
+		return nil, errorf(cdevice.ErrInvalid, "DLPack tensor pointer is NULL")
+	}
+	var t *C.DLTensor
+	if versioned {
+		v := (*C.struct_DLManagedTensorVersioned)(p)
+		if int(v.version.major) != Version[0] {
+			Delete(p, true)
+			return nil, errorf(cdevice.ErrInvalid, "DLPack tensor has major version %d; this build reads version %d", int(v.version.major), Version[0])
+		}
+		t = &v.dl_tensor
+	} else {
+		t = &(*C.DLManagedTensor)(p).dl_tensor
+	}
+	release := func() { Delete(p, versioned) }
+	fail := func(err error) (*cdevice.Array, error) {
+		release()
+		return nil, err
+	}
+	if t.ndim != 1 {
+		return fail(errorf(cdevice.ErrInvalid, "only 1-D tensors become Arrow arrays; this one has %d dimensions", int(t.ndim)))
+	}
+	if t.dtype.lanes != 1 {
+		return fail(errorf(cdevice.ErrInvalid, "vector dtypes (lanes=%d) have no Arrow equivalent", int(t.dtype.lanes)))
+	}
+	n := int64(*t.shape)
+	if n < 0 {
+		return fail(errorf(cdevice.ErrInvalid, "negative tensor shape %d", n))
+	}
+	if t.strides != nil && n > 1 && int64(*t.strides) != 1 {
+		return fail(errorf(cdevice.ErrInvalid, "strided tensors (stride %d elements) are not contiguous; make a contiguous copy first", int64(*t.strides)))
+	}
+	dev := device.Device{Type: device.Type(t.device.device_type), ID: int64(t.device.device_id)}
+	if dev.Type == device.CPU {
+		dev = device.Host
+	} else {
+		return fail(errorf(device.ErrUnavailable, "cannot import a DLPack tensor on %s: no backend for it in this build", dev))
+	}
+	d := dtype{uint8(t.dtype.code), uint8(t.dtype.bits)}
+	base := unsafe.Add(t.data, uintptr(t.byte_offset))
+	if d.code == codeBool && d.bits == 8 {
+		a, err := packBooleans(base, n)
+		release() // the booleans were copied
+		return a, err
+	}
+	format, ok := dtypeToFormat[d]
+	if !ok {
+		return fail(errorf(cdevice.ErrNotImplemented, "DLPack dtype (code %d, %d bits) has no Arrow equivalent", d.code, d.bits))
+	}
+	schema, err := cdevice.NewSchema(format, "", cdevice.FlagNullable, arrow.Metadata{}, nil, nil)
+	if err != nil {
+		return fail(err)
+	}
+	if n == 0 {
+		base = nil
+	}
+	return cdevice.WrapForeign(schema, dev, n, 0, []unsafe.Pointer{nil, base}, []int64{0, n * int64(d.bits) / 8}, release)
+}
+
+// packBooleans copies n one-byte booleans into an Arrow boolean array.
+func packBooleans(p unsafe.Pointer, n int64) (*cdevice.Array, error) {
+	buf := memory.NewResizableBuffer(cdevice.Allocator)
+	buf.Resize(int(bitutil.BytesForBits(n)))
+	bits := buf.Bytes()
+	for i := range bits {
+		bits[i] = 0
+	}
+	if n > 0 {
+		for i, b := range unsafe.Slice((*byte)(p), n) {
+			if b != 0 {
+				bitutil.SetBit(bits, i)
+			}
+		}
+	}
+	data := array.NewData(arrow.FixedWidthTypes.Boolean, int(n), []*memory.Buffer{nil, buf}, nil, 0, 0)
+	buf.Release()
+	defer data.Release()
+	schema, err := cdevice.NewSchema("b", "", cdevice.FlagNullable, arrow.Metadata{}, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return cdevice.NewArray(schema, data, device.Host)
+}
