@@ -25,6 +25,9 @@ type Array struct {
 	event  unsafe.Pointer
 	owner  *foreignOwner // nil for arrays built in Go
 	refs   atomic.Int64
+	// goMemory is set when buffers may live in Go memory (arrays built by Go
+	// callers, cast results): exports must pin them. Imported buffers are C memory.
+	goMemory bool
 }
 
 // NewArray wraps data described by schema on dev. It retains data and checks
@@ -38,7 +41,9 @@ func NewArray(schema *Schema, data arrow.ArrayData, dev device.Device) (*Array, 
 		dev = device.Host
 	}
 	data.Retain()
-	return newArray(schema, data, dev, nil, nil), nil
+	a := newArray(schema, data, dev, nil, nil)
+	a.goMemory = true
+	return a, nil
 }
 
 // newArray takes over one reference of data (and of owner, if any).
@@ -133,7 +138,9 @@ func (a *Array) derive(schema *Schema, data arrow.ArrayData) *Array {
 	if a.owner != nil {
 		a.owner.ref()
 	}
-	return newArray(schema, data, a.dev, a.event, a.owner)
+	d := newArray(schema, data, a.dev, a.event, a.owner)
+	d.goMemory = a.goMemory
+	return d
 }
 
 // Slice returns a zero-copy view of length elements starting at offset.

@@ -41,7 +41,9 @@ func Cast(a *Array, target *Schema) (*Array, error) {
 			return nil, errorf(ErrInvalid, "requested schema declares %s non-nullable but the data has %d nulls", target.describe(), nulls)
 		}
 	}
-	return a.derive(target, data), nil
+	out := a.derive(target, data)
+	out.goMemory = true // compute may allocate outside Allocator
+	return out, nil
 }
 
 // checkCastable rejects requests that are not another representation of the

@@ -20,7 +20,8 @@ import (
 // C tree (the root and any children the consumer moved out) is released.
 type exportRecord struct {
 	arr    *Array
-	pinner runtime.Pinner // pins buffers that live in Go memory
+	cAlloc []unsafe.Pointer // C memory the export allocated (binary view sizes), freed at release
+	pinner *runtime.Pinner // pins buffers that live in Go memory (nil for C memory)
 }
 
 //export godevarrowReleaseExport
@@ -29,7 +30,12 @@ func godevarrowReleaseExport(h C.uintptr_t) {
 	handle := cgo.Handle(h)
 	rec := handle.Value().(*exportRecord)
 	handle.Delete()
-	rec.pinner.Unpin()
+	if rec.pinner != nil {
+		rec.pinner.Unpin()
+	}
+	for _, p := range rec.cAlloc {
+		C.free(p)
+	}
 	rec.arr.Release()
 	liveExports.Add(-1)
 }
@@ -79,6 +85,9 @@ func ReleaseExportedArray(p unsafe.Pointer, device bool) {
 
 func exportTree(a *Array, out *C.struct_ArrowArray) error {
 	rec := &exportRecord{arr: a}
+	if a.goMemory {
+		rec.pinner = new(runtime.Pinner)
+	}
 	h := cgo.NewHandle(rec)
 	shared := C.gda_shared_new(C.uintptr_t(h))
 	if shared == nil {
@@ -90,7 +99,7 @@ func exportTree(a *Array, out *C.struct_ArrowArray) error {
 	// Filling cannot fail halfway for lack of memory without leaving a
 	// partial tree; on failure we release what was built, which drops the
 	// shared record (and so the handle) when its last node goes.
-	if err := exportNode(out, a.schema, a.data, shared, &rec.pinner, 0); err != nil {
+	if err := exportNode(out, a.schema, a.data, shared, rec, 0); err != nil {
 		if out.release != nil {
 			C.gda_call_array_release(out)
 		}
@@ -99,7 +108,7 @@ func exportTree(a *Array, out *C.struct_ArrowArray) error {
 	return nil
 }
 
-func exportNode(dst *C.struct_ArrowArray, s *Schema, d arrow.ArrayData, shared *C.gda_shared, pin *runtime.Pinner, depth int) error {
+func exportNode(dst *C.struct_ArrowArray, s *Schema, d arrow.ArrayData, shared *C.gda_shared, rec *exportRecord, depth int) error {
 	info := s.info
 	goBufs := d.Buffers()
 	var cBufs []*memory.Buffer
@@ -131,27 +140,32 @@ func exportNode(dst *C.struct_ArrowArray, s *Schema, d arrow.ArrayData, shared *
 	dst.null_count = C.int64_t(d.NullN())
 	slots := unsafe.Slice((*unsafe.Pointer)(unsafe.Pointer(bufs)), nBuf)
 	for i, b := range cBufs {
-		slots[i] = bufferPointer(b, i == 0 && info.HasValidity(), pin)
+		slots[i] = bufferPointer(b, i == 0 && info.HasValidity(), rec.pinner)
 	}
-	if sizes != nil || info.Layout == LayoutBinaryView {
-		// the sizes buffer lives in Go memory pinned for the export's lifetime
+	if info.Layout == LayoutBinaryView {
+		// the variadic sizes buffer exists only in the C layout: C memory owned by the export
 		if len(sizes) == 0 {
 			slots[nBuf-1] = C.gda_zero_block()
 		} else {
-			pin.Pin(&sizes[0])
-			slots[nBuf-1] = unsafe.Pointer(&sizes[0])
+			p := C.malloc(C.size_t(8 * len(sizes)))
+			if p == nil {
+				return errorf(ErrInvalid, "out of memory exporting an array")
+			}
+			rec.cAlloc = append(rec.cAlloc, p)
+			copy(unsafe.Slice((*int64)(p), len(sizes)), sizes)
+			slots[nBuf-1] = p
 		}
 	}
 	if len(children) > 0 {
 		kids := unsafe.Slice(dst.children, len(children))
 		for i, ch := range children {
-			if err := exportNode(kids[i], s.Children[i], ch, shared, pin, depth+1); err != nil {
+			if err := exportNode(kids[i], s.Children[i], ch, shared, rec, depth+1); err != nil {
 				return err
 			}
 		}
 	}
 	if hasDict {
-		return exportNode(dst.dictionary, s.Dictionary, d.Dictionary(), shared, pin, depth+1)
+		return exportNode(dst.dictionary, s.Dictionary, d.Dictionary(), shared, rec, depth+1)
 	}
 	return nil
 }
@@ -167,7 +181,9 @@ func bufferPointer(b *memory.Buffer, validity bool, pin *runtime.Pinner) unsafe.
 		return C.gda_zero_block()
 	}
 	p := unsafe.Pointer(&b.Bytes()[0])
-	pin.Pin(p)
+	if pin != nil {
+		pin.Pin(p)
+	}
 	return p
 }
 

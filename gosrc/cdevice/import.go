@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strconv"
 	"sync/atomic"
 	"unsafe"
 
@@ -157,11 +158,11 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path stri
 	if depth > maxNesting {
 		return nil, errorf(ErrInvalid, "array nested deeper than %d levels (cyclic?)", maxNesting)
 	}
-	where := "ArrowArray" + path
-	if s != nil && s.Name != "" {
-		where = fmt.Sprintf("%s (field %q)", where, s.Name)
-	}
 	bad := func(format string, args ...any) (arrow.ArrayData, error) {
+		where := "ArrowArray" + path // built only on error: imports are hot
+		if s.Name != "" {
+			where = fmt.Sprintf("%s (field %q)", where, s.Name)
+		}
 		return nil, errorf(ErrInvalid, "%s: %s", where, fmt.Sprintf(format, args...))
 	}
 	if depth > 0 && c.release == nil {
@@ -314,7 +315,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path stri
 		var last int64
 		if _, last, err = offsetsRange(1, w); err == nil {
 			if last < 0 {
-				return fail(errorf(ErrNotImplemented, "%s: sizing variable-length data on %s is not supported yet", where, "a device"))
+				return failf("sizing variable-length data on a device is not supported yet")
 			}
 			err = required(2, last, "data")
 		}
@@ -332,7 +333,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path stri
 			return failf("variadic buffer sizes (last buffer) is NULL")
 		}
 		if !im.hostReadable && nVariadic > 0 {
-			return fail(errorf(ErrNotImplemented, "%s: sizing view data on a device is not supported yet", where))
+			return failf("sizing view data on a device is not supported yet")
 		}
 		for k := int64(0); k < nVariadic && err == nil; k++ {
 			size := int64(binary.NativeEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(sizesPtr, 8*k)), 8)))
@@ -410,11 +411,10 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path stri
 	if nChildren > 0 {
 		kids := unsafe.Slice(c.children, nChildren)
 		for i, k := range kids {
-			cp := fmt.Sprintf("%s.children[%d]", path, i)
 			if k == nil {
 				return failf("children[%d] is NULL", i)
 			}
-			d, err := im.node(k, s.Children[i], depth+1, cp)
+			d, err := im.node(k, s.Children[i], depth+1, path+".children["+strconv.Itoa(i)+"]")
 			if err != nil {
 				return fail(err)
 			}

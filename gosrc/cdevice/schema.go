@@ -69,43 +69,42 @@ func (s *Schema) check() error {
 		return err
 	}
 	s.info = info
-	where := s.describe()
 	if s.Flags&^knownFlags != 0 {
-		return errorf(ErrInvalid, "%s: unknown flag bits 0x%x", where, s.Flags&^knownFlags)
+		return errorf(ErrInvalid, "%s: unknown flag bits 0x%x", s.describe(), s.Flags&^knownFlags)
 	}
 	for _, c := range s.Children {
 		if c == nil || c.info == nil {
-			return errorf(ErrInvalid, "%s: missing or unchecked child", where)
+			return errorf(ErrInvalid, "%s: missing or unchecked child", s.describe())
 		}
 	}
 	if s.Dictionary != nil {
 		if !integerFormats[s.Format] {
-			return errorf(ErrInvalid, "%s: dictionary-encoded field needs an integer index format, not %q", where, s.Format)
+			return errorf(ErrInvalid, "%s: dictionary-encoded field needs an integer index format, not %q", s.describe(), s.Format)
 		}
 		if s.Dictionary.info == nil {
-			return errorf(ErrInvalid, "%s: unchecked dictionary", where)
+			return errorf(ErrInvalid, "%s: unchecked dictionary", s.describe())
 		}
 	} else if s.Flags&FlagDictionaryOrdered != 0 {
-		return errorf(ErrInvalid, "%s: flag DICTIONARY_ORDERED set on a field that is not dictionary-encoded", where)
+		return errorf(ErrInvalid, "%s: flag DICTIONARY_ORDERED set on a field that is not dictionary-encoded", s.describe())
 	}
 	if s.Flags&FlagMapKeysSorted != 0 && info.Layout != LayoutMap {
-		return errorf(ErrInvalid, "%s: flag MAP_KEYS_SORTED set on a field that is not a map", where)
+		return errorf(ErrInvalid, "%s: flag MAP_KEYS_SORTED set on a field that is not a map", s.describe())
 	}
 	if want := info.ChildCount(); want >= 0 && len(s.Children) != want {
-		return errorf(ErrInvalid, "%s: format %q needs %d children, got %d", where, s.Format, want, len(s.Children))
+		return errorf(ErrInvalid, "%s: format %q needs %d children, got %d", s.describe(), s.Format, want, len(s.Children))
 	}
 	switch info.Layout {
 	case LayoutMap:
 		e := s.Children[0]
 		if e.info.Layout != LayoutStruct || len(e.Children) != 2 || e.Dictionary != nil {
-			return errorf(ErrInvalid, "%s: a map's child must be a struct of two fields (key, value)", where)
+			return errorf(ErrInvalid, "%s: a map's child must be a struct of two fields (key, value)", s.describe())
 		}
 		if e.Children[0].Flags&FlagNullable != 0 {
-			return errorf(ErrInvalid, "%s: map keys must not be nullable", where)
+			return errorf(ErrInvalid, "%s: map keys must not be nullable", s.describe())
 		}
 	case LayoutRunEndEncoded:
 		if re := s.Children[0]; re.Dictionary != nil || (re.Format != "s" && re.Format != "i" && re.Format != "l") {
-			return errorf(ErrInvalid, "%s: run ends must be int16, int32 or int64, not %q", where, re.Format)
+			return errorf(ErrInvalid, "%s: run ends must be int16, int32 or int64, not %q", s.describe(), re.Format)
 		}
 	}
 	return nil
