@@ -21,7 +21,7 @@ import (
 type exportRecord struct {
 	arr    *Array
 	cAlloc []unsafe.Pointer // C memory the export allocated (binary view sizes), freed at release
-	pinner *runtime.Pinner // pins buffers that live in Go memory (nil for C memory)
+	pinner *runtime.Pinner  // pins buffers that live in Go memory (nil for C memory)
 }
 
 //export godevarrowReleaseExport
