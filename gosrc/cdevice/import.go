@@ -61,7 +61,7 @@ func ImportArray(c *CArrowArray, schema *Schema) (*Array, error) {
 		return nil, errorf(ErrInvalid, "ArrowArray pointer is NULL")
 	}
 	if c.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowArray was already released")
+		return nil, errorf(ErrInvalid, "ArrowArray was already released (consumed twice?)")
 	}
 	cell := (*C.struct_ArrowDeviceArray)(C.calloc(1, C.sizeof_struct_ArrowDeviceArray))
 	if cell == nil {
@@ -83,7 +83,7 @@ func ImportDeviceArray(c *CArrowDeviceArray, schema *Schema) (*Array, error) {
 		return nil, errorf(ErrInvalid, "ArrowDeviceArray pointer is NULL")
 	}
 	if c.array.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowDeviceArray was already released")
+		return nil, errorf(ErrInvalid, "ArrowDeviceArray was already released (consumed twice?)")
 	}
 	cell := (*C.struct_ArrowDeviceArray)(C.calloc(1, C.sizeof_struct_ArrowDeviceArray))
 	if cell == nil {
@@ -107,6 +107,7 @@ func importCell(cell *C.struct_ArrowDeviceArray, schema *Schema) (*Array, error)
 		return fail(errorf(ErrInvalid, "no schema given for the imported array"))
 	}
 	dev := device.Device{Type: device.Type(cell.device_type), ID: int64(cell.device_id)}
+	im := importer{owner: owner, hostReadable: true, cudaDevice: -1}
 	switch {
 	case !dev.Type.Known():
 		return fail(errorf(ErrInvalid, "ArrowDeviceArray has unknown device_type %d", int32(dev.Type)))
@@ -116,10 +117,24 @@ func importCell(cell *C.struct_ArrowDeviceArray, schema *Schema) (*Array, error)
 		}
 		dev.ID = -1
 	default:
-		return fail(errorf(device.ErrUnavailable, "cannot import an array on %s: no %s backend in this build", dev, dev.Type))
+		if dev.ID < 0 && dev.Type == device.CUDA {
+			return fail(errorf(ErrInvalid, "ArrowDeviceArray on %s has a negative device_id %d", dev.Type, dev.ID))
+		}
+		values, err := prepareDeviceImport(cell, schema, dev)
+		if err != nil {
+			return fail(err)
+		}
+		im.hostReadable = dev.Type.HostAccessible()
+		im.values = values
+		if dev.Type == device.CUDA {
+			im.cudaDevice = int(dev.ID)
+		}
 	}
-	im := importer{owner: owner, hostReadable: dev.Type.HostAccessible()}
 	data, err := im.node(&cell.array, schema, 0, "")
+	if err == nil && im.err != nil {
+		data.Release()
+		err = im.err
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -129,6 +144,9 @@ func importCell(cell *C.struct_ArrowDeviceArray, schema *Schema) (*Array, error)
 type importer struct {
 	owner        *foreignOwner
 	hostReadable bool
+	values       deviceValues // device values fetched before the walk (device memory only)
+	cudaDevice   int          // >= 0: check that every buffer belongs to this CUDA device
+	err          error        // the first buffer-ownership problem found
 }
 
 // buffer wraps n bytes at p as an arrow Buffer that keeps the producer's
@@ -136,6 +154,13 @@ type importer struct {
 func (im *importer) buffer(p unsafe.Pointer, n int64) *memory.Buffer {
 	if p == nil {
 		return nil
+	}
+	if im.cudaDevice >= 0 && im.err == nil {
+		if dev, _, err := device.PointerDevice(uintptr(p)); err != nil {
+			im.err = errorf(ErrInvalid, "a buffer at %p is not CUDA memory the driver knows: %v", p, err)
+		} else if dev != im.cudaDevice {
+			im.err = errorf(ErrInvalid, "a buffer at %p is on CUDA device %d, but the array declares device %d", p, dev, im.cudaDevice)
+		}
 	}
 	im.owner.ref()
 	return memory.NewBufferWithAllocator(unsafe.Slice((*byte)(p), n), im.owner)
@@ -276,16 +301,12 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path stri
 			return 0, 0, nil
 		}
 		buffers = append(buffers, im.buffer(cbufs[i], n))
-		if !im.hostReadable {
-			return 0, -1, nil
-		}
-		b := unsafe.Slice((*byte)(cbufs[i]), n)
-		if w == 4 {
-			first = int64(int32(binary.NativeEndian.Uint32(b[offset*4:])))
-			last = int64(int32(binary.NativeEndian.Uint32(b[end*4:])))
-		} else {
-			first = int64(binary.NativeEndian.Uint64(b[offset*8:]))
-			last = int64(binary.NativeEndian.Uint64(b[end*8:]))
+		var ok1, ok2 bool
+		first, ok1 = im.readInt(unsafe.Add(cbufs[i], offset*w), w)
+		last, ok2 = im.readInt(unsafe.Add(cbufs[i], end*w), w)
+		if !ok1 || !ok2 {
+			_, err = bad("internal: offsets of the array's range were not fetched from the device")
+			return
 		}
 		if first < 0 || last < first {
 			_, err = bad("offsets [%d, %d] of the array's range are negative or decreasing", first, last)
@@ -314,9 +335,6 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path stri
 		}
 		var last int64
 		if _, last, err = offsetsRange(1, w); err == nil {
-			if last < 0 {
-				return failf("sizing variable-length data on a device is not supported yet")
-			}
 			err = required(2, last, "data")
 		}
 	case LayoutBinaryView:
@@ -332,11 +350,16 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path stri
 		if nVariadic > 0 && sizesPtr == nil {
 			return failf("variadic buffer sizes (last buffer) is NULL")
 		}
-		if !im.hostReadable && nVariadic > 0 {
-			return failf("sizing view data on a device is not supported yet")
+		var sizes []byte
+		if nVariadic > 0 {
+			if im.hostReadable {
+				sizes = unsafe.Slice((*byte)(sizesPtr), 8*nVariadic)
+			} else if sizes = im.values[uintptr(sizesPtr)]; int64(len(sizes)) < 8*nVariadic {
+				return failf("internal: variadic sizes were not fetched from the device")
+			}
 		}
 		for k := int64(0); k < nVariadic && err == nil; k++ {
-			size := int64(binary.NativeEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(sizesPtr, 8*k)), 8)))
+			size := int64(binary.NativeEndian.Uint64(sizes[8*k:]))
 			if size < 0 {
 				return failf("variadic buffer %d has negative size %d", k, size)
 			}
@@ -463,7 +486,7 @@ func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buf
 	if err != nil {
 		return fail(err)
 	}
-	im := importer{owner: owner}
+	im := importer{owner: owner, hostReadable: dev.Type.HostAccessible(), cudaDevice: -1}
 	bufs := make([]*memory.Buffer, len(buffers))
 	for i, p := range buffers {
 		bufs[i] = im.buffer(p, sizes[i])

@@ -370,7 +370,7 @@ func ImportSchema(c *CArrowSchema) (*Schema, error) {
 		return nil, errorf(ErrInvalid, "ArrowSchema pointer is NULL")
 	}
 	if c.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowSchema was already released")
+		return nil, errorf(ErrInvalid, "ArrowSchema was already released (consumed twice?)")
 	}
 	defer C.gda_call_schema_release(c)
 	return readSchema(c, 0, "")
@@ -384,7 +384,7 @@ func CopySchema(c *CArrowSchema) (*Schema, error) {
 		return nil, errorf(ErrInvalid, "ArrowSchema pointer is NULL")
 	}
 	if c.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowSchema was already released")
+		return nil, errorf(ErrInvalid, "ArrowSchema was already released (consumed twice?)")
 	}
 	return readSchema(c, 0, "")
 }

@@ -52,7 +52,7 @@ func ImportArrayStream(c *CArrowArrayStream) (*StreamReader, error) {
 		return nil, errorf(ErrInvalid, "ArrowArrayStream pointer is NULL")
 	}
 	if c.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowArrayStream was already released")
+		return nil, errorf(ErrInvalid, "ArrowArrayStream was already released (consumed twice?)")
 	}
 	cell := (*C.struct_ArrowArrayStream)(C.calloc(1, C.sizeof_struct_ArrowArrayStream))
 	if cell == nil {
@@ -72,7 +72,7 @@ func ImportDeviceArrayStream(c *CArrowDeviceArrayStream) (*StreamReader, error) 
 		return nil, errorf(ErrInvalid, "ArrowDeviceArrayStream pointer is NULL")
 	}
 	if c.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowDeviceArrayStream was already released")
+		return nil, errorf(ErrInvalid, "ArrowDeviceArrayStream was already released (consumed twice?)")
 	}
 	cell := (*C.struct_ArrowDeviceArrayStream)(C.calloc(1, C.sizeof_struct_ArrowDeviceArrayStream))
 	if cell == nil {

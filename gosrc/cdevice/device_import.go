@@ -1,0 +1,154 @@
+package cdevice
+
+/*
+#include "cdevice.h"
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"unsafe"
+
+	"github.com/godevarrow/godevarrow/gosrc/device"
+)
+
+// deviceRead is one small value the importer needs from device memory: the
+// last (and first) offset of a variable-size buffer, or the variadic sizes of
+// a binary view array. All of them are fetched by one batched copy.
+type deviceRead struct {
+	addr uintptr
+	size int64
+}
+
+// deviceValues maps a device address to the bytes copied from it.
+type deviceValues map[uintptr][]byte
+
+// collectDeviceReads walks the C tree (host memory: the structs always live
+// there) and lists the device values the import will need. It never reads
+// device memory and tolerates malformed trees: the import walk that follows
+// reports those.
+func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]deviceRead) {
+	if c == nil || s == nil || depth > maxNesting || c.length < 0 || c.offset < 0 {
+		return
+	}
+	info := s.info
+	nBuf := int64(c.n_buffers)
+	if nBuf > 0 && c.buffers == nil || nBuf > 1<<20 {
+		return
+	}
+	bufs := unsafe.Slice((*unsafe.Pointer)(unsafe.Pointer(c.buffers)), nBuf)
+	end := int64(c.offset) + int64(c.length)
+	offsets := func(w int64) {
+		if nBuf >= 2 && bufs[1] != nil {
+			base := uintptr(bufs[1])
+			*out = append(*out, deviceRead{base + uintptr(int64(c.offset)*w), w}, deviceRead{base + uintptr(end*w), w})
+		}
+	}
+	switch info.Layout {
+	case LayoutBinary, LayoutList, LayoutMap:
+		if nBuf == int64(info.BufferCount()) {
+			offsets(4)
+		}
+	case LayoutLargeBinary, LayoutLargeList:
+		if nBuf == int64(info.BufferCount()) {
+			offsets(8)
+		}
+	case LayoutBinaryView:
+		if nBuf > 3 && bufs[nBuf-1] != nil {
+			*out = append(*out, deviceRead{uintptr(bufs[nBuf-1]), 8 * (nBuf - 3)})
+		}
+	}
+	if n := int64(c.n_children); n > 0 && n == int64(len(s.Children)) && c.children != nil {
+		for i, k := range unsafe.Slice(c.children, n) {
+			collectDeviceReads(k, s.Children[i], depth+1, out)
+		}
+	}
+	if c.dictionary != nil && s.Dictionary != nil {
+		collectDeviceReads(c.dictionary, s.Dictionary, depth+1, out)
+	}
+}
+
+// prepareDeviceImport makes the imported memory safe to use: it waits on the
+// producer's sync_event and fetches the device values the import needs, all
+// on one stream with one synchronization. For host-accessible device memory
+// (CUDA_HOST, CUDA_MANAGED) it waits for the event on the host.
+func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *Schema, dev device.Device) (deviceValues, error) {
+	var event unsafe.Pointer
+	if cell.sync_event != nil {
+		event = *(*unsafe.Pointer)(cell.sync_event) // sync_event points to a CUevent
+	}
+	switch dev.Type {
+	case device.CUDAHost, device.CUDAManaged:
+		if err := device.OpenCUDA(); err != nil {
+			return nil, err
+		}
+		if event != nil {
+			return nil, device.SyncEventOnHost(int(max(dev.ID, 0)), event)
+		}
+		return nil, nil
+	case device.CUDA:
+	default:
+		return nil, errorf(device.ErrUnavailable, "cannot import an array on %s: no %s backend in this build", dev, dev.Type)
+	}
+	if err := device.CheckCUDADevice(int(dev.ID)); err != nil {
+		return nil, err
+	}
+	var reads []deviceRead
+	collectDeviceReads(&cell.array, schema, 0, &reads)
+	if event == nil && len(reads) == 0 {
+		return nil, nil
+	}
+	stream, err := device.NewStream(int(dev.ID))
+	if err != nil {
+		return nil, err
+	}
+	defer stream.Destroy()
+	if event != nil {
+		if err := stream.WaitEvent(event); err != nil {
+			return nil, err
+		}
+	}
+	if len(reads) == 0 {
+		return nil, nil
+	}
+	total := int64(0)
+	for _, r := range reads {
+		total += r.size
+	}
+	host := C.malloc(C.size_t(total))
+	if host == nil {
+		return nil, errorf(ErrInvalid, "out of memory importing a device array")
+	}
+	defer C.free(host)
+	dst := make([]unsafe.Pointer, len(reads))
+	src := make([]uintptr, len(reads))
+	size := make([]int64, len(reads))
+	pos := int64(0)
+	for i, r := range reads {
+		dst[i], src[i], size[i] = unsafe.Add(host, pos), r.addr, r.size
+		pos += r.size
+	}
+	if err := stream.Gather(dst, src, size); err != nil {
+		return nil, err
+	}
+	values := make(deviceValues, len(reads))
+	for i, r := range reads {
+		values[r.addr] = C.GoBytes(dst[i], C.int(r.size))
+	}
+	return values, nil
+}
+
+// readInt reads a w-byte integer at p: from host memory, or from the values
+// fetched from the device before the import walk.
+func (im *importer) readInt(p unsafe.Pointer, w int64) (int64, bool) {
+	var b []byte
+	if im.hostReadable {
+		b = unsafe.Slice((*byte)(p), w)
+	} else if b = im.values[uintptr(p)]; len(b) < int(w) {
+		return 0, false
+	}
+	if w == 4 {
+		return int64(int32(binary.NativeEndian.Uint32(b))), true
+	}
+	return int64(binary.NativeEndian.Uint64(b)), true
+}

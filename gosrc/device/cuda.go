@@ -1,0 +1,266 @@
+package device
+
+/*
+#cgo CFLAGS: -O2 -std=c11
+#cgo LDFLAGS: -ldl
+#include <stdlib.h>
+#include "cuda.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+)
+
+// The CUDA backend. The driver (libcuda.so.1, or the library named by the
+// GODEVARROW_LIBCUDA environment variable, read with C getenv so that changes
+// made after process start are seen) is opened on first use; without it every
+// CUDA operation fails with an error wrapping ErrUnavailable, and CPU work is
+// unaffected. Every call makes the device's primary context current on the
+// calling thread inside the same C call, so goroutines may move freely.
+
+var (
+	cudaOnce sync.Once
+	cudaErr  error
+)
+
+// OpenCUDA opens the CUDA driver once; later calls return the same result.
+func OpenCUDA() error {
+	cudaOnce.Do(func() {
+		var msg *C.char
+		if C.gda_cuda_open(&msg) != 0 {
+			cudaErr = fmt.Errorf("%w: CUDA is not available (%s): %s", ErrUnavailable, C.GoString(C.gda_cuda_library()), C.GoString(msg))
+		}
+	})
+	return cudaErr
+}
+
+// CUDALibrary returns the name of the driver library godevarrow opens.
+func CUDALibrary() string {
+	_ = OpenCUDA()
+	return C.GoString(C.gda_cuda_library())
+}
+
+// CUDADeviceCount returns the number of CUDA devices, 0 when CUDA is unavailable.
+func CUDADeviceCount() int {
+	if OpenCUDA() != nil {
+		return 0
+	}
+	var n C.int
+	var call *C.char
+	C.gda_cuda_device_count(&n, &call)
+	return int(n)
+}
+
+func cudaError(call *C.char, r C.CUresult) error {
+	if r == 0 {
+		return nil
+	}
+	return &DriverError{
+		Call: C.GoString(call),
+		Code: int(r),
+		Name: C.GoString(C.gda_cuda_error_name(r)),
+		Msg:  C.GoString(C.gda_cuda_error_string(r)),
+	}
+}
+
+// CheckCUDADevice opens the driver and checks that device dev exists.
+func CheckCUDADevice(dev int) error {
+	if err := OpenCUDA(); err != nil {
+		return err
+	}
+	if n := CUDADeviceCount(); dev < 0 || dev >= n {
+		return fmt.Errorf("%w: no CUDA device %d (the driver shows %d)", ErrUnavailable, dev, n)
+	}
+	return nil
+}
+
+// CUDADriverVersion returns the driver's version number (e.g. 12040).
+func CUDADriverVersion() (int, error) {
+	if err := OpenCUDA(); err != nil {
+		return 0, err
+	}
+	var v C.int
+	var call *C.char
+	return int(v), cudaError(call, C.gda_cuda_driver_version(&v, &call))
+}
+
+// CUDADeviceName returns the name of device dev.
+func CUDADeviceName(dev int) (string, error) {
+	if err := CheckCUDADevice(dev); err != nil {
+		return "", err
+	}
+	var buf [256]C.char
+	var call *C.char
+	if err := cudaError(call, C.gda_cuda_device_name(C.int(dev), &buf[0], C.int(len(buf)), &call)); err != nil {
+		return "", err
+	}
+	return C.GoString(&buf[0]), nil
+}
+
+// Stream is a CUDA stream on one device.
+type Stream struct {
+	dev int
+	s   C.CUstream
+}
+
+// NewStream creates a non-blocking stream on device dev.
+func NewStream(dev int) (*Stream, error) {
+	if err := CheckCUDADevice(dev); err != nil {
+		return nil, err
+	}
+	st := &Stream{dev: dev}
+	var call *C.char
+	if err := cudaError(call, C.gda_cuda_stream_create(C.int(dev), &st.s, &call)); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// Device returns the stream's device id.
+func (s *Stream) Device() int { return s.dev }
+
+// Synchronize waits until all work queued on the stream is done.
+func (s *Stream) Synchronize() error {
+	var call *C.char
+	return cudaError(call, C.gda_cuda_stream_sync(C.int(s.dev), s.s, &call))
+}
+
+// WaitEvent orders later work on the stream after the event (a CUevent pointer).
+func (s *Stream) WaitEvent(event unsafe.Pointer) error {
+	var call *C.char
+	return cudaError(call, C.gda_cuda_stream_wait_event(C.int(s.dev), s.s, C.CUevent(event), &call))
+}
+
+// Destroy destroys the stream.
+func (s *Stream) Destroy() error {
+	var call *C.char
+	return cudaError(call, C.gda_cuda_stream_destroy(C.int(s.dev), s.s, &call))
+}
+
+// CopyKind is the direction of a copy.
+type CopyKind int
+
+// Copy directions.
+const (
+	HostToDevice   CopyKind = 1
+	DeviceToHost   CopyKind = 2
+	DeviceToDevice CopyKind = 3 // on the same device
+	PeerToPeer     CopyKind = 4 // from srcDev to the stream's device
+)
+
+// CopyAsync queues a copy of n bytes on the stream; pointers are host
+// pointers or device addresses as the kind says.
+func (s *Stream) CopyAsync(kind CopyKind, dst, src unsafe.Pointer, n int64, srcDev int) error {
+	var call *C.char
+	return cudaError(call, C.gda_cuda_copy_async(C.int(s.dev), C.int(kind), dst, src, C.size_t(n), C.int(srcDev), s.s, &call))
+}
+
+// Gather copies small device values to host memory with one batched copy and
+// one synchronization: dst[i] receives size[i] bytes from src[i]. dst must
+// be C memory.
+func (s *Stream) Gather(dst []unsafe.Pointer, src []uintptr, size []int64) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	n := len(dst)
+	cdp := C.malloc(C.size_t(n) * 8)
+	csp := C.malloc(C.size_t(n) * 8)
+	cnp := C.malloc(C.size_t(n) * 8)
+	defer C.free(cdp)
+	defer C.free(csp)
+	defer C.free(cnp)
+	cd := unsafe.Slice((*unsafe.Pointer)(cdp), n)
+	cs := unsafe.Slice((*C.CUdeviceptr)(csp), n)
+	cn := unsafe.Slice((*C.size_t)(cnp), n)
+	for i := range dst {
+		cd[i], cs[i], cn[i] = dst[i], C.CUdeviceptr(src[i]), C.size_t(size[i])
+	}
+	var call *C.char
+	return cudaError(call, C.gda_cuda_gather(C.int(s.dev), s.s, C.int(len(dst)), &cd[0], &cs[0], &cn[0], &call))
+}
+
+// Event is a CUDA event on one device.
+type Event struct {
+	dev int
+	e   C.CUevent
+}
+
+// NewEvent creates an event (without timing) on device dev.
+func NewEvent(dev int) (*Event, error) {
+	if err := CheckCUDADevice(dev); err != nil {
+		return nil, err
+	}
+	ev := &Event{dev: dev}
+	var call *C.char
+	if err := cudaError(call, C.gda_cuda_event_create(C.int(dev), &ev.e, &call)); err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+// Record records the event after the work queued on s so far.
+func (e *Event) Record(s *Stream) error {
+	var call *C.char
+	return cudaError(call, C.gda_cuda_event_record(C.int(e.dev), e.e, s.s, &call))
+}
+
+// Synchronize waits on the host until the event has completed.
+func (e *Event) Synchronize() error {
+	var call *C.char
+	return cudaError(call, C.gda_cuda_event_sync(C.int(e.dev), e.e, &call))
+}
+
+// Destroy destroys the event.
+func (e *Event) Destroy() error {
+	var call *C.char
+	return cudaError(call, C.gda_cuda_event_destroy(C.int(e.dev), e.e, &call))
+}
+
+// Handle returns the CUevent itself (the value a sync_event points to).
+func (e *Event) Handle() unsafe.Pointer { return unsafe.Pointer(e.e) }
+
+// AllocDevice allocates n bytes on device dev.
+func AllocDevice(dev int, n int64) (uintptr, error) {
+	if err := CheckCUDADevice(dev); err != nil {
+		return 0, err
+	}
+	var p C.CUdeviceptr
+	var call *C.char
+	if err := cudaError(call, C.gda_cuda_alloc(C.int(dev), C.size_t(n), &p, &call)); err != nil {
+		return 0, err
+	}
+	return uintptr(p), nil
+}
+
+// FreeDevice frees an allocation of AllocDevice.
+func FreeDevice(dev int, p uintptr) error {
+	var call *C.char
+	return cudaError(call, C.gda_cuda_free(C.int(dev), C.CUdeviceptr(p), &call))
+}
+
+// PointerDevice asks the driver which device a pointer belongs to and what
+// kind of memory it is (CU_MEMORYTYPE_HOST=1, DEVICE=2, UNIFIED=4).
+func PointerDevice(p uintptr) (dev int, memoryType int, err error) {
+	if err := OpenCUDA(); err != nil {
+		return -1, 0, err
+	}
+	var d, mt C.int
+	var call *C.char
+	if err := cudaError(call, C.gda_cuda_pointer_device(C.CUdeviceptr(p), &d, &mt, &call)); err != nil {
+		return -1, 0, err
+	}
+	return int(d), int(mt), nil
+}
+
+// SyncEventOnHost waits on the host for a CUevent (the value a sync_event
+// points to) recorded on device dev.
+func SyncEventOnHost(dev int, event unsafe.Pointer) error {
+	if err := OpenCUDA(); err != nil {
+		return err
+	}
+	var call *C.char
+	return cudaError(call, C.gda_cuda_event_sync(C.int(dev), C.CUevent(event), &call))
+}

@@ -1,0 +1,50 @@
+// The CUDA driver API, opened at run time with dlopen (no CUDA toolkit is
+// needed to build godevarrow). Only the functions godevarrow uses are bound.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef void* CUcontext;
+typedef void* CUstream;
+typedef void* CUevent;
+
+#define GDA_CUDA_SUCCESS 0
+
+// Opens the driver (GODEVARROW_LIBCUDA, read with getenv, or libcuda.so.1)
+// and calls cuInit(0). Returns 0, or -1 with a message in err (static storage).
+int gda_cuda_open(const char** err);
+const char* gda_cuda_library(void);
+
+// Every operation makes the device's primary context current on the calling
+// thread first (goroutines move between threads, so nothing is assumed) and
+// reports the failing driver call's name in *call.
+CUresult gda_cuda_device_count(int* n, const char** call);
+CUresult gda_cuda_driver_version(int* v, const char** call);
+CUresult gda_cuda_device_name(int dev, char* name, int len, const char** call);
+CUresult gda_cuda_alloc(int dev, size_t n, CUdeviceptr* out, const char** call);
+CUresult gda_cuda_free(int dev, CUdeviceptr p, const char** call);
+CUresult gda_cuda_alloc_host(int dev, size_t n, void** out, const char** call);
+CUresult gda_cuda_free_host(int dev, void* p, const char** call);
+CUresult gda_cuda_stream_create(int dev, CUstream* out, const char** call);
+CUresult gda_cuda_stream_destroy(int dev, CUstream s, const char** call);
+CUresult gda_cuda_stream_sync(int dev, CUstream s, const char** call);
+CUresult gda_cuda_stream_wait_event(int dev, CUstream s, CUevent e, const char** call);
+CUresult gda_cuda_event_create(int dev, CUevent* out, const char** call);
+CUresult gda_cuda_event_record(int dev, CUevent e, CUstream s, const char** call);
+CUresult gda_cuda_event_sync(int dev, CUevent e, const char** call);
+CUresult gda_cuda_event_destroy(int dev, CUevent e, const char** call);
+// Copies on stream s (asynchronous; synchronize before using the result).
+// kind: 1 HtoD, 2 DtoH, 3 DtoD (same device), 4 peer (src_dev -> dev).
+CUresult gda_cuda_copy_async(int dev, int kind, void* dst, const void* src, size_t n, int src_dev, CUstream s,
+                             const char** call);
+// Batched gather of small device values into host memory on one stream and
+// one synchronization: dst[i] receives n[i] bytes from src[i].
+CUresult gda_cuda_gather(int dev, CUstream s, int count, void* const* dst, const CUdeviceptr* src, const size_t* n,
+                         const char** call);
+// The device ordinal of a pointer (-1 if the driver does not know it).
+CUresult gda_cuda_pointer_device(CUdeviceptr p, int* dev, int* memtype, const char** call);
+const char* gda_cuda_error_name(CUresult r);
+const char* gda_cuda_error_string(CUresult r);
