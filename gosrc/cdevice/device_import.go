@@ -16,12 +16,12 @@ import (
 // last (and first) offset of a variable-size buffer, or the variadic sizes of
 // a binary view array. All of them are fetched by one batched copy.
 type deviceRead struct {
-	addr uintptr
+	addr unsafe.Pointer
 	size int64
 }
 
 // deviceValues maps a device address to the bytes copied from it.
-type deviceValues map[uintptr][]byte
+type deviceValues map[unsafe.Pointer][]byte
 
 // collectDeviceReads walks the C tree (host memory: the structs always live
 // there) and lists the device values the import will need. It never reads
@@ -40,8 +40,7 @@ func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]dev
 	end := int64(c.offset) + int64(c.length)
 	offsets := func(w int64) {
 		if nBuf >= 2 && bufs[1] != nil {
-			base := uintptr(bufs[1])
-			*out = append(*out, deviceRead{base + uintptr(int64(c.offset)*w), w}, deviceRead{base + uintptr(end*w), w})
+			*out = append(*out, deviceRead{unsafe.Add(bufs[1], int64(c.offset)*w), w}, deviceRead{unsafe.Add(bufs[1], end*w), w})
 		}
 	}
 	switch info.Layout {
@@ -55,7 +54,7 @@ func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]dev
 		}
 	case LayoutBinaryView:
 		if nBuf > 3 && bufs[nBuf-1] != nil {
-			*out = append(*out, deviceRead{uintptr(bufs[nBuf-1]), 8 * (nBuf - 3)})
+			*out = append(*out, deviceRead{bufs[nBuf-1], 8 * (nBuf - 3)})
 		}
 	}
 	if n := int64(c.n_children); n > 0 && n == int64(len(s.Children)) && c.children != nil {
@@ -121,7 +120,7 @@ func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *Schema, dev de
 	}
 	defer C.free(host)
 	dst := make([]unsafe.Pointer, len(reads))
-	src := make([]uintptr, len(reads))
+	src := make([]unsafe.Pointer, len(reads))
 	size := make([]int64, len(reads))
 	pos := int64(0)
 	for i, r := range reads {
@@ -144,7 +143,7 @@ func (im *importer) readInt(p unsafe.Pointer, w int64) (int64, bool) {
 	var b []byte
 	if im.hostReadable {
 		b = unsafe.Slice((*byte)(p), w)
-	} else if b = im.values[uintptr(p)]; len(b) < int(w) {
+	} else if b = im.values[p]; len(b) < int(w) {
 		return 0, false
 	}
 	if w == 4 {

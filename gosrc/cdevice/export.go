@@ -139,8 +139,9 @@ func exportNode(dst *C.struct_ArrowArray, s *Schema, d arrow.ArrayData, shared *
 	dst.offset = C.int64_t(d.Offset())
 	dst.null_count = C.int64_t(d.NullN())
 	slots := unsafe.Slice((*unsafe.Pointer)(unsafe.Pointer(bufs)), nBuf)
+	onHost := rec.arr.dev.Type.HostAccessible()
 	for i, b := range cBufs {
-		slots[i] = bufferPointer(b, i == 0 && info.HasValidity(), rec.pinner)
+		slots[i] = bufferPointer(b, i == 0 && info.HasValidity(), onHost, rec.pinner)
 	}
 	if info.Layout == LayoutBinaryView {
 		// the variadic sizes buffer exists only in the C layout: C memory owned by the export
@@ -171,16 +172,20 @@ func exportNode(dst *C.struct_ArrowArray, s *Schema, d arrow.ArrayData, shared *
 }
 
 // bufferPointer returns the address to publish for a buffer: NULL for an
-// absent validity bitmap, a shared zero block for other empty buffers (some
-// consumers reject NULL data buffers), and Go memory pinned for the export.
-func bufferPointer(b *memory.Buffer, validity bool, pin *runtime.Pinner) unsafe.Pointer {
-	if b == nil || b.Len() == 0 {
-		if validity {
+// absent validity bitmap; for other empty buffers without an address a shared
+// host zero block (some consumers reject NULL data buffers) or NULL on a
+// device; Go memory is pinned for the export's lifetime.
+func bufferPointer(b *memory.Buffer, validity, onHost bool, pin *runtime.Pinner) unsafe.Pointer {
+	var p unsafe.Pointer
+	if b != nil {
+		p = unsafe.Pointer(unsafe.SliceData(b.Buf()))
+	}
+	if p == nil || b.Len() == 0 && onHost {
+		if validity || !onHost {
 			return nil
 		}
 		return C.gda_zero_block()
 	}
-	p := unsafe.Pointer(&b.Bytes()[0])
 	if pin != nil {
 		pin.Pin(p)
 	}

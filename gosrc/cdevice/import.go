@@ -156,7 +156,7 @@ func (im *importer) buffer(p unsafe.Pointer, n int64) *memory.Buffer {
 		return nil
 	}
 	if im.cudaDevice >= 0 && im.err == nil {
-		if dev, _, err := device.PointerDevice(uintptr(p)); err != nil {
+		if dev, _, err := device.PointerDevice(p); err != nil {
 			im.err = errorf(ErrInvalid, "a buffer at %p is not CUDA memory the driver knows: %v", p, err)
 		} else if dev != im.cudaDevice {
 			im.err = errorf(ErrInvalid, "a buffer at %p is on CUDA device %d, but the array declares device %d", p, dev, im.cudaDevice)
@@ -354,7 +354,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path stri
 		if nVariadic > 0 {
 			if im.hostReadable {
 				sizes = unsafe.Slice((*byte)(sizesPtr), 8*nVariadic)
-			} else if sizes = im.values[uintptr(sizesPtr)]; int64(len(sizes)) < 8*nVariadic {
+			} else if sizes = im.values[sizesPtr]; int64(len(sizes)) < 8*nVariadic {
 				return failf("internal: variadic sizes were not fetched from the device")
 			}
 		}

@@ -19,6 +19,7 @@ var (
 	liveStreamExports  atomic.Int64
 	liveStreamImports  atomic.Int64
 	liveAllocatedBytes atomic.Int64
+	liveDeviceBytes    atomic.Int64
 )
 
 // Stats counts the objects of this package that are alive, for leak checks:
@@ -32,6 +33,7 @@ type Stats struct {
 	ImportedArrays  int64 // foreign arrays we hold (their release not yet called)
 	ImportedStreams int64 // foreign streams we hold
 	AllocatedBytes  int64 // bytes allocated by Allocator and not yet freed
+	DeviceBytes     int64 // device bytes allocated by CopyToDevice and not yet freed
 }
 
 // LiveStats returns the current counters.
@@ -44,6 +46,7 @@ func LiveStats() Stats {
 		ImportedArrays:  liveImports.Load(),
 		ImportedStreams: liveStreamImports.Load(),
 		AllocatedBytes:  liveAllocatedBytes.Load(),
+		DeviceBytes:     liveDeviceBytes.Load(),
 	}
 }
 

@@ -161,7 +161,7 @@ func (s *Stream) CopyAsync(kind CopyKind, dst, src unsafe.Pointer, n int64, srcD
 // Gather copies small device values to host memory with one batched copy and
 // one synchronization: dst[i] receives size[i] bytes from src[i]. dst must
 // be C memory.
-func (s *Stream) Gather(dst []unsafe.Pointer, src []uintptr, size []int64) error {
+func (s *Stream) Gather(dst, src []unsafe.Pointer, size []int64) error {
 	if len(dst) == 0 {
 		return nil
 	}
@@ -176,7 +176,7 @@ func (s *Stream) Gather(dst []unsafe.Pointer, src []uintptr, size []int64) error
 	cs := unsafe.Slice((*C.CUdeviceptr)(csp), n)
 	cn := unsafe.Slice((*C.size_t)(cnp), n)
 	for i := range dst {
-		cd[i], cs[i], cn[i] = dst[i], C.CUdeviceptr(src[i]), C.size_t(size[i])
+		cd[i], cs[i], cn[i] = dst[i], C.CUdeviceptr(uintptr(src[i])), C.size_t(size[i])
 	}
 	var call *C.char
 	return cudaError(call, C.gda_cuda_gather(C.int(s.dev), s.s, C.int(len(dst)), &cd[0], &cs[0], &cn[0], &call))
@@ -222,34 +222,35 @@ func (e *Event) Destroy() error {
 // Handle returns the CUevent itself (the value a sync_event points to).
 func (e *Event) Handle() unsafe.Pointer { return unsafe.Pointer(e.e) }
 
-// AllocDevice allocates n bytes on device dev.
-func AllocDevice(dev int, n int64) (uintptr, error) {
+// AllocDevice allocates n bytes on device dev. The result is a device
+// address: never dereference it on the host.
+func AllocDevice(dev int, n int64) (unsafe.Pointer, error) {
 	if err := CheckCUDADevice(dev); err != nil {
-		return 0, err
+		return nil, err
 	}
-	var p C.CUdeviceptr
+	var p unsafe.Pointer
 	var call *C.char
-	if err := cudaError(call, C.gda_cuda_alloc(C.int(dev), C.size_t(n), &p, &call)); err != nil {
-		return 0, err
+	if err := cudaError(call, C.gda_cuda_alloc(C.int(dev), C.size_t(n), (*C.CUdeviceptr)(unsafe.Pointer(&p)), &call)); err != nil {
+		return nil, err
 	}
-	return uintptr(p), nil
+	return p, nil
 }
 
 // FreeDevice frees an allocation of AllocDevice.
-func FreeDevice(dev int, p uintptr) error {
+func FreeDevice(dev int, p unsafe.Pointer) error {
 	var call *C.char
-	return cudaError(call, C.gda_cuda_free(C.int(dev), C.CUdeviceptr(p), &call))
+	return cudaError(call, C.gda_cuda_free(C.int(dev), C.CUdeviceptr(uintptr(p)), &call))
 }
 
 // PointerDevice asks the driver which device a pointer belongs to and what
 // kind of memory it is (CU_MEMORYTYPE_HOST=1, DEVICE=2, UNIFIED=4).
-func PointerDevice(p uintptr) (dev int, memoryType int, err error) {
+func PointerDevice(p unsafe.Pointer) (dev int, memoryType int, err error) {
 	if err := OpenCUDA(); err != nil {
 		return -1, 0, err
 	}
 	var d, mt C.int
 	var call *C.char
-	if err := cudaError(call, C.gda_cuda_pointer_device(C.CUdeviceptr(p), &d, &mt, &call)); err != nil {
+	if err := cudaError(call, C.gda_cuda_pointer_device(C.CUdeviceptr(uintptr(p)), &d, &mt, &call)); err != nil {
 		return -1, 0, err
 	}
 	return int(d), int(mt), nil

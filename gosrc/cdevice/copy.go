@@ -1,0 +1,230 @@
+package cdevice
+
+/*
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/godevarrow/godevarrow/gosrc/device"
+)
+
+// deviceAllocator owns buffers allocated on a CUDA device by CopyToDevice.
+type deviceAllocator struct{ dev int }
+
+func (d deviceAllocator) Allocate(int) []byte {
+	panic("cdevice: device buffers are allocated by CopyToDevice")
+}
+func (d deviceAllocator) Reallocate(int, []byte) []byte { panic("cdevice: device buffers cannot grow") }
+func (d deviceAllocator) Free(b []byte) {
+	if p := unsafe.SliceData(b); p != nil {
+		_ = device.FreeDevice(d.dev, unsafe.Pointer(p))
+		liveDeviceBytes.Add(-int64(cap(b)))
+	}
+}
+
+// CopyToDevice returns a copy of a on dst (a itself, retained, when it is
+// already there). CPU and CUDA devices are supported in every direction,
+// including between CUDA devices; every type is copied buffer by buffer, the
+// producer's sync_event is waited on first, and a CUDA result carries an event
+// recorded after the copies.
+func CopyToDevice(a *Array, dst device.Device) (*Array, error) {
+	if dst.Type == device.CPU {
+		dst = device.Host
+	}
+	if a.dev == dst {
+		a.Retain()
+		return a, nil
+	}
+	src := a.dev
+	srcHost := src.Type.HostAccessible()
+	if !srcHost && src.Type != device.CUDA || dst.Type != device.CPU && dst.Type != device.CUDA {
+		return nil, errorf(ErrNotImplemented, "copies from %s to %s are not implemented", src, dst)
+	}
+	// the copies run on a stream of the device that is not the host
+	streamDev := int(dst.ID)
+	if dst.Type == device.CPU {
+		streamDev = int(src.ID)
+	}
+	if dst.Type == device.CUDA {
+		if err := device.CheckCUDADevice(int(dst.ID)); err != nil {
+			return nil, err
+		}
+	}
+	stream, err := device.NewStream(streamDev)
+	if err != nil {
+		return nil, err
+	}
+	defer stream.Destroy()
+	if a.event != nil {
+		ev := *(*unsafe.Pointer)(a.event)
+		if srcHost {
+			if err := device.SyncEventOnHost(int(max(src.ID, 0)), ev); err != nil {
+				return nil, err
+			}
+		} else if err := stream.WaitEvent(ev); err != nil {
+			return nil, err
+		}
+	}
+	c := copier{src: src, dst: dst, stream: stream}
+	data, err := c.copyData(a.data, 0)
+	if err != nil {
+		// queued copies may still reference the new buffers: let them finish first
+		_ = stream.Synchronize()
+		c.releaseAll()
+		return nil, err
+	}
+	if err := stream.Synchronize(); err != nil {
+		data.Release()
+		return nil, err
+	}
+	var owner *foreignOwner
+	var event unsafe.Pointer
+	if dst.Type == device.CUDA {
+		ev, err := device.NewEvent(int(dst.ID))
+		if err != nil {
+			data.Release()
+			return nil, err
+		}
+		if err := ev.Record(stream); err != nil {
+			_ = ev.Destroy()
+			data.Release()
+			return nil, err
+		}
+		// sync_event points to a CUevent: keep the CUevent in C memory
+		cell := C.malloc(C.size_t(unsafe.Sizeof(uintptr(0))))
+		*(*unsafe.Pointer)(cell) = ev.Handle()
+		event = cell
+		owner = &foreignOwner{release: func() {
+			_ = ev.Destroy()
+			C.free(cell)
+		}}
+		owner.refs.Store(1)
+		liveImports.Add(1)
+	}
+	out := newArray(a.schema, data, dst, event, owner)
+	return out, nil
+}
+
+type copier struct {
+	src, dst device.Device
+	stream   *device.Stream
+	// references dropped on failure; released only after the stream is
+	// synchronized, because queued copies may still write into them
+	garbage []interface{ Release() }
+}
+
+func (c *copier) releaseAll() {
+	for _, g := range c.garbage {
+		g.Release()
+	}
+	c.garbage = nil
+}
+
+// copyBuffer copies a whole buffer to the destination device.
+func (c *copier) copyBuffer(b *memory.Buffer) (*memory.Buffer, error) {
+	if b == nil {
+		return nil, nil
+	}
+	n := int64(b.Len())
+	srcPtr := unsafe.Pointer(unsafe.SliceData(b.Bytes()))
+	var out *memory.Buffer
+	var dstPtr unsafe.Pointer
+	if c.dst.Type == device.CUDA {
+		p, err := device.AllocDevice(int(c.dst.ID), n)
+		if err != nil {
+			return nil, err
+		}
+		liveDeviceBytes.Add(max(n, 1))
+		dstPtr = p
+		out = memory.NewBufferWithAllocator(unsafe.Slice((*byte)(dstPtr), max(n, 1))[:n], deviceAllocator{dev: int(c.dst.ID)})
+	} else {
+		out = memory.NewResizableBuffer(Allocator)
+		out.Resize(int(n))
+		if n > 0 {
+			dstPtr = unsafe.Pointer(&out.Bytes()[0])
+		}
+	}
+	if n == 0 || srcPtr == nil {
+		return out, nil
+	}
+	var kind device.CopyKind
+	srcHost := c.src.Type.HostAccessible()
+	switch {
+	case srcHost && c.dst.Type == device.CUDA:
+		kind = device.HostToDevice
+	case !srcHost && c.dst.Type == device.CPU:
+		kind = device.DeviceToHost
+	case c.src.ID == c.dst.ID:
+		kind = device.DeviceToDevice
+	default:
+		kind = device.PeerToPeer
+	}
+	if err := c.stream.CopyAsync(kind, dstPtr, srcPtr, n, int(c.src.ID)); err != nil {
+		c.garbage = append(c.garbage, out)
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *copier) copyData(d arrow.ArrayData, depth int) (arrow.ArrayData, error) {
+	if depth > maxNesting {
+		return nil, errorf(ErrInvalid, "array nested deeper than %d levels", maxNesting)
+	}
+	var bufs []*memory.Buffer
+	var children []arrow.ArrayData
+	var dict arrow.ArrayData
+	drop := func(into *[]interface{ Release() }) {
+		for _, b := range bufs {
+			if b != nil {
+				*into = append(*into, b)
+			}
+		}
+		for _, ch := range children {
+			*into = append(*into, ch)
+		}
+		if dict != nil {
+			*into = append(*into, dict)
+		}
+	}
+	fail := func(err error) (arrow.ArrayData, error) {
+		drop(&c.garbage)
+		return nil, err
+	}
+	for _, b := range d.Buffers() {
+		nb, err := c.copyBuffer(b)
+		if err != nil {
+			return fail(err)
+		}
+		bufs = append(bufs, nb)
+	}
+	for _, ch := range d.Children() {
+		nc, err := c.copyData(ch, depth+1)
+		if err != nil {
+			return fail(err)
+		}
+		children = append(children, nc)
+	}
+	var out arrow.ArrayData
+	if hasDictionary(d) {
+		var err error
+		if dict, err = c.copyData(d.Dictionary(), depth+1); err != nil {
+			return fail(err)
+		}
+		out = array.NewDataWithDictionary(d.DataType(), d.Len(), bufs, d.NullN(), d.Offset(), dict.(*array.Data))
+	} else {
+		out = array.NewData(d.DataType(), d.Len(), bufs, children, d.NullN(), d.Offset())
+	}
+	// out holds its own references now
+	var mine []interface{ Release() }
+	drop(&mine)
+	for _, m := range mine {
+		m.Release()
+	}
+	return out, nil
+}
