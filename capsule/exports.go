@@ -240,7 +240,8 @@ func gdaExportStream(h, requested C.uintptr_t, out unsafe.Pointer, isDevice C.in
 		if isDevice != 0 {
 			err = cdevice.ExportDeviceArrayStream(r, cdevice.DeviceStreamAt(out))
 		} else {
-			err = cdevice.ExportArrayStream(r, cdevice.StreamAt(out))
+			// the C stream interface carries CPU memory: copy device chunks
+			err = cdevice.ExportArrayStream(cdevice.ToHostReader(r), cdevice.StreamAt(out))
 		}
 		if err != nil {
 			r.Close()
@@ -565,5 +566,46 @@ func gdaStreamCast(h, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.in
 		}
 		newHandle(&pyStream{reader: cast, schema: target, devType: s.devType}, out)
 		return nil
+	})
+}
+
+//export gdaCUDAStatus
+func gdaCUDAStatus(count *C.int64_t, library, message **C.char) C.int {
+	var ok C.int
+	call(nil, func() error {
+		*library = C.CString(device.CUDALibrary())
+		if err := device.OpenCUDA(); err != nil {
+			*message = C.CString(err.Error())
+			*count = 0
+			return nil
+		}
+		n := device.CUDADeviceCount()
+		*count = C.int64_t(n)
+		msg := fmt.Sprintf("%d device(s)", n)
+		if v, err := device.CUDADriverVersion(); err == nil {
+			msg += fmt.Sprintf(", driver API %d.%d", v/1000, v%1000/10)
+		}
+		if name, err := device.CUDADeviceName(0); err == nil && n > 0 {
+			msg += ", device 0: " + name
+		}
+		*message = C.CString(msg)
+		ok = 1
+		return nil
+	})
+	return ok
+}
+
+//export gdaArrayToDevice
+func gdaArrayToDevice(h C.uintptr_t, devType C.int32_t, devID C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		a, err := valueOf[*cdevice.Array](h)
+		if err != nil {
+			return err
+		}
+		c, err := cdevice.CopyToDevice(a, device.Device{Type: device.Type(devType), ID: int64(devID)})
+		if err == nil {
+			newHandle(c, out)
+		}
+		return err
 	})
 }

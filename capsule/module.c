@@ -616,7 +616,38 @@ static PyObject* m_dlpack_device(PyObject* self, PyObject* const* args, Py_ssize
   return Py_BuildValue("(iL)", (int)t, (long long)id);
 }
 
+static PyObject* m_cuda_status(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(0, "cuda_status");
+  int64_t count = 0;
+  char *library = NULL, *message = NULL;
+  int ok;
+  Py_BEGIN_ALLOW_THREADS ok = gdaCUDAStatus(&count, &library, &message);
+  Py_END_ALLOW_THREADS PyObject* r =
+      Py_BuildValue("(OLss)", ok ? Py_True : Py_False, (long long)count, library ? library : "",
+                    message ? message : "");
+  free(library);
+  free(message);
+  return r;
+}
+
+static PyObject* m_array_to_device(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "array_to_device");
+  uintptr_t h, out = 0;
+  if (get_handle(args[0], &h)) return NULL;
+  int dtype = (int)PyLong_AsLong(args[1]);
+  if (dtype == -1 && PyErr_Occurred()) return NULL;
+  long long id = PyLong_AsLongLong(args[2]);
+  if (id == -1 && PyErr_Occurred()) return NULL;
+  gda_error e = {0};
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = gdaArrayToDevice(h, dtype, id, &out, &e);
+  Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
+  return wrap_handle(out);
+}
+
 static PyMethodDef methods[] = {
+    {"cuda_status", (PyCFunction)(void (*)(void))m_cuda_status, METH_FASTCALL, "cuda_status() -> (available, device_count, library, message)"},
+    {"array_to_device", (PyCFunction)(void (*)(void))m_array_to_device, METH_FASTCALL, "array_to_device(handle, device_type, device_id) -> handle"},
     {"dlpack_export", (PyCFunction)(void (*)(void))m_dlpack_export, METH_FASTCALL, "dlpack_export(handle, versioned) -> capsule"},
     {"dlpack_import", (PyCFunction)(void (*)(void))m_dlpack_import, METH_FASTCALL, "dlpack_import(capsule) -> handle"},
     {"dlpack_device", (PyCFunction)(void (*)(void))m_dlpack_device, METH_FASTCALL, "dlpack_device(handle) -> (device_type, device_id)"},

@@ -228,3 +228,26 @@ func (c *copier) copyData(d arrow.ArrayData, depth int) (arrow.ArrayData, error)
 	}
 	return out, nil
 }
+
+// hostReader copies every array of a device stream to the host.
+type hostReader struct{ ArrayReader }
+
+// ToHostReader returns a reader of r's arrays copied to host memory (r itself
+// when it is already a CPU stream).
+func ToHostReader(r ArrayReader) ArrayReader {
+	if r.DeviceType() == device.CPU {
+		return r
+	}
+	return hostReader{r}
+}
+
+func (h hostReader) DeviceType() device.Type { return device.CPU }
+
+func (h hostReader) Next() (*Array, error) {
+	a, err := h.ArrayReader.Next()
+	if err != nil {
+		return nil, err
+	}
+	defer a.Release()
+	return CopyToDevice(a, device.Host)
+}

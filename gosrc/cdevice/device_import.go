@@ -87,7 +87,7 @@ func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *Schema, dev de
 		return nil, nil
 	case device.CUDA:
 	default:
-		return nil, errorf(device.ErrUnavailable, "cannot import an array on %s: no %s backend in this build", dev, dev.Type)
+		return nil, device.Unavailable("cannot import an array on %s: godevarrow has no %s backend", dev, dev.Type)
 	}
 	if err := device.CheckCUDADevice(int(dev.ID)); err != nil {
 		return nil, err

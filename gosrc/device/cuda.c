@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 // The bound driver entry points.
@@ -46,7 +47,10 @@ static void open_driver(void) {
   library_name = name;
   void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
-    open_error = "the CUDA driver library could not be loaded (dlopen failed)";
+    static char msg[512];
+    const char* why = dlerror();
+    snprintf(msg, sizeof(msg), "the driver library could not be loaded (%s)", why ? why : "dlopen failed");
+    open_error = msg;
     return;
   }
 #define BIND(fn)                                                   \

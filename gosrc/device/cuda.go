@@ -31,7 +31,7 @@ func OpenCUDA() error {
 	cudaOnce.Do(func() {
 		var msg *C.char
 		if C.gda_cuda_open(&msg) != 0 {
-			cudaErr = fmt.Errorf("%w: CUDA is not available (%s): %s", ErrUnavailable, C.GoString(C.gda_cuda_library()), C.GoString(msg))
+			cudaErr = Unavailable("CUDA is not available: %s: %s", C.GoString(C.gda_cuda_library()), C.GoString(msg))
 		}
 	})
 	return cudaErr
@@ -72,7 +72,7 @@ func CheckCUDADevice(dev int) error {
 		return err
 	}
 	if n := CUDADeviceCount(); dev < 0 || dev >= n {
-		return fmt.Errorf("%w: no CUDA device %d (the driver shows %d)", ErrUnavailable, dev, n)
+		return Unavailable("no CUDA device %d (the driver shows %d)", dev, n)
 	}
 	return nil
 }

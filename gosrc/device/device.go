@@ -110,6 +110,16 @@ func Parse(s string) (Device, error) {
 // this process: no driver, no backend for the device type, no such device id.
 var ErrUnavailable = errors.New("device unavailable")
 
+type unavailableError struct{ msg string }
+
+func (e *unavailableError) Error() string { return e.msg }
+func (e *unavailableError) Unwrap() error { return ErrUnavailable }
+
+// Unavailable returns an error wrapping ErrUnavailable with the given message.
+func Unavailable(format string, args ...any) error {
+	return &unavailableError{msg: fmt.Sprintf(format, args...)}
+}
+
 // DriverError is a failed call into a device driver.
 type DriverError struct {
 	Call string // the driver function, e.g. "cuMemAlloc_v2"

@@ -219,7 +219,7 @@ func Import(p unsafe.Pointer, versioned bool) (*cdevice.Array, error) {
 	if dev.Type == device.CPU {
 		dev = device.Host
 	} else {
-		return fail(errorf(device.ErrUnavailable, "cannot import a DLPack tensor on %s: no backend for it in this build", dev))
+		return fail(device.Unavailable("cannot import a DLPack tensor on %s: only CPU tensors are supported so far", dev))
 	}
 	d := dtype{uint8(t.dtype.code), uint8(t.dtype.bits)}
 	base := unsafe.Add(t.data, uintptr(t.byte_offset))

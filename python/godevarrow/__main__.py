@@ -12,7 +12,7 @@ def info() -> int:
     import platform
 
     from . import _godevarrow as _lib
-    from ._core import cuda_available, cuda_device_count
+    from ._core import cuda_status
     from ._version import __version__
 
     build = dict(line.split("=", 1) for line in _lib.build_info().splitlines())
@@ -20,8 +20,9 @@ def info() -> int:
     print(f"  Python        {platform.python_version()} ({sys.executable})")
     print(f"  Go            {build.get('go', '?')} ({build.get('goarch', '?')})")
     print(f"  Arrow Go      {build.get('arrow_go', '?')}")
-    print("  devices       cpu" + "".join(f", cuda:{i}" for i in range(cuda_device_count())))
-    print(f"  CUDA          {'available' if cuda_available() else 'not available: this build has no CUDA backend'}")
+    ok, count, library, message = cuda_status()
+    print("  devices       cpu" + "".join(f", cuda:{i}" for i in range(count)))
+    print(f"  CUDA driver   {library}: {message if ok else 'not available: ' + message}")
     try:
         import pyarrow
 

@@ -216,26 +216,20 @@ class Array:
         return _lib.export_array(self._h, _requested_handle(requested_schema), True)
 
     def __arrow_c_array__(self, requested_schema: object = None) -> tuple[object, object]:
-        """Zero-copy export of CPU data."""
-        self._require_host("__arrow_c_array__")
-        return _lib.export_array(self._h, _requested_handle(requested_schema), False)
+        """Zero-copy export of CPU data; data on another device is copied to the host."""
+        return _lib.export_array(self._on_host()._h, _requested_handle(requested_schema), False)
 
     def __arrow_c_stream__(self, requested_schema: object = None) -> object:
-        """A one-chunk stream."""
-        self._require_host("__arrow_c_stream__")
-        return stream(self).__arrow_c_stream__(requested_schema)
+        """A one-chunk stream (copied to the host when on another device)."""
+        return stream(self._on_host()).__arrow_c_stream__(requested_schema)
 
     def __arrow_c_device_stream__(self, requested_schema: object = None, **kwargs: Any) -> object:
         """A one-chunk device stream."""
         _check_kwargs("__arrow_c_device_stream__", kwargs)
         return stream(self).__arrow_c_device_stream__(requested_schema)
 
-    def _require_host(self, method: str) -> None:
-        if self.device_type != DeviceType.CPU:
-            raise DeviceError(
-                f"{method}() needs host memory but the array is on {self.device}; "
-                "copying device data to the host is not available in this build"
-            )
+    def _on_host(self) -> Array:
+        return self if self.device_type == DeviceType.CPU else self.to_device("cpu")
 
     # -- operations
     # -- DLPack
@@ -267,17 +261,13 @@ class Array:
         target = as_device(device)
         if target == self.device:
             return self
-        raise DeviceError(
-            f"cannot copy an array from {self.device} to {target}: "
-            "this build of godevarrow has no device backend for it (CUDA support is not available yet)"
-        )
+        return type(self)(_lib.array_to_device(self._h, int(target.device_type), target.device_id))
 
     def to_pyarrow(self) -> Any:
-        """A ``pyarrow.Array`` (zero-copy for CPU data)."""
+        """A ``pyarrow.Array`` (zero-copy for CPU data, else a copy to the host)."""
         import pyarrow as pa
 
-        self._require_host("to_pyarrow")
-        return pa.array(self)
+        return pa.array(self._on_host())
 
     def validate(self, full: bool = True) -> None:
         """Raise ``ValueError`` (``ArrowInvalid``) describing the first problem found."""
@@ -319,11 +309,10 @@ class RecordBatch(Array):
         return [self.column(i) for i in range(self.num_columns)]
 
     def to_pyarrow(self) -> Any:
-        """A ``pyarrow.RecordBatch`` (zero-copy for CPU data)."""
+        """A ``pyarrow.RecordBatch`` (zero-copy for CPU data, else a copy to the host)."""
         import pyarrow as pa
 
-        self._require_host("to_pyarrow")
-        return pa.record_batch(self)
+        return pa.record_batch(self._on_host())
 
 
 def _import_array(obj: object, requested_schema: object) -> Array:
@@ -425,12 +414,7 @@ class ArrayStream:
         return self._schema.__arrow_c_schema__()
 
     def __arrow_c_stream__(self, requested_schema: object = None) -> object:
-        """Move the stream out as an ArrowArrayStream (CPU)."""
-        if self._device_type != DeviceType.CPU:
-            raise DeviceError(
-                f"__arrow_c_stream__() needs host memory but the stream is on {self._device_type.name}; "
-                "copying device data to the host is not available in this build"
-            )
+        """Move the stream out as an ArrowArrayStream; chunks on a device are copied to the host."""
         return _lib.export_stream(self._h, _requested_handle(requested_schema), False)
 
     def __arrow_c_device_stream__(self, requested_schema: object = None, **kwargs: Any) -> object:
@@ -494,14 +478,26 @@ def validate(obj: Array, full: bool = True) -> None:
     obj.validate(full)
 
 
+def cuda_status() -> tuple[bool, int, str, str]:
+    """(available, device count, driver library, message) of the CUDA backend.
+
+    The driver is ``libcuda.so.1``, or the library named by the environment
+    variable ``GODEVARROW_LIBCUDA``; it is opened on first use."""
+    try:
+        return _lib.cuda_status()
+    except Exception as exc:  # never raise from a status query
+        return False, 0, "", f"CUDA status unavailable: {exc}"
+
+
 def cuda_available() -> bool:
     """Whether a CUDA driver with at least one device can be used. Never raises."""
-    return False
+    ok, count, _, _ = cuda_status()
+    return ok and count > 0
 
 
 def cuda_device_count() -> int:
     """The number of CUDA devices (0 without a driver). Never raises."""
-    return 0
+    return cuda_status()[1]
 
 
 _COUNTER_NAMES = (
