@@ -9,7 +9,6 @@ package device
 import "C"
 
 import (
-	"fmt"
 	"sync"
 	"unsafe"
 )
