@@ -22,7 +22,7 @@ def info() -> int:
     print(f"  Arrow Go      {build.get('arrow_go', '?')}")
     ok, count, library, message = cuda_status()
     print("  devices       cpu" + "".join(f", cuda:{i}" for i in range(count)))
-    print(f"  CUDA driver   {library}: {message if ok else 'not available: ' + message}")
+    print(f"  CUDA          {message if ok else 'not available. ' + message}")
     try:
         import pyarrow
 
