@@ -609,3 +609,19 @@ func gdaArrayToDevice(h C.uintptr_t, devType C.int32_t, devID C.int64_t, out *C.
 		return err
 	})
 }
+
+// gdaDebugPanic panics inside an export, to prove that panics become Python
+// exceptions and that the library then refuses work. It only runs when the
+// environment variable GODEVARROW_ALLOW_PANIC_TEST=1 (read with C getenv).
+//
+//export gdaDebugPanic
+func gdaDebugPanic(e *C.gda_error) C.int {
+	return call(e, func() error {
+		name := C.CString("GODEVARROW_ALLOW_PANIC_TEST")
+		defer C.free(unsafe.Pointer(name))
+		if v := C.getenv(name); v == nil || C.GoString(v) != "1" {
+			return &cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "debug_panic() needs GODEVARROW_ALLOW_PANIC_TEST=1"}
+		}
+		panic("deliberate panic from debug_panic()")
+	})
+}

@@ -645,7 +645,15 @@ static PyObject* m_array_to_device(PyObject* self, PyObject* const* args, Py_ssi
   return wrap_handle(out);
 }
 
+static PyObject* m_debug_panic(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(0, "debug_panic");
+  gda_error e = {0};
+  if (gdaDebugPanic(&e)) return raise_error(&e);
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"debug_panic", (PyCFunction)(void (*)(void))m_debug_panic, METH_FASTCALL, "debug_panic(): test-only, needs GODEVARROW_ALLOW_PANIC_TEST=1"},
     {"cuda_status", (PyCFunction)(void (*)(void))m_cuda_status, METH_FASTCALL, "cuda_status() -> (available, device_count, library, message)"},
     {"array_to_device", (PyCFunction)(void (*)(void))m_array_to_device, METH_FASTCALL, "array_to_device(handle, device_type, device_id) -> handle"},
     {"dlpack_export", (PyCFunction)(void (*)(void))m_dlpack_export, METH_FASTCALL, "dlpack_export(handle, versioned) -> capsule"},

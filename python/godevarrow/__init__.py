@@ -37,6 +37,24 @@ from ._godevarrow import (
 )
 from ._version import __version__
 
+
+def _warn_forked_child() -> None:
+    import warnings
+
+    warnings.warn(
+        "godevarrow was imported before fork(): the Go runtime does not survive fork, and using "
+        "godevarrow in this child process may hang or crash. Use the 'spawn' or 'forkserver' "
+        "multiprocessing start method instead.",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+
+
+import os as _os  # noqa: E402
+
+if hasattr(_os, "register_at_fork"):
+    _os.register_at_fork(after_in_child=_warn_forked_child)
+
 __all__ = [
     "Array",
     "ArrayStream",
