@@ -148,7 +148,32 @@ func (a *Array) Slice(offset, length int64) (*Array, error) {
 	if offset < 0 || length < 0 || offset > int64(a.Len()) || length > int64(a.Len())-offset {
 		return nil, errorf(ErrInvalid, "slice [%d, %d+%d) is out of bounds for an array of length %d", offset, offset, length, a.Len())
 	}
-	return a.derive(a.schema, array.NewSliceData(a.data, offset, offset+length)), nil
+	sliced := array.NewSliceData(a.data, offset, offset+length)
+	if flat := pushDownStructOffset(a.schema, sliced); flat != nil {
+		sliced.Release()
+		sliced = flat
+	}
+	return a.derive(a.schema, sliced), nil
+}
+
+// pushDownStructOffset returns, for a struct without a validity bitmap and a
+// non-zero offset, the same values with offset 0 and the offset applied to
+// the children (zero-copy); nil otherwise. Record batches are such structs,
+// and consumers (pyarrow) reject record batches with a non-zero offset.
+func pushDownStructOffset(s *Schema, d arrow.ArrayData) arrow.ArrayData {
+	if s.info.Layout != LayoutStruct || s.Dictionary != nil || d.Offset() == 0 || d.Buffers()[0] != nil {
+		return nil
+	}
+	off, n := int64(d.Offset()), int64(d.Len())
+	children := make([]arrow.ArrayData, len(d.Children()))
+	for i, c := range d.Children() {
+		children[i] = array.NewSliceData(c, off, off+n)
+	}
+	out := array.NewData(d.DataType(), int(n), []*memory.Buffer{nil}, children, 0, 0)
+	for _, c := range children {
+		c.Release()
+	}
+	return out
 }
 
 // NumChildren returns the number of children (columns of a record batch).

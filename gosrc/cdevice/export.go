@@ -21,6 +21,7 @@ import (
 type exportRecord struct {
 	arr    *Array
 	cAlloc []unsafe.Pointer // C memory the export allocated (binary view sizes), freed at release
+	flat   arrow.ArrayData  // a record batch view with its offset pushed into the children
 	pinner *runtime.Pinner  // pins buffers that live in Go memory (nil for C memory)
 }
 
@@ -35,6 +36,9 @@ func godevarrowReleaseExport(h C.uintptr_t) {
 	}
 	for _, p := range rec.cAlloc {
 		C.free(p)
+	}
+	if rec.flat != nil {
+		rec.flat.Release()
 	}
 	rec.arr.Release()
 	liveExports.Add(-1)
@@ -99,7 +103,13 @@ func exportTree(a *Array, out *C.struct_ArrowArray) error {
 	// Filling cannot fail halfway for lack of memory without leaving a
 	// partial tree; on failure we release what was built, which drops the
 	// shared record (and so the handle) when its last node goes.
-	if err := exportNode(out, a.schema, a.data, shared, rec, 0); err != nil {
+	data := a.data
+	if flat := pushDownStructOffset(a.schema, data); flat != nil {
+		// kept alive by the record: the array it came from is retained too
+		rec.flat = flat
+		data = flat
+	}
+	if err := exportNode(out, a.schema, data, shared, rec, 0); err != nil {
 		if out.release != nil {
 			C.gda_call_array_release(out)
 		}
