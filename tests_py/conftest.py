@@ -12,7 +12,9 @@ import pytest
 import godevarrow as gda
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-CORPUS = pathlib.Path(os.environ.get("GODEVARROW_CORPUS", REPO.parent / "shared" / "testdata" / "arrow-ipc-integration"))
+CORPUS = pathlib.Path(
+    os.environ.get("GODEVARROW_CORPUS", REPO.parent / "shared" / "testdata" / "arrow-ipc-integration")
+)
 
 
 def corpus_files() -> list[pathlib.Path]:
