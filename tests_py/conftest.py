@@ -6,10 +6,9 @@ import gc
 import os
 import pathlib
 
+import godevarrow as gda
 import pyarrow as pa
 import pytest
-
-import godevarrow as gda
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = pathlib.Path(

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pathlib
 
+import godevarrow as gda
 import pyarrow as pa
 import pyarrow.ipc as ipc
 import pytest
 from conftest import corpus_files
-
-import godevarrow as gda
 
 FILES = corpus_files()
 IDS = [f.name.removesuffix(".stream") for f in FILES]

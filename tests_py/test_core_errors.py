@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import ctypes
 
+import godevarrow as gda
 import pyarrow as pa
 import pytest
-
-import godevarrow as gda
 
 PyCapsule_New = ctypes.pythonapi.PyCapsule_New
 PyCapsule_New.restype = ctypes.py_object

@@ -5,11 +5,10 @@ from __future__ import annotations
 import gc
 import threading
 
+import godevarrow as gda
 import pyarrow as pa
 import pytest
 from conftest import snapshot
-
-import godevarrow as gda
 
 
 def test_every_export_is_fresh_and_independent(leak_check):

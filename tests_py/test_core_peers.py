@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import godevarrow as gda
 import numpy as np
 import pyarrow as pa
 import pytest
-
-import godevarrow as gda
 
 
 def sample_batch() -> pa.RecordBatch:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import godevarrow as gda
 import pyarrow as pa
 import pytest
-
-import godevarrow as gda
 
 
 def values_address(arr: pa.Array) -> int:
