@@ -1,0 +1,203 @@
+"""godevarrow beside pyarrow, nanoarrow and arro3, measured in one run.
+
+Each row is one job done by every implementation; times are medians over
+repetitions, and the last column is godevarrow's time divided by the fastest
+peer's (<= 1.0 means godevarrow is at least as fast). Benchmarks are not
+tests: nothing here asserts anything.
+
+    python benchmarks/bench.py [--quick] [--repeat K] [--out docs/benchmarks.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import statistics
+import sys
+import time
+from typing import Any, Callable, Optional
+
+import numpy as np
+import pyarrow as pa
+
+Impl = Callable[[Any], Any]
+
+
+def _peers() -> dict[str, dict[str, Optional[Impl]]]:
+    """For each implementation: how it imports an array, a batch and a stream
+    from pyarrow and how pyarrow takes each back (a round trip)."""
+    impls: dict[str, dict[str, Optional[Impl]]] = {
+        "pyarrow": {
+            "array": lambda a: pa.Array._import_from_c_device_capsule(*a.__arrow_c_device_array__()),
+            "batch": lambda b: pa.RecordBatch._import_from_c_device_capsule(*b.__arrow_c_device_array__()),
+            "stream": lambda r: pa.RecordBatchReader._import_from_c_capsule(r.__arrow_c_stream__()),
+        }
+    }
+    try:
+        import godevarrow as gda
+
+        impls["godevarrow"] = {
+            "array": lambda a: pa.array(gda.array(a)),
+            "batch": lambda b: pa.record_batch(gda.record_batch(b)),
+            "stream": lambda r: pa.RecordBatchReader.from_stream(gda.stream(r)),
+        }
+    except ImportError as exc:
+        print(f"godevarrow: not importable ({exc})", file=sys.stderr)
+    try:
+        import nanoarrow as na
+
+        impls["nanoarrow"] = {
+            "array": lambda a: pa.array(na.c_array(a)),
+            "batch": lambda b: pa.record_batch(na.c_array(b)),
+            "stream": lambda r: pa.RecordBatchReader.from_stream(na.c_array_stream(r)),
+        }
+    except ImportError:
+        pass
+    try:
+        import arro3.core as a3
+
+        impls["arro3"] = {
+            "array": lambda a: pa.array(a3.Array.from_arrow(a)),
+            "batch": lambda b: pa.record_batch(a3.RecordBatch.from_arrow(b)),
+            "stream": lambda r: pa.RecordBatchReader.from_stream(a3.RecordBatchReader.from_arrow(r)),
+        }
+    except ImportError:
+        pass
+    return impls
+
+
+def median_time(fn: Callable[[], Any], repeat: int, min_seconds: float = 0.05) -> float:
+    """Median seconds per call; short calls are looped so each sample lasts min_seconds."""
+    fn()  # warm up
+    loops = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(loops):
+            fn()
+        if time.perf_counter() - start >= min_seconds or loops >= 1 << 20:
+            break
+        loops *= 4
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(loops):
+            fn()
+        samples.append((time.perf_counter() - start) / loops)
+    return statistics.median(samples)
+
+
+def fmt(seconds: Optional[float]) -> str:
+    if seconds is None:
+        return "n/a"
+    if seconds < 1e-6:
+        return f"{seconds * 1e9:.0f} ns"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.2f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.2f} s"
+
+
+def rows(args: argparse.Namespace) -> list[tuple[str, str, Callable[[], Any]]]:
+    small = pa.array(np.arange(1_000, dtype=np.int64))
+    large = pa.array(np.arange(args.rows_large, dtype=np.int64))
+    wide = pa.record_batch({f"c{i}": pa.array(np.arange(10, dtype=np.int64)) for i in range(1000)})
+    batch = pa.record_batch({"x": pa.array(np.arange(10, dtype=np.int64))})
+    n_batches = args.batches
+    return [
+        ("round trip, 1 int64 column, 10^3 rows", "array", lambda: small),
+        (f"round trip, 1 int64 column, {args.rows_large:.0e} rows", "array", lambda: large),
+        ("round trip, 1,000-column batch", "batch", lambda: wide),
+        (
+            f"stream of {n_batches:,} small batches, read by pyarrow (per stream)",
+            "stream",
+            lambda: pa.RecordBatchReader.from_batches(batch.schema, [batch] * n_batches),
+        ),
+    ]
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes, few repetitions")
+    parser.add_argument("--repeat", type=int, default=None, help="samples per cell (median reported)")
+    parser.add_argument("--rows-large", type=int, default=None, help="rows of the large array (default 10^8)")
+    parser.add_argument("--out", help="also write a Markdown report here")
+    args = parser.parse_args(argv)
+    args.repeat = args.repeat or (3 if args.quick else 7)
+    args.rows_large = args.rows_large or (10**6 if args.quick else 10**8)
+    args.batches = 1_000 if args.quick else 100_000
+
+    impls = _peers()
+    names = ["godevarrow"] + [n for n in ("pyarrow", "nanoarrow", "arro3") if n in impls]
+    table: list[list[str]] = []
+    for label, kind, make in rows(args):
+        cells: dict[str, Optional[float]] = {}
+        for name in names:
+            fn = impls.get(name, {}).get(kind)
+            if fn is None:
+                cells[name] = None
+                continue
+            if kind == "stream":
+                # a stream can be read once: build a fresh one per call, then subtract that cost
+                def call(fn=fn):
+                    fn(make()).read_all()
+
+                total = median_time(call, max(args.repeat // 2, 1), min_seconds=0)
+                cells[name] = total
+            else:
+                data = make()
+                cells[name] = median_time(lambda fn=fn, data=data: fn(data), args.repeat)
+        peers = [v for k, v in cells.items() if k != "godevarrow" and v is not None]
+        ratio = cells.get("godevarrow") / min(peers) if peers and cells.get("godevarrow") else None
+        table.append([label] + [fmt(cells[n]) for n in names] + [f"{ratio:.2f}x" if ratio else "n/a"])
+        print(" | ".join(table[-1]), flush=True)
+
+    header = ["job"] + names + ["godevarrow / fastest peer"]
+    machine = machine_description(impls)
+    text = render(header, table, machine, argv)
+    print()
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    return 0
+
+
+def machine_description(impls: dict[str, Any]) -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    versions = [f"Python {platform.python_version()}", f"pyarrow {pa.__version__}"]
+    for mod in ("godevarrow", "nanoarrow", "arro3.core"):
+        try:
+            m = __import__(mod, fromlist=["_"])
+            versions.append(f"{mod} {getattr(m, '__version__', '?')}")
+        except ImportError:
+            pass
+    return f"{cpu}, {os.cpu_count()} cores; " + ", ".join(versions)
+
+
+def render(header: list[str], table: list[list[str]], machine: str, argv: Optional[list[str]]) -> str:
+    lines = [
+        "# godevarrow benchmarks",
+        "",
+        f"Run {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {machine}.",
+        f"Command: `python benchmarks/bench.py {' '.join(argv or sys.argv[1:])}`. Medians; lower is better.",
+        "",
+        "| " + " | ".join(header) + " |",
+        "| " + " | ".join("---" for _ in header) + " |",
+    ]
+    lines += ["| " + " | ".join(row) + " |" for row in table]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
