@@ -140,12 +140,11 @@ def main(argv: Optional[list[str]] = None) -> int:
                 cells[name] = None
                 continue
             if kind == "stream":
-                # a stream can be read once: build a fresh one per call, then subtract that cost
-                def call(fn=fn):
+                # a stream can be read once: build a fresh one per call
+                def call(fn: Impl = fn, make: Callable[[], Any] = make) -> None:
                     fn(make()).read_all()
 
-                total = median_time(call, max(args.repeat // 2, 1), min_seconds=0)
-                cells[name] = total
+                cells[name] = median_time(call, max(args.repeat // 2, 1), min_seconds=0)
             else:
                 data = make()
                 cells[name] = median_time(lambda fn=fn, data=data: fn(data), args.repeat)

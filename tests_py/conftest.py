@@ -1,7 +1,12 @@
-"""Shared fixtures of the Python suite."""
+"""Shared fixtures and helpers of the Python suite.
+
+Test modules import the helpers with ``from conftest import ...`` (tests_py has
+no ``__init__.py``, so pytest puts this directory on ``sys.path``).
+"""
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
 import pathlib
@@ -16,8 +21,20 @@ CORPUS = pathlib.Path(
 )
 
 
+# ------------------------------------------------------------------ corpus
+
+
 def corpus_files() -> list[pathlib.Path]:
     return sorted(CORPUS.glob("*.stream")) if CORPUS.is_dir() else []
+
+
+def corpus_params() -> list:
+    """One pytest param per corpus file (id: the file name without .stream),
+    or a single placeholder that the ``corpus_dir`` fixture skips."""
+    files = corpus_files()
+    if not files:
+        return [pytest.param("missing", id="corpus-missing")]
+    return [pytest.param(f.name, id=f.name.removesuffix(".stream")) for f in files]
 
 
 @pytest.fixture
@@ -25,6 +42,9 @@ def corpus_dir() -> pathlib.Path:
     if not CORPUS.is_dir():
         pytest.skip(f"the Arrow IPC gold corpus is not at {CORPUS} (it lives in shared/ beside the checkout)")
     return CORPUS
+
+
+# ------------------------------------------------------------- leak checks
 
 
 def snapshot() -> tuple[dict[str, int], int]:
@@ -41,3 +61,173 @@ def leak_check():
     after = snapshot()
     assert after[0] == before[0], f"Go objects leaked: before {before[0]}, after {after[0]}"
     assert after[1] == before[1], f"pyarrow bytes leaked: before {before[1]}, after {after[1]}"
+
+
+def live(key: str) -> int:
+    """One counter of ``gda.debug_live_objects()`` after a full collection."""
+    gc.collect()
+    return gda.debug_live_objects()[key]
+
+
+# ---------------------------------------------------------------- capsules
+
+_pythonapi = ctypes.pythonapi
+_pythonapi.PyCapsule_New.restype = ctypes.py_object
+_pythonapi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_pythonapi.PyCapsule_GetName.restype = ctypes.c_char_p
+_pythonapi.PyCapsule_GetName.argtypes = [ctypes.py_object]
+_pythonapi.PyCapsule_GetPointer.restype = ctypes.c_void_p
+_pythonapi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def make_capsule(address: int, name: bytes) -> object:
+    """A capsule without destructor over ``address`` (the caller keeps the memory alive)."""
+    return _pythonapi.PyCapsule_New(address, name, None)
+
+
+def capsule_name(capsule: object) -> str:
+    return _pythonapi.PyCapsule_GetName(capsule).decode()
+
+
+def capsule_pointer(capsule: object) -> int:
+    return _pythonapi.PyCapsule_GetPointer(capsule, _pythonapi.PyCapsule_GetName(capsule))
+
+
+class ArrowSchemaStruct(ctypes.Structure):
+    _fields_ = [
+        ("format", ctypes.c_char_p),
+        ("name", ctypes.c_char_p),
+        ("metadata", ctypes.c_void_p),
+        ("flags", ctypes.c_int64),
+        ("n_children", ctypes.c_int64),
+        ("children", ctypes.c_void_p),
+        ("dictionary", ctypes.c_void_p),
+        ("release", ctypes.c_void_p),
+        ("private_data", ctypes.c_void_p),
+    ]
+
+
+class ArrowArrayStruct(ctypes.Structure):
+    _fields_ = [
+        ("length", ctypes.c_int64),
+        ("null_count", ctypes.c_int64),
+        ("offset", ctypes.c_int64),
+        ("n_buffers", ctypes.c_int64),
+        ("n_children", ctypes.c_int64),
+        ("buffers", ctypes.POINTER(ctypes.c_void_p)),
+        ("children", ctypes.c_void_p),
+        ("dictionary", ctypes.c_void_p),
+        ("release", ctypes.c_void_p),
+        ("private_data", ctypes.c_void_p),
+    ]
+
+
+class ArrowDeviceArrayStruct(ctypes.Structure):
+    _fields_ = [
+        ("array", ArrowArrayStruct),
+        ("device_id", ctypes.c_int64),
+        ("device_type", ctypes.c_int32),
+        ("sync_event", ctypes.c_void_p),
+        ("reserved", ctypes.c_int64 * 3),
+    ]
+
+
+class ArrowArrayStreamStruct(ctypes.Structure):
+    _fields_ = [
+        ("get_schema", ctypes.c_void_p),
+        ("get_next", ctypes.c_void_p),
+        ("get_last_error", ctypes.c_void_p),
+        ("release", ctypes.c_void_p),
+        ("private_data", ctypes.c_void_p),
+    ]
+
+
+def struct_of(capsule: object, cls: type[ctypes.Structure]) -> ctypes.Structure:
+    """A view (not a copy) of the C struct a capsule points to."""
+    return cls.from_address(capsule_pointer(capsule))
+
+
+# --------------------------------------------------------------- producers
+
+
+class ArrayOnly:
+    """Offers only ``__arrow_c_array__`` of ``inner`` (forces the plain C Data path)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __arrow_c_array__(self, requested_schema=None):
+        return self.inner.__arrow_c_array__(requested_schema)
+
+
+class DeviceArrayOnly:
+    """Offers only ``__arrow_c_device_array__`` of ``inner``."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
+        return self.inner.__arrow_c_device_array__(requested_schema, **kwargs)
+
+
+class StreamOnly:
+    """Offers only ``__arrow_c_stream__`` of ``inner``."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return self.inner.__arrow_c_stream__(requested_schema)
+
+
+class DeviceStreamOnly:
+    """Offers only ``__arrow_c_device_stream__`` of ``inner``."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __arrow_c_device_stream__(self, requested_schema=None, **kwargs):
+        return self.inner.__arrow_c_device_stream__(requested_schema, **kwargs)
+
+
+class Capsules:
+    """Hands out the given capsules from every protocol method, whatever is asked."""
+
+    def __init__(self, schema=None, array=None, stream=None):
+        self.schema, self.array, self.stream = schema, array, stream
+
+    def __arrow_c_schema__(self):
+        return self.schema
+
+    def __arrow_c_array__(self, requested_schema=None):
+        return self.schema, self.array
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return self.stream
+
+
+class Spy:
+    """Forwards the protocol methods ``inner`` has and records which were called."""
+
+    METHODS = (
+        "__arrow_c_schema__",
+        "__arrow_c_array__",
+        "__arrow_c_device_array__",
+        "__arrow_c_stream__",
+        "__arrow_c_device_stream__",
+    )
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.calls: list[str] = []
+
+    def __getattr__(self, name):
+        if name not in self.METHODS or not hasattr(self.inner, name):
+            raise AttributeError(name)
+        method = getattr(self.inner, name)
+
+        def call(*args, **kwargs):
+            self.calls.append(name)
+            return method(*args, **kwargs)
+
+        return call
