@@ -8,8 +8,11 @@ PY     := $(VENV)/bin/python
 export GOFLAGS := -buildvcs=false
 PYINC   = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 SHARED ?= ../shared
+FAKECUDA := $(CURDIR)/tests_go/fakecuda/libfakecuda.so
+# The test suites run the CUDA paths against the strict fake driver.
+TEST_ENV := GODEVARROW_LIBCUDA=$(FAKECUDA) FAKECUDA_DEVICES=2
 
-.PHONY: all venv build test test-go test-py demo info bench lint fmt clean
+.PHONY: all venv build fakecuda test test-go test-py demo info bench lint fmt clean
 
 all: build
 
@@ -23,18 +26,21 @@ venv: $(VENV)/.installed
 
 # Build the extension and install the package into .venv (Go's build cache
 # makes rebuilds incremental).
-build: venv
+build: venv fakecuda
 	$(PY) -m pip install -q --no-build-isolation --no-deps --force-reinstall .
+
+fakecuda:
+	$(MAKE) -s -C tests_go/fakecuda
 
 test: test-go test-py
 
-test-go: venv
+test-go: venv fakecuda
 	CGO_CFLAGS="-I$(PYINC)" go vet ./...
-	go test -count=1 ./gosrc/... ./tests_go/...
-	go test -count=1 -race ./tests_go/...
+	$(TEST_ENV) go test -count=1 ./gosrc/... ./tests_go/...
+	$(TEST_ENV) go test -count=1 -race ./tests_go/...
 
 test-py: build
-	$(PY) -m pytest -q tests_py
+	$(TEST_ENV) $(PY) -m pytest -q tests_py
 
 demo: build
 	$(PY) -m godevarrow demo
@@ -57,4 +63,5 @@ fmt: venv
 
 clean:
 	rm -rf build dist *.egg-info python/*.egg-info .pytest_cache
+	$(MAKE) -s -C tests_go/fakecuda clean
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

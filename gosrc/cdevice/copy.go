@@ -74,13 +74,17 @@ func CopyToDevice(a *Array, dst device.Device) (*Array, error) {
 	c := copier{src: src, dst: dst, stream: stream}
 	data, err := c.copyData(a.data, 0)
 	if err != nil {
-		// queued copies may still reference the new buffers: let them finish first
-		_ = stream.Synchronize()
-		c.releaseAll()
+		// queued copies may still write into the new buffers: free them only
+		// once the stream is drained (or never, if it cannot be)
+		if stream.Drain() {
+			c.releaseAll()
+		}
 		return nil, err
 	}
 	if err := stream.Synchronize(); err != nil {
-		data.Release()
+		if stream.Drain() {
+			data.Release()
+		}
 		return nil, err
 	}
 	var owner *foreignOwner

@@ -27,7 +27,7 @@ type deviceValues map[unsafe.Pointer][]byte
 // there) and lists the device values the import will need. It never reads
 // device memory and tolerates malformed trees: the import walk that follows
 // reports those.
-func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]deviceRead) {
+func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]deviceRead, host deviceValues) {
 	if c == nil || s == nil || depth > maxNesting || c.length < 0 || c.offset < 0 {
 		return
 	}
@@ -53,17 +53,24 @@ func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]dev
 			offsets(8)
 		}
 	case LayoutBinaryView:
-		if nBuf > 3 && bufs[nBuf-1] != nil {
-			*out = append(*out, deviceRead{bufs[nBuf-1], 8 * (nBuf - 3)})
+		// The variadic sizes exist only in the C layout; producers (godevarrow
+		// among them) may keep them in host memory even for device arrays.
+		if p := bufs[nBuf-1]; nBuf > 3 && p != nil {
+			n := 8 * (nBuf - 3)
+			if _, memType, err := device.PointerDevice(p); err != nil || memType == 1 {
+				host[p] = C.GoBytes(p, C.int(n))
+			} else {
+				*out = append(*out, deviceRead{p, n})
+			}
 		}
 	}
 	if n := int64(c.n_children); n > 0 && n == int64(len(s.Children)) && c.children != nil {
 		for i, k := range unsafe.Slice(c.children, n) {
-			collectDeviceReads(k, s.Children[i], depth+1, out)
+			collectDeviceReads(k, s.Children[i], depth+1, out, host)
 		}
 	}
 	if c.dictionary != nil && s.Dictionary != nil {
-		collectDeviceReads(c.dictionary, s.Dictionary, depth+1, out)
+		collectDeviceReads(c.dictionary, s.Dictionary, depth+1, out, host)
 	}
 }
 
@@ -93,9 +100,10 @@ func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *Schema, dev de
 		return nil, err
 	}
 	var reads []deviceRead
-	collectDeviceReads(&cell.array, schema, 0, &reads)
+	values := deviceValues{}
+	collectDeviceReads(&cell.array, schema, 0, &reads, values)
 	if event == nil && len(reads) == 0 {
-		return nil, nil
+		return values, nil
 	}
 	stream, err := device.NewStream(int(dev.ID))
 	if err != nil {
@@ -108,7 +116,7 @@ func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *Schema, dev de
 		}
 	}
 	if len(reads) == 0 {
-		return nil, nil
+		return values, nil
 	}
 	total := int64(0)
 	for _, r := range reads {
@@ -118,7 +126,12 @@ func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *Schema, dev de
 	if host == nil {
 		return nil, errorf(ErrInvalid, "out of memory importing a device array")
 	}
-	defer C.free(host)
+	drained := true
+	defer func() {
+		if drained {
+			C.free(host)
+		}
+	}()
 	dst := make([]unsafe.Pointer, len(reads))
 	src := make([]unsafe.Pointer, len(reads))
 	size := make([]int64, len(reads))
@@ -128,9 +141,9 @@ func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *Schema, dev de
 		pos += r.size
 	}
 	if err := stream.Gather(dst, src, size); err != nil {
+		drained = stream.Drain()
 		return nil, err
 	}
-	values := make(deviceValues, len(reads))
 	for i, r := range reads {
 		values[r.addr] = C.GoBytes(dst[i], C.int(r.size))
 	}

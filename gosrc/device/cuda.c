@@ -230,7 +230,16 @@ CUresult gda_cuda_copy_async(int dev, int kind, void* dst, const void* src, size
 CUresult gda_cuda_gather(int dev, CUstream s, int count, void* const* dst, const CUdeviceptr* src, const size_t* n,
                          const char** call) {
   CURRENT(dev);
-  for (int i = 0; i < count; i++) CALL(cuMemcpyDtoHAsync_v2, dst[i], src[i], n[i], s);
+  for (int i = 0; i < count; i++) {
+    CUresult r = cu.cuMemcpyDtoHAsync_v2(dst[i], src[i], n[i], s);
+    if (r != GDA_CUDA_SUCCESS) {
+      *call = "cuMemcpyDtoHAsync_v2";
+      // copies already queued write into dst: let them finish before the
+      // caller frees it
+      cu.cuStreamSynchronize(s);
+      return r;
+    }
+  }
   CALL(cuStreamSynchronize, s);
   return GDA_CUDA_SUCCESS;
 }

@@ -133,6 +133,14 @@ func (s *Stream) WaitEvent(event unsafe.Pointer) error {
 	return cudaError(call, C.gda_cuda_stream_wait_event(C.int(s.dev), s.s, C.CUevent(event), &call))
 }
 
+// Drain waits for the stream's queued work after a failure, so that memory
+// the work writes into can be freed. It retries once; if the stream still
+// cannot be synchronized it reports false and the caller must not free that
+// memory (leaking it is the only safe choice).
+func (s *Stream) Drain() bool {
+	return s.Synchronize() == nil || s.Synchronize() == nil
+}
+
 // Destroy destroys the stream.
 func (s *Stream) Destroy() error {
 	var call *C.char
@@ -159,7 +167,8 @@ func (s *Stream) CopyAsync(kind CopyKind, dst, src unsafe.Pointer, n int64, srcD
 
 // Gather copies small device values to host memory with one batched copy and
 // one synchronization: dst[i] receives size[i] bytes from src[i]. dst must
-// be C memory.
+// be C memory. When it fails, no copy into dst is still pending unless the
+// stream cannot be synchronized at all.
 func (s *Stream) Gather(dst, src []unsafe.Pointer, size []int64) error {
 	if len(dst) == 0 {
 		return nil

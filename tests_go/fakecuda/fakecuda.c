@@ -1,0 +1,859 @@
+// fakecuda: a strict emulation of the subset of the CUDA driver API that
+// godevarrow uses, for machines without a GPU (see README.md).
+//
+// Strictness:
+//  * Device memory lives in a region mapped PROT_NONE: any host load or store
+//    of a device address crashes. The driver reaches the bytes through a
+//    second, read-write mapping of the same memfd (the "shadow").
+//  * Asynchrony is real: async copies, memsets and event records are queued
+//    per stream and run only at a synchronization point:
+//      cuStreamSynchronize(s)   runs s's queue;
+//      cuEventSynchronize(e)    runs the queue of e's stream up to e's record;
+//      a WAIT op queued by cuStreamWaitEvent(s, e) runs e's stream up to e's
+//                               record when s reaches it;
+//      cuCtxSynchronize and cuMemFree run all queues;
+//      synchronous copies and work on the NULL/legacy/per-thread stream first
+//      run the queues of *blocking* streams only (legacy default-stream
+//      semantics): streams created with CU_STREAM_NON_BLOCKING are not waited
+//      for, exactly as on a GPU.
+//    cuEventQuery never runs work: it says CUDA_ERROR_NOT_READY while the
+//    record is pending. A reader that forgets to wait sees stale bytes.
+//  * Several devices (FAKECUDA_DEVICES, default 2), counters and fault
+//    injection through the fakecuda_* functions.
+#define _GNU_SOURCE
+#include "fakecuda.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+
+enum {
+  OK = 0,
+  E_INVALID_VALUE = 1,
+  E_OUT_OF_MEMORY = 2,
+  E_NOT_INITIALIZED = 3,
+  E_INVALID_DEVICE = 101,
+  E_INVALID_CONTEXT = 201,
+  E_INVALID_HANDLE = 400,
+  E_NOT_READY = 600,
+  E_ILLEGAL_ADDRESS = 700,
+  E_LAUNCH_FAILED = 719,
+};
+
+#define MAX_DEVICES 8
+#define REGION_PER_DEVICE (2ULL << 30)  // 2 GiB of address space per device
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static int initialized, n_devices;
+static char* region;  // PROT_NONE: what the host sees
+static char* shadow;  // read-write: what the driver uses
+static uint64_t bump[MAX_DEVICES];
+
+typedef struct {
+  int device;
+} context;
+static context contexts[MAX_DEVICES];
+static __thread context* current;
+
+// ---------------------------------------------------------------- allocations
+enum { MEM_DEVICE = 2, MEM_HOST = 1, MEM_MANAGED = 4 };
+typedef struct {
+  char* addr;
+  size_t size;
+  int device, kind, live;
+} allocation;
+static allocation* allocs;
+static size_t n_allocs, cap_allocs;
+
+static allocation* find_alloc(const void* p, size_t n) {
+  const char* c = p;
+  for (size_t i = 0; i < n_allocs; i++) {
+    allocation* a = &allocs[i];
+    if (a->live && c >= a->addr && c + n <= a->addr + a->size && c < a->addr + (a->size ? a->size : 1)) return a;
+  }
+  return NULL;
+}
+
+static int in_region(const void* p) {
+  const char* c = p;
+  return region && c >= region && c < region + (size_t)n_devices * REGION_PER_DEVICE;
+}
+
+static allocation* add_alloc(char* addr, size_t size, int device, int kind) {
+  if (n_allocs == cap_allocs) {
+    cap_allocs = cap_allocs ? cap_allocs * 2 : 256;
+    allocs = realloc(allocs, cap_allocs * sizeof(allocation));
+  }
+  allocs[n_allocs] = (allocation){addr, size, device, kind, 1};
+  return &allocs[n_allocs++];
+}
+
+// ------------------------------------------------------------------ counters
+static long long live_bytes, bytes_copied[5], copy_calls[5], syncs;
+static long long live_streams, live_events;
+
+typedef struct {
+  char name[64];
+  long long calls;
+  long long fail_at;  // call number that fails (0: none)
+  int error;
+} call_stat;
+static call_stat stats[128];
+static int n_stats;
+
+static call_stat* stat_for(const char* fn) {
+  for (int i = 0; i < n_stats; i++)
+    if (!strcmp(stats[i].name, fn)) return &stats[i];
+  if (n_stats == 128) return NULL;
+  call_stat* s = &stats[n_stats++];
+  memset(s, 0, sizeof(*s));
+  snprintf(s->name, sizeof(s->name), "%s", fn);
+  return s;
+}
+
+// Every API entry point starts with ENTER: it takes the lock, counts the
+// call and applies an injected fault.
+#define ENTER(fn)                                    \
+  pthread_mutex_lock(&mu);                           \
+  do {                                               \
+    call_stat* st_ = stat_for(fn);                   \
+    if (st_) {                                       \
+      st_->calls++;                                  \
+      if (st_->fail_at && st_->calls == st_->fail_at) { \
+        st_->fail_at = 0;                            \
+        pthread_mutex_unlock(&mu);                   \
+        return st_->error;                           \
+      }                                              \
+    }                                                \
+  } while (0)
+#define RETURN(v)              \
+  do {                         \
+    CUresult r_ = (v);         \
+    pthread_mutex_unlock(&mu); \
+    return r_;                 \
+  } while (0)
+#define NEED_INIT() \
+  if (!initialized) RETURN(E_NOT_INITIALIZED)
+#define NEED_CONTEXT() \
+  NEED_INIT();         \
+  if (!current) RETURN(E_INVALID_CONTEXT)
+
+// ----------------------------------------------------------- streams, events
+enum { OP_COPY, OP_MEMSET, OP_RECORD, OP_WAIT };
+typedef struct event event;
+typedef struct {
+  int kind;
+  char *dst, *src;  // driver-side (shadow) addresses
+  size_t n;
+  int dir;
+  unsigned char value;
+  event* ev;
+  unsigned long long seq;  // of a RECORD: the event's generation; of a WAIT: the awaited generation
+} op;
+
+typedef struct stream {
+  int device, live, non_blocking;
+  op* ops;
+  size_t n_ops, cap_ops, done;  // ops[done..n_ops) are pending
+} stream;
+
+struct event {
+  int device, live;
+  stream* recorded_on;
+  unsigned long long generation, completed;  // recorded and completed record generations
+};
+
+#define STREAM_LEGACY ((stream*)0x1)
+#define STREAM_PER_THREAD ((stream*)0x2)
+static int is_default_stream(stream* s) { return s == NULL || s == STREAM_LEGACY || s == STREAM_PER_THREAD; }
+
+static stream** streams;
+static size_t n_streams, cap_streams;
+static event** events;
+static size_t n_events, cap_events;
+
+static int valid_stream(stream* s) {
+  if (is_default_stream(s)) return 1;
+  for (size_t i = 0; i < n_streams; i++)
+    if (streams[i] == s) return s->live;
+  return 0;
+}
+static int valid_event(event* e) {
+  for (size_t i = 0; i < n_events; i++)
+    if (events[i] == e) return e->live;
+  return 0;
+}
+
+static void run_until(stream* s, size_t end);
+
+static void run_op(op* o) {
+  switch (o->kind) {
+    case OP_COPY:
+      memmove(o->dst, o->src, o->n);
+      bytes_copied[o->dir] += (long long)o->n;
+      break;
+    case OP_MEMSET:
+      memset(o->dst, o->value, o->n);
+      break;
+    case OP_RECORD:
+      if (o->ev->completed < o->seq) o->ev->completed = o->seq;
+      break;
+    case OP_WAIT: {
+      event* e = o->ev;
+      if (e->live && e->recorded_on && e->completed < o->seq) {
+        stream* es = e->recorded_on;
+        for (size_t i = es->done; i < es->n_ops; i++) {
+          if (es->ops[i].kind == OP_RECORD && es->ops[i].ev == e && es->ops[i].seq == o->seq) {
+            run_until(es, i + 1);
+            break;
+          }
+        }
+      }
+      break;
+    }
+  }
+}
+
+// Runs s's pending ops up to (not including) index end.
+static void run_until(stream* s, size_t end) {
+  while (s->done < end && s->done < s->n_ops) {
+    op o = s->ops[s->done++];
+    run_op(&o);
+  }
+  if (s->done == s->n_ops) s->done = s->n_ops = 0;
+}
+
+static void run_all(void) {
+  for (size_t i = 0; i < n_streams; i++)
+    if (streams[i]->live) run_until(streams[i], streams[i]->n_ops);
+}
+
+// What the legacy default stream waits for: every blocking stream.
+static void run_blocking(void) {
+  for (size_t i = 0; i < n_streams; i++)
+    if (streams[i]->live && !streams[i]->non_blocking) run_until(streams[i], streams[i]->n_ops);
+}
+
+// Queues op on s, or runs it now (after all queues) on a default stream.
+static void submit(stream* s, op o) {
+  if (is_default_stream(s)) {
+    run_blocking();
+    run_op(&o);
+    return;
+  }
+  if (s->n_ops == s->cap_ops) {
+    s->cap_ops = s->cap_ops ? s->cap_ops * 2 : 16;
+    s->ops = realloc(s->ops, s->cap_ops * sizeof(op));
+  }
+  s->ops[s->n_ops++] = o;
+}
+
+// ---------------------------------------------------------------- translate
+// Resolves an address for the driver: device addresses must lie in one live
+// allocation and map to the shadow; host pointers are used as they are.
+static int resolve(const void* p, size_t n, int want_device, char** out, int* device) {
+  if (in_region(p)) {
+    allocation* a = find_alloc(p, n);
+    if (!a || a->kind != MEM_DEVICE) return E_INVALID_VALUE;
+    *out = shadow + ((const char*)p - region);
+    if (device) *device = a->device;
+    return OK;
+  }
+  if (want_device > 0) {  // a device address was required
+    allocation* a = find_alloc(p, n);
+    if (!a || a->kind == MEM_HOST) return E_INVALID_VALUE;
+    *out = (char*)p;  // managed memory is host-accessible
+    if (device) *device = a->device;
+    return OK;
+  }
+  if (!p && n) return E_INVALID_VALUE;
+  *out = (char*)p;
+  if (device) *device = -1;
+  return OK;
+}
+
+// ----------------------------------------------------------------- API: init
+CUresult cuInit(unsigned int flags) {
+  ENTER("cuInit");
+  if (flags != 0) RETURN(E_INVALID_VALUE);
+  if (!initialized) {
+    const char* env = getenv("FAKECUDA_DEVICES");
+    n_devices = env ? atoi(env) : 2;
+    if (n_devices < 0) n_devices = 0;
+    if (n_devices > MAX_DEVICES) n_devices = MAX_DEVICES;
+    size_t size = (size_t)(n_devices ? n_devices : 1) * REGION_PER_DEVICE;
+    int fd = memfd_create("fakecuda", 0);
+    if (fd < 0 || ftruncate(fd, (off_t)size) != 0) RETURN(E_OUT_OF_MEMORY);
+    region = mmap(NULL, size, PROT_NONE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    shadow = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    close(fd);
+    if (region == MAP_FAILED || shadow == MAP_FAILED) RETURN(E_OUT_OF_MEMORY);
+    for (int i = 0; i < n_devices; i++) {
+      contexts[i].device = i;
+      bump[i] = 256;  // never hand out the region's first bytes (no device pointer equals a device base)
+    }
+    initialized = 1;
+  }
+  RETURN(OK);
+}
+
+CUresult cuDriverGetVersion(int* v) {
+  ENTER("cuDriverGetVersion");
+  if (!v) RETURN(E_INVALID_VALUE);
+  *v = 12040;
+  RETURN(OK);
+}
+
+CUresult cuDeviceGetCount(int* n) {
+  ENTER("cuDeviceGetCount");
+  NEED_INIT();
+  if (!n) RETURN(E_INVALID_VALUE);
+  *n = n_devices;
+  RETURN(OK);
+}
+
+CUresult cuDeviceGet(CUdevice* d, int ordinal) {
+  ENTER("cuDeviceGet");
+  NEED_INIT();
+  if (!d) RETURN(E_INVALID_VALUE);
+  if (ordinal < 0 || ordinal >= n_devices) RETURN(E_INVALID_DEVICE);
+  *d = ordinal;
+  RETURN(OK);
+}
+
+CUresult cuDeviceGetName(char* name, int len, CUdevice d) {
+  ENTER("cuDeviceGetName");
+  NEED_INIT();
+  if (!name || len <= 0) RETURN(E_INVALID_VALUE);
+  if (d < 0 || d >= n_devices) RETURN(E_INVALID_DEVICE);
+  snprintf(name, (size_t)len, "fakecuda device %d", d);
+  RETURN(OK);
+}
+
+CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice d) {
+  ENTER("cuDeviceTotalMem_v2");
+  NEED_INIT();
+  if (!bytes) RETURN(E_INVALID_VALUE);
+  if (d < 0 || d >= n_devices) RETURN(E_INVALID_DEVICE);
+  *bytes = REGION_PER_DEVICE;
+  RETURN(OK);
+}
+
+CUresult cuDevicePrimaryCtxRetain(void** ctx, CUdevice d) {
+  ENTER("cuDevicePrimaryCtxRetain");
+  NEED_INIT();
+  if (!ctx) RETURN(E_INVALID_VALUE);
+  if (d < 0 || d >= n_devices) RETURN(E_INVALID_DEVICE);
+  *ctx = &contexts[d];
+  RETURN(OK);
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
+  ENTER("cuDevicePrimaryCtxRelease_v2");
+  NEED_INIT();
+  if (d < 0 || d >= n_devices) RETURN(E_INVALID_DEVICE);
+  RETURN(OK);
+}
+
+CUresult cuCtxSetCurrent(void* ctx) {
+  ENTER("cuCtxSetCurrent");
+  NEED_INIT();
+  if (ctx && (ctx < (void*)&contexts[0] || ctx >= (void*)&contexts[n_devices])) RETURN(E_INVALID_CONTEXT);
+  current = ctx;
+  RETURN(OK);
+}
+
+CUresult cuCtxGetCurrent(void** ctx) {
+  ENTER("cuCtxGetCurrent");
+  NEED_INIT();
+  if (!ctx) RETURN(E_INVALID_VALUE);
+  *ctx = current;
+  RETURN(OK);
+}
+
+CUresult cuCtxGetDevice(CUdevice* d) {
+  ENTER("cuCtxGetDevice");
+  NEED_CONTEXT();
+  if (!d) RETURN(E_INVALID_VALUE);
+  *d = current->device;
+  RETURN(OK);
+}
+
+CUresult cuCtxSynchronize(void) {
+  ENTER("cuCtxSynchronize");
+  NEED_CONTEXT();
+  run_all();
+  syncs++;
+  RETURN(OK);
+}
+
+// --------------------------------------------------------------- API: memory
+CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t n) {
+  ENTER("cuMemAlloc_v2");
+  NEED_CONTEXT();
+  if (!p || n == 0) RETURN(E_INVALID_VALUE);
+  int d = current->device;
+  size_t rounded = (n + 255) & ~(size_t)255;
+  if (bump[d] + rounded > REGION_PER_DEVICE) RETURN(E_OUT_OF_MEMORY);
+  char* addr = region + (size_t)d * REGION_PER_DEVICE + bump[d];
+  bump[d] += rounded;  // addresses are never reused: a stale pointer stays invalid
+  add_alloc(addr, n, d, MEM_DEVICE);
+  live_bytes += (long long)n;
+  *p = (CUdeviceptr)(uintptr_t)addr;
+  RETURN(OK);
+}
+
+CUresult cuMemFree_v2(CUdeviceptr p) {
+  ENTER("cuMemFree_v2");
+  NEED_CONTEXT();
+  allocation* a = find_alloc((void*)(uintptr_t)p, 0);
+  if (!a || a->kind != MEM_DEVICE || a->addr != (char*)(uintptr_t)p) RETURN(E_INVALID_VALUE);
+  run_all();  // cuMemFree synchronizes
+  a->live = 0;
+  live_bytes -= (long long)a->size;
+  // give the pages back (the address range stays reserved and invalid)
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  char* s = shadow + (a->addr - region);
+  uintptr_t start = ((uintptr_t)s + page - 1) & ~(page - 1), end = ((uintptr_t)s + a->size) & ~(page - 1);
+  if (end > start) madvise((void*)start, end - start, MADV_REMOVE);
+  RETURN(OK);
+}
+
+static CUresult host_alloc(void** p, size_t n, const char* fn, int kind) {
+  (void)fn;
+  if (!p || n == 0) return E_INVALID_VALUE;
+  void* m = calloc(1, n);
+  if (!m) return E_OUT_OF_MEMORY;
+  add_alloc(m, n, current ? current->device : 0, kind);
+  *p = m;
+  return OK;
+}
+
+CUresult cuMemAllocHost_v2(void** p, size_t n) {
+  ENTER("cuMemAllocHost_v2");
+  NEED_CONTEXT();
+  RETURN(host_alloc(p, n, "cuMemAllocHost_v2", MEM_HOST));
+}
+
+CUresult cuMemHostAlloc(void** p, size_t n, unsigned int flags) {
+  ENTER("cuMemHostAlloc");
+  NEED_CONTEXT();
+  (void)flags;
+  RETURN(host_alloc(p, n, "cuMemHostAlloc", MEM_HOST));
+}
+
+CUresult cuMemAllocManaged(CUdeviceptr* p, size_t n, unsigned int flags) {
+  ENTER("cuMemAllocManaged");
+  NEED_CONTEXT();
+  (void)flags;
+  void* m;
+  CUresult r = host_alloc(&m, n, "cuMemAllocManaged", MEM_MANAGED);
+  if (r == OK) *p = (CUdeviceptr)(uintptr_t)m;
+  RETURN(r);
+}
+
+static CUresult free_host(void* p, int kind) {
+  allocation* a = find_alloc(p, 0);
+  if (!a || a->kind != kind || a->addr != p) return E_INVALID_VALUE;
+  run_all();
+  a->live = 0;
+  free(p);
+  return OK;
+}
+
+CUresult cuMemFreeHost(void* p) {
+  ENTER("cuMemFreeHost");
+  NEED_CONTEXT();
+  RETURN(free_host(p, MEM_HOST));
+}
+
+// --------------------------------------------------------------- API: copies
+enum { HTOD = 1, DTOH = 2, DTOD = 3, HTOH = 4 };
+
+static CUresult copy(void* dst, const void* src, size_t n, int dst_dev, int src_dev, stream* s, int sync) {
+  if (!valid_stream(s)) return E_INVALID_HANDLE;
+  if (n == 0) return OK;
+  char *d, *sr;
+  int dd, sd;
+  CUresult r = resolve(dst, n, dst_dev, &d, &dd);
+  if (r == OK) r = resolve(src, n, src_dev, &sr, &sd);
+  if (r != OK) return r;
+  int dir = in_region(dst) ? (in_region(src) ? DTOD : HTOD) : (in_region(src) ? DTOH : HTOH);
+  copy_calls[dir]++;
+  op o = {.kind = OP_COPY, .dst = d, .src = sr, .n = n, .dir = dir};
+  if (sync) {
+    run_blocking();
+    run_op(&o);
+    syncs++;
+  } else {
+    submit(s, o);
+  }
+  return OK;
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t n) {
+  ENTER("cuMemcpyHtoD_v2");
+  NEED_CONTEXT();
+  RETURN(copy((void*)(uintptr_t)dst, src, n, 1, 0, NULL, 1));
+}
+CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n) {
+  ENTER("cuMemcpyDtoH_v2");
+  NEED_CONTEXT();
+  RETURN(copy(dst, (void*)(uintptr_t)src, n, 0, 1, NULL, 1));
+}
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+  ENTER("cuMemcpyDtoD_v2");
+  NEED_CONTEXT();
+  RETURN(copy((void*)(uintptr_t)dst, (void*)(uintptr_t)src, n, 1, 1, NULL, 1));
+}
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+  ENTER("cuMemcpy");
+  NEED_CONTEXT();
+  RETURN(copy((void*)(uintptr_t)dst, (void*)(uintptr_t)src, n, 0, 0, NULL, 1));
+}
+CUresult cuMemcpyPeer(CUdeviceptr dst, void* dctx, CUdeviceptr src, void* sctx, size_t n) {
+  ENTER("cuMemcpyPeer");
+  NEED_CONTEXT();
+  if (!dctx || !sctx) RETURN(E_INVALID_CONTEXT);
+  RETURN(copy((void*)(uintptr_t)dst, (void*)(uintptr_t)src, n, 1, 1, NULL, 1));
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, void* s) {
+  ENTER("cuMemcpyHtoDAsync_v2");
+  NEED_CONTEXT();
+  RETURN(copy((void*)(uintptr_t)dst, src, n, 1, 0, s, 0));
+}
+CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, void* s) {
+  ENTER("cuMemcpyDtoHAsync_v2");
+  NEED_CONTEXT();
+  RETURN(copy(dst, (void*)(uintptr_t)src, n, 0, 1, s, 0));
+}
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void* s) {
+  ENTER("cuMemcpyDtoDAsync_v2");
+  NEED_CONTEXT();
+  RETURN(copy((void*)(uintptr_t)dst, (void*)(uintptr_t)src, n, 1, 1, s, 0));
+}
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, void* s) {
+  ENTER("cuMemcpyAsync");
+  NEED_CONTEXT();
+  RETURN(copy((void*)(uintptr_t)dst, (void*)(uintptr_t)src, n, 0, 0, s, 0));
+}
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, void* dctx, CUdeviceptr src, void* sctx, size_t n, void* s) {
+  ENTER("cuMemcpyPeerAsync");
+  NEED_CONTEXT();
+  if (!dctx || !sctx) RETURN(E_INVALID_CONTEXT);
+  RETURN(copy((void*)(uintptr_t)dst, (void*)(uintptr_t)src, n, 1, 1, s, 0));
+}
+
+static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t n, stream* s, int sync) {
+  if (!valid_stream(s)) return E_INVALID_HANDLE;
+  char* d;
+  CUresult r = resolve((void*)(uintptr_t)dst, n, 1, &d, NULL);
+  if (r != OK) return r;
+  op o = {.kind = OP_MEMSET, .dst = d, .n = n, .value = v};
+  if (sync) {
+    run_blocking();
+    run_op(&o);
+  } else {
+    submit(s, o);
+  }
+  return OK;
+}
+CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n) {
+  ENTER("cuMemsetD8_v2");
+  NEED_CONTEXT();
+  RETURN(memset8(dst, v, n, NULL, 1));
+}
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, void* s) {
+  ENTER("cuMemsetD8Async");
+  NEED_CONTEXT();
+  RETURN(memset8(dst, v, n, s, 0));
+}
+
+// -------------------------------------------------------------- API: streams
+CUresult cuStreamCreate(void** out, unsigned int flags) {
+  ENTER("cuStreamCreate");
+  NEED_CONTEXT();
+  if (!out) RETURN(E_INVALID_VALUE);
+  stream* s = calloc(1, sizeof(stream));
+  s->device = current->device;
+  s->live = 1;
+  s->non_blocking = (flags & 1) != 0;  // CU_STREAM_NON_BLOCKING
+  if (n_streams == cap_streams) {
+    cap_streams = cap_streams ? cap_streams * 2 : 16;
+    streams = realloc(streams, cap_streams * sizeof(stream*));
+  }
+  streams[n_streams++] = s;
+  live_streams++;
+  *out = s;
+  RETURN(OK);
+}
+
+CUresult cuStreamDestroy_v2(void* sp) {
+  ENTER("cuStreamDestroy_v2");
+  NEED_CONTEXT();
+  stream* s = sp;
+  if (is_default_stream(s) || !valid_stream(s)) RETURN(E_INVALID_HANDLE);
+  run_until(s, s->n_ops);  // pending work still completes
+  s->live = 0;
+  free(s->ops);
+  s->ops = NULL;
+  s->cap_ops = 0;
+  live_streams--;
+  RETURN(OK);
+}
+
+CUresult cuStreamSynchronize(void* sp) {
+  ENTER("cuStreamSynchronize");
+  NEED_CONTEXT();
+  stream* s = sp;
+  if (!valid_stream(s)) RETURN(E_INVALID_HANDLE);
+  if (is_default_stream(s)) {
+    run_blocking();
+  } else {
+    run_until(s, s->n_ops);
+  }
+  syncs++;
+  RETURN(OK);
+}
+
+CUresult cuStreamQuery(void* sp) {
+  ENTER("cuStreamQuery");
+  NEED_CONTEXT();
+  stream* s = sp;
+  if (!valid_stream(s)) RETURN(E_INVALID_HANDLE);
+  RETURN(is_default_stream(s) || s->done == s->n_ops ? OK : E_NOT_READY);
+}
+
+CUresult cuStreamWaitEvent(void* sp, void* ep, unsigned int flags) {
+  ENTER("cuStreamWaitEvent");
+  NEED_CONTEXT();
+  (void)flags;
+  stream* s = sp;
+  event* e = ep;
+  if (!valid_stream(s) || !valid_event(e)) RETURN(E_INVALID_HANDLE);
+  op o = {.kind = OP_WAIT, .ev = e, .seq = e->generation};
+  submit(s, o);
+  RETURN(OK);
+}
+
+// --------------------------------------------------------------- API: events
+CUresult cuEventCreate(void** out, unsigned int flags) {
+  ENTER("cuEventCreate");
+  NEED_CONTEXT();
+  (void)flags;
+  if (!out) RETURN(E_INVALID_VALUE);
+  event* e = calloc(1, sizeof(event));
+  e->device = current->device;
+  e->live = 1;
+  if (n_events == cap_events) {
+    cap_events = cap_events ? cap_events * 2 : 16;
+    events = realloc(events, cap_events * sizeof(event*));
+  }
+  events[n_events++] = e;
+  live_events++;
+  *out = e;
+  RETURN(OK);
+}
+
+CUresult cuEventRecord(void* ep, void* sp) {
+  ENTER("cuEventRecord");
+  NEED_CONTEXT();
+  event* e = ep;
+  stream* s = sp;
+  if (!valid_event(e) || !valid_stream(s)) RETURN(E_INVALID_HANDLE);
+  e->generation++;
+  e->recorded_on = is_default_stream(s) ? NULL : s;
+  op o = {.kind = OP_RECORD, .ev = e, .seq = e->generation};
+  submit(s, o);
+  RETURN(OK);
+}
+
+CUresult cuEventQuery(void* ep) {
+  ENTER("cuEventQuery");
+  NEED_CONTEXT();
+  event* e = ep;
+  if (!valid_event(e)) RETURN(E_INVALID_HANDLE);
+  RETURN(e->completed >= e->generation ? OK : E_NOT_READY);
+}
+
+CUresult cuEventSynchronize(void* ep) {
+  ENTER("cuEventSynchronize");
+  NEED_CONTEXT();
+  event* e = ep;
+  if (!valid_event(e)) RETURN(E_INVALID_HANDLE);
+  op wait = {.kind = OP_WAIT, .ev = e, .seq = e->generation};
+  run_op(&wait);
+  syncs++;
+  RETURN(OK);
+}
+
+CUresult cuEventDestroy_v2(void* ep) {
+  ENTER("cuEventDestroy_v2");
+  NEED_CONTEXT();
+  event* e = ep;
+  if (!valid_event(e)) RETURN(E_INVALID_HANDLE);
+  e->live = 0;
+  live_events--;
+  RETURN(OK);
+}
+
+// ------------------------------------------------------ API: pointer queries
+enum {
+  ATTR_CONTEXT = 1,
+  ATTR_MEMORY_TYPE = 2,
+  ATTR_DEVICE_POINTER = 3,
+  ATTR_HOST_POINTER = 4,
+  ATTR_IS_MANAGED = 8,
+  ATTR_DEVICE_ORDINAL = 9,
+  ATTR_RANGE_START = 11,
+  ATTR_RANGE_SIZE = 12,
+};
+
+CUresult cuPointerGetAttribute(void* data, int attribute, CUdeviceptr p) {
+  ENTER("cuPointerGetAttribute");
+  NEED_INIT();
+  if (!data) RETURN(E_INVALID_VALUE);
+  allocation* a = find_alloc((void*)(uintptr_t)p, 0);
+  if (!a) RETURN(E_INVALID_VALUE);
+  switch (attribute) {
+    case ATTR_CONTEXT:
+      *(void**)data = &contexts[a->device];
+      break;
+    case ATTR_MEMORY_TYPE:
+      *(unsigned int*)data = (unsigned int)(a->kind == MEM_MANAGED ? MEM_DEVICE : a->kind);
+      break;
+    case ATTR_DEVICE_POINTER:
+      *(CUdeviceptr*)data = p;
+      break;
+    case ATTR_HOST_POINTER:
+      if (a->kind == MEM_DEVICE) RETURN(E_INVALID_VALUE);
+      *(void**)data = (void*)(uintptr_t)p;
+      break;
+    case ATTR_IS_MANAGED:
+      *(int*)data = a->kind == MEM_MANAGED;
+      break;
+    case ATTR_DEVICE_ORDINAL:
+      *(int*)data = a->device;
+      break;
+    case ATTR_RANGE_START:
+      *(CUdeviceptr*)data = (CUdeviceptr)(uintptr_t)a->addr;
+      break;
+    case ATTR_RANGE_SIZE:
+      *(size_t*)data = a->size;
+      break;
+    default:
+      RETURN(E_INVALID_VALUE);
+  }
+  RETURN(OK);
+}
+
+// ------------------------------------------------------------- API: errors
+static const struct {
+  int code;
+  const char *name, *text;
+} error_names[] = {
+    {OK, "CUDA_SUCCESS", "no error"},
+    {E_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {E_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {E_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {E_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {E_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {E_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {E_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {E_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {E_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+};
+
+CUresult cuGetErrorName(CUresult r, const char** s) {
+  for (size_t i = 0; i < sizeof(error_names) / sizeof(error_names[0]); i++) {
+    if (error_names[i].code == r) {
+      *s = error_names[i].name;
+      return OK;
+    }
+  }
+  *s = NULL;
+  return E_INVALID_VALUE;
+}
+
+CUresult cuGetErrorString(CUresult r, const char** s) {
+  for (size_t i = 0; i < sizeof(error_names) / sizeof(error_names[0]); i++) {
+    if (error_names[i].code == r) {
+      *s = error_names[i].text;
+      return OK;
+    }
+  }
+  *s = NULL;
+  return E_INVALID_VALUE;
+}
+
+// -------------------------------------------------- counters, fault injection
+#define LOCKED(expr)            \
+  pthread_mutex_lock(&mu);      \
+  long long v_ = (expr);        \
+  pthread_mutex_unlock(&mu);    \
+  return v_
+
+static long long count_live(int kind) {
+  long long n = 0;
+  for (size_t i = 0; i < n_allocs; i++) n += allocs[i].live && allocs[i].kind == kind;
+  return n;
+}
+
+long long fakecuda_live_allocations(void) { LOCKED(count_live(MEM_DEVICE)); }
+long long fakecuda_live_host_allocations(void) { LOCKED(count_live(MEM_HOST) + count_live(MEM_MANAGED)); }
+long long fakecuda_live_bytes(void) { LOCKED(live_bytes); }
+long long fakecuda_live_events(void) { LOCKED(live_events); }
+long long fakecuda_live_streams(void) { LOCKED(live_streams); }
+long long fakecuda_bytes_copied(int direction) { LOCKED(direction >= 1 && direction <= 4 ? bytes_copied[direction] : -1); }
+long long fakecuda_copy_calls(int direction) { LOCKED(direction >= 1 && direction <= 4 ? copy_calls[direction] : -1); }
+long long fakecuda_sync_count(void) { LOCKED(syncs); }
+int fakecuda_device_count(void) { LOCKED(n_devices); }
+
+long long fakecuda_call_count(const char* fn) {
+  pthread_mutex_lock(&mu);
+  call_stat* s = stat_for(fn);
+  long long n = s ? s->calls : -1;
+  pthread_mutex_unlock(&mu);
+  return n;
+}
+
+void fakecuda_reset_counters(void) {
+  pthread_mutex_lock(&mu);
+  memset(bytes_copied, 0, sizeof(bytes_copied));
+  memset(copy_calls, 0, sizeof(copy_calls));
+  syncs = 0;
+  for (int i = 0; i < n_stats; i++) stats[i].calls = 0, stats[i].fail_at = 0;
+  pthread_mutex_unlock(&mu);
+}
+
+void fakecuda_fail_nth(const char* fn, int n, int error) {
+  pthread_mutex_lock(&mu);
+  call_stat* s = stat_for(fn);
+  if (s) {
+    s->fail_at = s->calls + n;
+    s->error = error;
+  }
+  pthread_mutex_unlock(&mu);
+}
+
+void fakecuda_clear_faults(void) {
+  pthread_mutex_lock(&mu);
+  for (int i = 0; i < n_stats; i++) stats[i].fail_at = 0;
+  pthread_mutex_unlock(&mu);
+}
+
+int fakecuda_device_of(unsigned long long p) {
+  pthread_mutex_lock(&mu);
+  allocation* a = find_alloc((void*)(uintptr_t)p, 0);
+  int d = a ? a->device : -1;
+  pthread_mutex_unlock(&mu);
+  return d;
+}

@@ -1,0 +1,20 @@
+// Counters and fault injection of the fake CUDA driver (see README.md).
+#pragma once
+
+enum { FAKECUDA_HTOD = 1, FAKECUDA_DTOH = 2, FAKECUDA_DTOD = 3, FAKECUDA_HTOH = 4 };
+
+long long fakecuda_live_allocations(void);       // live device allocations
+long long fakecuda_live_host_allocations(void);  // live pinned-host and managed allocations
+long long fakecuda_live_bytes(void);             // live device bytes
+long long fakecuda_live_events(void);
+long long fakecuda_live_streams(void);
+long long fakecuda_bytes_copied(int direction);  // cumulative, per FAKECUDA_* direction
+long long fakecuda_copy_calls(int direction);    // cumulative copy calls per direction
+long long fakecuda_sync_count(void);             // cumulative synchronizations
+long long fakecuda_call_count(const char* fn);   // cumulative calls of a driver function
+void fakecuda_reset_counters(void);              // zero the cumulative counters (not the live ones)
+// The n-th call (1-based, from now) of fn returns error without side effects.
+void fakecuda_fail_nth(const char* fn, int n, int error);
+void fakecuda_clear_faults(void);
+int fakecuda_device_count(void);
+int fakecuda_device_of(unsigned long long ptr);  // -1 when no live allocation holds ptr

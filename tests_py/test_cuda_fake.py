@@ -1,0 +1,204 @@
+"""CUDA paths against the strict fake driver (tests_go/fakecuda): device
+memory is unreadable from the host, so any host read would crash the run."""
+
+from __future__ import annotations
+
+import gc
+import os
+import pathlib
+import subprocess
+import sys
+
+import godevarrow as gda
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pytest
+from conftest import corpus_files
+
+fake = pytest.importorskip("fakecuda")
+if fake.LIB is None:
+    pytest.skip(
+        "the fake CUDA driver is not configured: run through `make test`, or set "
+        "GODEVARROW_LIBCUDA to tests_go/fakecuda/libfakecuda.so",
+        allow_module_level=True,
+    )
+
+FILES = corpus_files() or [pathlib.Path("missing")]
+
+
+@pytest.fixture
+def device_leak_check(leak_check):
+    gc.collect()
+    before = fake.live()
+    yield
+    gc.collect()
+    assert fake.live() == before, "device allocations, events or streams leaked"
+
+
+def test_devices_are_visible():
+    assert gda.cuda_available()
+    assert gda.cuda_device_count() == int(os.environ.get("FAKECUDA_DEVICES", "2"))
+    ok, count, library, message = gda.cuda_status()
+    assert ok and "fakecuda" in library and "fakecuda device 0" in message
+
+
+@pytest.mark.parametrize("path", FILES, ids=[f.name.removesuffix(".stream") for f in FILES])
+def test_corpus_travels_cpu_cuda0_cuda1_cpu(path, corpus_dir, device_leak_check):
+    with ipc.open_stream(corpus_dir / path.name) as reader:
+        batches = list(reader)
+    for batch in batches:
+        views = [batch] + ([batch.slice(1, batch.num_rows - 2)] if batch.num_rows > 2 else [])
+        for view in views:
+            g = gda.record_batch(view)
+            on0 = g.to_device("cuda:0")
+            assert on0.device == gda.Device.cuda(0) and on0.num_rows == view.num_rows
+            on1 = on0.to_device("cuda:1")
+            assert on1.device == gda.Device.cuda(1)
+            # a zero-copy device export re-imported: the importer sizes strings from the device
+            again = gda.record_batch(_DeviceOnly(on1))
+            back = again.to_device("cpu")
+            assert back.device == gda.Device.cpu()
+            got = pa.record_batch(back)
+            assert got.schema.equals(view.schema, check_metadata=True)
+            assert got.equals(view)
+            assert again.to_pyarrow().equals(view)  # to_pyarrow copies to the host itself
+            del g, on0, on1, again, back, got
+
+
+class _DeviceOnly:
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
+        return self.inner.__arrow_c_device_array__(requested_schema, **kwargs)
+
+
+def test_exported_cuda_array_carries_its_event_and_device(device_leak_check):
+    g = gda.array(pa.array([1, 2, 3])).to_device("cuda:1")
+    caps = g.__arrow_c_device_array__()
+    assert "arrow_device_array" in repr(caps[1])
+    again = gda.array(_Caps(caps))
+    assert again.device == gda.Device.cuda(1)
+    assert again.null_count == 0
+    del g, caps, again
+
+
+class _Caps:
+    def __init__(self, caps):
+        self.caps = caps
+
+    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
+        return self.caps
+
+
+@pytest.mark.parametrize(
+    "values",
+    [pa.array([1, None, 3, 4], pa.int32()), pa.array(["alpha", None, "", "delta" * 10])],
+    ids=["int32", "utf8"],
+)
+def test_foreign_producer_is_waited_for(values, device_leak_check):
+    # a careless reader that skips the producer's event sees stale device memory...
+    careless = fake.CudaProducer(values)
+    data_ptr = careless.device_buffers[-1]
+    size = values.buffers()[-1].size
+    assert fake.read_device(data_ptr, size) != values.buffers()[-1].to_pybytes()
+    gda.array(careless)  # consume it so that it is released
+    assert careless.releases == 1
+    # ...while godevarrow waits on it and reads the right values
+    producer = fake.CudaProducer(values)
+    g = gda.array(producer)
+    assert g.device == gda.Device.cuda(0)
+    assert g.to_pyarrow().equals(values)
+    assert producer.releases == 0
+    del g
+    assert producer.releases == 1  # released once, at the last reference
+
+
+def test_string_import_makes_one_synchronized_batched_copy(device_leak_check):
+    values = pa.array(["a", "bb", None, "dddd"] * 100)
+    producer = fake.CudaProducer(values)
+    copies, syncs = fake.LIB.fakecuda_copy_calls(fake.DTOH), fake.LIB.fakecuda_sync_count()
+    g = gda.array(producer)
+    # the first and last offsets of the array's range, fetched together after one wait
+    assert fake.LIB.fakecuda_copy_calls(fake.DTOH) - copies == 2
+    assert fake.LIB.fakecuda_sync_count() - syncs == 1
+    assert len(g) == 400 and g.device == gda.Device.cuda(0)
+    del g
+
+
+def test_buffers_on_another_device_than_declared_are_rejected(device_leak_check):
+    producer = fake.CudaProducer(pa.array([1, 2, 3]), device=1)
+    producer.struct.device_id = 0  # lies: the buffers are on device 1
+    with pytest.raises(gda.ArrowInvalid, match="device 1"):
+        gda.array(producer)
+    assert producer.releases == 1
+
+
+DRIVER_CALLS_OF_A_COPY = [
+    "cuStreamCreate",
+    "cuMemAlloc_v2",
+    "cuMemcpyHtoDAsync_v2",
+    "cuStreamSynchronize",
+    "cuEventCreate",
+    "cuEventRecord",
+]
+
+
+@pytest.mark.parametrize("fn", DRIVER_CALLS_OF_A_COPY)
+def test_fault_in_a_copy_to_the_device(fn, device_leak_check):
+    g = gda.record_batch(pa.record_batch({"x": [1, 2, 3], "s": ["a", "b", None]}))
+    fake.LIB.fakecuda_fail_nth(fn.encode(), 1, fake.CUDA_ERROR_OUT_OF_MEMORY)
+    try:
+        with pytest.raises(gda.DeviceError, match=f"{fn}.*CUDA_ERROR_OUT_OF_MEMORY") as info:
+            g.to_device("cuda:0")
+        info.value.__traceback__ = None
+    finally:
+        fake.LIB.fakecuda_clear_faults()
+    del g
+
+
+@pytest.mark.parametrize("fn", ["cuStreamCreate", "cuStreamWaitEvent", "cuMemcpyDtoHAsync_v2", "cuStreamSynchronize"])
+def test_fault_while_importing_a_foreign_array(fn, device_leak_check):
+    producer = fake.CudaProducer(pa.array(["x", "yy", "zzz"]))
+    fake.LIB.fakecuda_fail_nth(fn.encode(), 1, fake.CUDA_ERROR_LAUNCH_FAILED)
+    try:
+        with pytest.raises(gda.DeviceError, match="CUDA_ERROR_LAUNCH_FAILED") as info:
+            gda.array(producer)
+        info.value.__traceback__ = None
+    finally:
+        fake.LIB.fakecuda_clear_faults()
+    assert producer.releases == 1
+
+
+def test_cuda_stream_chunks_copy_to_host_for_the_c_stream_interface(device_leak_check):
+    batch = pa.record_batch({"x": [1, 2], "s": ["a", None]})
+    on_device = gda.record_batch(batch).to_device("cuda:0")
+    stream = gda.stream(on_device)
+    assert stream.device_type == gda.DeviceType.CUDA
+    table = pa.RecordBatchReader.from_stream(stream).read_all()
+    assert table.to_batches()[0].equals(batch)
+    # __arrow_c_array__ carries CPU memory: device data is copied to the host
+    # (pyarrow's pa.array() itself prefers __arrow_c_device_array__ and needs its CUDA build)
+    host = pa.RecordBatch._import_from_c_capsule(*on_device.__arrow_c_array__())
+    assert host.equals(batch)
+    del on_device, stream, host
+
+
+def test_without_a_driver_cuda_raises_device_error():
+    code = (
+        "import godevarrow as gda, pyarrow as pa\n"
+        "assert not gda.cuda_available() and gda.cuda_device_count() == 0\n"
+        "try:\n"
+        "    gda.array(pa.array([1])).to_device('cuda:0')\n"
+        "except gda.DeviceError as e:\n"
+        "    print('DeviceError:', e)\n"
+    )
+    env = dict(os.environ, GODEVARROW_LIBCUDA="/nonexistent/libcuda.so.1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "DeviceError: CUDA is not available" in out.stdout and "libcuda.so.1" in out.stdout
+
+
+def test_zz_nothing_left_on_the_devices():
+    gc.collect()
+    assert fake.live() == {"allocations": 0, "bytes": 0, "events": 0, "streams": 0, "host_allocations": 0}
