@@ -39,8 +39,11 @@ test-go: venv fakecuda
 	$(TEST_ENV) go test -count=1 ./gosrc/... ./tests_go/...
 	$(TEST_ENV) go test -count=1 -race ./tests_go/...
 
+# Two passes: everything with the fake CUDA driver, then the tests of life
+# without a driver in a process that cannot load one.
 test-py: build
-	$(TEST_ENV) $(PY) -m pytest -q tests_py
+	$(TEST_ENV) $(PY) -m pytest -q -m "not nocuda" tests_py
+	GODEVARROW_LIBCUDA=/nonexistent/libcuda.so.1 $(PY) -m pytest -q -m nocuda tests_py
 
 demo: build
 	$(PY) -m godevarrow demo

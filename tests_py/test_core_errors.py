@@ -173,7 +173,7 @@ class _Cap:
         return self.cap
 
 
-@pytest.mark.skipif(gda.cuda_available(), reason="a CUDA device is available")
+@pytest.mark.nocuda
 def test_cuda_requests_raise_device_error_without_a_driver():
     g = gda.array(pa.array([1, 2]))
     with pytest.raises(gda.DeviceError, match="CUDA"):

@@ -9,19 +9,15 @@ import pathlib
 import subprocess
 import sys
 
+import fakecuda as fake
 import godevarrow as gda
 import pyarrow as pa
 import pyarrow.ipc as ipc
 import pytest
 from conftest import corpus_files
 
-fake = pytest.importorskip("fakecuda")
-if fake.LIB is None:
-    pytest.skip(
-        "the fake CUDA driver is not configured: run through `make test`, or set "
-        "GODEVARROW_LIBCUDA to tests_go/fakecuda/libfakecuda.so",
-        allow_module_level=True,
-    )
+# conftest skips these when the fake driver is not the one loaded.
+pytestmark = pytest.mark.fakecuda
 
 FILES = corpus_files() or [pathlib.Path("missing")]
 

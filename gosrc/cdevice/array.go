@@ -156,12 +156,17 @@ func (a *Array) Slice(offset, length int64) (*Array, error) {
 	return a.derive(a.schema, sliced), nil
 }
 
-// pushDownStructOffset returns, for a struct without a validity bitmap and a
-// non-zero offset, the same values with offset 0 and the offset applied to
-// the children (zero-copy); nil otherwise. Record batches are such structs,
-// and consumers (pyarrow) reject record batches with a non-zero offset.
+// pushDownStructOffset returns, for a struct without a validity bitmap whose
+// offset is non-zero or whose children are longer than it, the same values
+// with offset 0 and children sliced to exactly its length (zero-copy); nil
+// otherwise. Record batches are such structs: consumers (pyarrow) reject
+// record batches with a non-zero offset and take the children's lengths as
+// the columns' lengths.
 func pushDownStructOffset(s *Schema, d arrow.ArrayData) arrow.ArrayData {
-	if s.info.Layout != LayoutStruct || s.Dictionary != nil || d.Offset() == 0 || d.Buffers()[0] != nil {
+	if s.info.Layout != LayoutStruct || s.Dictionary != nil || d.Buffers()[0] != nil {
+		return nil
+	}
+	if d.Offset() == 0 && childrenHaveLength(d, d.Len()) {
 		return nil
 	}
 	off, n := int64(d.Offset()), int64(d.Len())
@@ -174,6 +179,15 @@ func pushDownStructOffset(s *Schema, d arrow.ArrayData) arrow.ArrayData {
 		c.Release()
 	}
 	return out
+}
+
+func childrenHaveLength(d arrow.ArrayData, n int) bool {
+	for _, c := range d.Children() {
+		if c.Len() != n {
+			return false
+		}
+	}
+	return true
 }
 
 // NumChildren returns the number of children (columns of a record batch).

@@ -14,9 +14,20 @@ import (
 // schemas that differ only in names of nested children, nullability flags or
 // metadata are relabelled (zero-copy); otherwise the values are cast with
 // Arrow Go's safe cast (host memory only). A struct (record batch) must keep
-// its number of fields and their names. Incompatible requests fail with
-// ErrInvalid; casts of device memory fail with ErrNotImplemented.
+// its number of fields and their names. A request for another encoding of
+// the same values that cannot be produced (strings as views or a dictionary,
+// say) is answered with a's own schema, as the PyCapsule spec allows.
+// Incompatible requests fail with ErrInvalid; casts of device memory fail
+// with ErrNotImplemented.
 func Cast(a *Array, target *Schema) (*Array, error) {
+	if a.schema.Equal(target) {
+		a.Retain()
+		return a, nil
+	}
+	target, err := producibleTarget(a.schema, target, a.dev.Type)
+	if err != nil {
+		return nil, err
+	}
 	if a.schema.Equal(target) {
 		a.Retain()
 		return a, nil
@@ -84,6 +95,102 @@ func checkCastable(from, to *Schema, dev device.Type) error {
 		return errorf(ErrInvalid, "requested type %s is not compatible with the data's type %s (no cast exists)", to, from)
 	}
 	return nil
+}
+
+// producibleTarget returns the schema Cast will produce for a request: to,
+// except that any part of it that asks for another encoding of the same
+// values (strings as views or a dictionary, say) which no cast can produce
+// is replaced by the data's own part. The PyCapsule spec lets a producer
+// answer with its own representation; the consumer can still read it.
+func producibleTarget(from, to *Schema, dev device.Type) (*Schema, error) {
+	if sameLayout(from, to) {
+		return to, nil
+	}
+	if from.info.Layout == LayoutStruct && from.Dictionary == nil &&
+		to.info.Layout == LayoutStruct && to.Dictionary == nil && len(from.Children) == len(to.Children) {
+		var children []*Schema
+		for i := range to.Children {
+			c, err := producibleTarget(from.Children[i], to.Children[i], dev)
+			if err != nil {
+				return nil, err
+			}
+			if c != to.Children[i] && children == nil {
+				children = append([]*Schema(nil), to.Children...)
+			}
+			if children != nil {
+				children[i] = c
+			}
+		}
+		if children == nil {
+			return to, nil
+		}
+		return NewSchema(to.Format, to.Name, to.Flags, to.Metadata, children, nil)
+	}
+	if sameLogicalValues(from, to) && checkCastable(from, to, dev) != nil {
+		flags := from.Flags&^FlagNullable | to.Flags&FlagNullable
+		return NewSchema(from.Format, to.Name, flags, to.Metadata, from.Children, from.Dictionary)
+	}
+	return to, nil
+}
+
+// sameLogicalValues reports whether two schemas describe the same logical
+// values in possibly different encodings: string, large string and string
+// view are one family (binary likewise); dictionary and run-end encodings
+// stand for their values; list variants compare their children.
+func sameLogicalValues(a, b *Schema) bool {
+	a, b = decoded(a), decoded(b)
+	fa, fb := logicalFamily(a), logicalFamily(b)
+	if fa != fb {
+		return false
+	}
+	if fa != "" {
+		return true
+	}
+	if a.Format != b.Format && !(isListLike(a) && isListLike(b)) {
+		return false
+	}
+	if len(a.Children) != len(b.Children) {
+		return false
+	}
+	for i := range a.Children {
+		if !sameLogicalValues(a.Children[i], b.Children[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// decoded strips dictionary and run-end encodings.
+func decoded(s *Schema) *Schema {
+	for {
+		switch {
+		case s.Dictionary != nil:
+			s = s.Dictionary
+		case s.info.Layout == LayoutRunEndEncoded && len(s.Children) == 2:
+			s = s.Children[1]
+		default:
+			return s
+		}
+	}
+}
+
+func logicalFamily(s *Schema) string {
+	switch s.info.Layout {
+	case LayoutBinary, LayoutLargeBinary, LayoutBinaryView:
+		if s.info.Utf8 {
+			return "string"
+		}
+		return "binary"
+	}
+	return ""
+}
+
+func isListLike(s *Schema) bool {
+	switch s.info.Layout {
+	case LayoutList, LayoutLargeList, LayoutListView, LayoutLargeListView:
+		return true
+	}
+	return false
 }
 
 // sameLayout reports whether two schemas describe the same physical data, so

@@ -283,6 +283,10 @@ type castReader struct {
 // CastReader returns a reader that casts every array of r to target (see
 // Cast). The schemas are checked for compatibility up front.
 func CastReader(r ArrayReader, target *Schema) (ArrayReader, error) {
+	target, err := producibleTarget(r.Schema(), target, r.DeviceType())
+	if err != nil {
+		return nil, err
+	}
 	if r.Schema().Equal(target) {
 		return r, nil
 	}

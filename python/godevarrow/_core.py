@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence, Union
 
 from . import _godevarrow as _lib
 from ._device import Device, DeviceLike, DeviceType, as_device
-from ._godevarrow import ArrowInvalid, DeviceError, GodevarrowTypeError
+from ._godevarrow import ArrowInvalid, ArrowNotImplementedError, DeviceError, GodevarrowTypeError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow
@@ -29,7 +29,7 @@ def _check_kwargs(method: str, kwargs: dict[str, Any]) -> None:
     # The PyCapsule interface: unknown keywords are accepted only when None.
     for key, value in kwargs.items():
         if value is not None:
-            raise NotImplementedError(f"{method}() does not support the keyword {key!r} (got {value!r})")
+            raise ArrowNotImplementedError(f"{method}() does not support the keyword {key!r} (got {value!r})")
 
 
 def _requested_handle(requested_schema: object) -> Any:
@@ -300,8 +300,11 @@ class RecordBatch(Array):
             if names.count(i) != 1:
                 raise KeyError(f"no column named {i!r}" if i not in names else f"column name {i!r} is ambiguous")
             i = names.index(i)
+        n = self.num_columns
+        if not -n <= i < n:
+            raise IndexError(f"column index {i} out of range for {n} columns")
         if i < 0:
-            i += self.num_columns
+            i += n
         return Array(_lib.array_column(self._h, i))
 
     @property

@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from typing import Union
 
+from ._godevarrow import ArrowInvalid, GodevarrowTypeError
+
 
 class DeviceType(enum.IntEnum):
     """Arrow device types; the values are those of ``ArrowDeviceType`` (and DLPack)."""
@@ -38,13 +40,13 @@ class Device:
         try:
             dtype = DeviceType(device_type)
         except ValueError:
-            raise ValueError(f"unknown device type {device_type!r}") from None
+            raise ArrowInvalid(f"unknown device type {device_type!r}") from None
         if not isinstance(device_id, int) or isinstance(device_id, bool):
-            raise TypeError(f"device_id must be an int, not {type(device_id).__name__}")
+            raise GodevarrowTypeError(f"device_id must be an int, not {type(device_id).__name__}")
         if dtype == DeviceType.CPU:
             device_id = -1
         elif device_id < 0:
-            raise ValueError(f"a {dtype.name} device needs a non-negative device_id, got {device_id}")
+            raise ArrowInvalid(f"a {dtype.name} device needs a non-negative device_id, got {device_id}")
         object.__setattr__(self, "_type", dtype)
         object.__setattr__(self, "_id", device_id)
 
@@ -97,18 +99,18 @@ def as_device(device: DeviceLike) -> Device:
     if isinstance(device, Device):
         return device
     if not isinstance(device, str):
-        raise TypeError(f"expected a Device or a string like 'cpu' or 'cuda:0', got {type(device).__name__}")
+        raise GodevarrowTypeError(f"expected a Device or a string like 'cpu' or 'cuda:0', got {type(device).__name__}")
     name, sep, ident = device.strip().lower().partition(":")
     for dtype in DeviceType:
         if dtype.name.lower() == name:
             if dtype == DeviceType.CPU:
                 if sep and ident not in ("-1", "0"):
-                    raise ValueError(f"invalid device {device!r}: the CPU has no device ids")
+                    raise ArrowInvalid(f"invalid device {device!r}: the CPU has no device ids")
                 return Device.cpu()
             if not sep:
                 return Device(dtype, 0)
             try:
                 return Device(dtype, int(ident))
             except ValueError:
-                raise ValueError(f"invalid device {device!r}: the id must be a non-negative integer") from None
-    raise ValueError(f"unknown device {device!r} (expected 'cpu', 'cuda' or 'cuda:N')")
+                raise ArrowInvalid(f"invalid device {device!r}: the id must be a non-negative integer") from None
+    raise ArrowInvalid(f"unknown device {device!r} (expected 'cpu', 'cuda' or 'cuda:N')")

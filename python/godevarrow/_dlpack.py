@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from . import _godevarrow as _lib
 from ._device import DeviceType
-from ._godevarrow import DeviceError
+from ._godevarrow import ArrowInvalid, DeviceError, DLPackError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._core import Array
@@ -26,14 +26,14 @@ def export(
 ) -> object:
     device = arr.__dlpack_device__()
     if device[0] == DeviceType.CPU and stream is not None:
-        raise ValueError(f"stream must be None for an array in CPU memory, got {stream!r}")
+        raise ArrowInvalid(f"stream must be None for an array in CPU memory, got {stream!r}")
     if dl_device is not None and tuple(dl_device) != tuple(device):
-        raise BufferError(
+        raise DLPackError(
             f"cannot export to DLPack device {tuple(dl_device)}: the array is on {tuple(device)} "
             "and copies between devices are not available in this build"
         )
     if copy:
-        raise BufferError("copy=True is not supported: godevarrow exports DLPack tensors zero-copy only")
+        raise DLPackError("copy=True is not supported: godevarrow exports DLPack tensors zero-copy only")
     versioned = max_version is not None and max_version[0] >= 1
     return _lib.dlpack_export(arr._h, versioned)
 
