@@ -106,3 +106,16 @@ def test_request_for_a_non_nullable_field_with_nulls_raises(leak_check):
     with pytest.raises(ValueError, match="null"):
         g.__arrow_c_array__(pa.field("x", pa.int64(), nullable=False).__arrow_c_schema__())
     del g
+
+
+def test_unproducible_encoding_in_one_field_keeps_the_other_fields_cast(leak_check):
+    batch = pa.record_batch({"a": pa.array([1, 2], pa.int32()), "b": pa.array(["x", None])})
+    requested = pa.schema([("a", pa.int64()), ("b", pa.string_view())])
+    g = gda.record_batch(batch)
+    got = pa.RecordBatch._import_from_c_capsule(*g.__arrow_c_array__(requested.__arrow_c_schema__()))
+    assert got.schema.field("a").type == pa.int64(), "the castable field is cast"
+    assert got.schema.field("b").type in (pa.string(), pa.string_view())
+    assert got.to_pydict() == batch.to_pydict()
+    table = pa.RecordBatchReader.from_stream(gda.stream(g), schema=requested).read_all()
+    assert table.schema.field("a").type == pa.int64()
+    assert table.to_pydict() == batch.to_pydict()
