@@ -74,6 +74,8 @@ func gdaHandleRelease(h C.uintptr_t) {
 		switch v := handle.Value().(type) {
 		case *cdevice.Array:
 			v.Release()
+		case *device.Stream:
+			_ = v.Destroy()
 		case *pyStream:
 			v.mu.Lock()
 			if !v.consumed {
@@ -603,6 +605,21 @@ func gdaArrayToDevice(h C.uintptr_t, devType C.int32_t, devID C.int64_t, out *C.
 			return err
 		}
 		c, err := cdevice.CopyToDevice(a, device.Device{Type: device.Type(devType), ID: int64(devID)})
+		if err == nil {
+			newHandle(c, out)
+		}
+		return err
+	})
+}
+
+//export gdaArrayCopy
+func gdaArrayCopy(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		a, err := valueOf[*cdevice.Array](h)
+		if err != nil {
+			return err
+		}
+		c, err := cdevice.Copy(a)
 		if err == nil {
 			newHandle(c, out)
 		}

@@ -563,22 +563,41 @@ static void dlpack_capsule_destructor(PyObject* cap) {
   PyErr_Restore(et, ev, etb);
 }
 
+void gda_py_incref(void* obj) { Py_INCREF((PyObject*)obj); }
+
+void gda_py_decref(void* obj) {
+  // After interpreter shutdown the object is gone with it: leak, as numpy does.
+  if (!Py_IsInitialized()) return;
+  PyGILState_STATE state = PyGILState_Ensure();
+  Py_DECREF((PyObject*)obj);
+  PyGILState_Release(state);
+}
+
+// dlpack_export(handle, versioned, copied, stream): stream is the consumer's
+// CUDA stream handle, or -1 for no synchronization.
 static PyObject* m_dlpack_export(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(2, "dlpack_export");
+  CHECK_NARGS(4, "dlpack_export");
   uintptr_t h;
   if (get_handle(args[0], &h)) return NULL;
   int versioned = PyObject_IsTrue(args[1]);
+  int copied = PyObject_IsTrue(args[2]);
+  long long stream = PyLong_AsLongLong(args[3]);
+  if (stream == -1 && PyErr_Occurred()) return NULL;
   void* p = NULL;
   gda_error e = {0};
-  if (gdaDLPackExport(h, versioned, &p, &e)) return raise_error(&e);
+  if (gdaDLPackExport(h, versioned, copied, stream, &p, &e)) return raise_error(&e);
   PyObject* cap = PyCapsule_New(p, versioned ? "dltensor_versioned" : "dltensor", dlpack_capsule_destructor);
   if (!cap) gdaDLPackDelete(p, versioned);
   return cap;
 }
 
+// dlpack_import(capsule, stream_handle_or_None): the stream is the one the
+// consumer passed to __dlpack__ (a handle from cuda_stream_new).
 static PyObject* m_dlpack_import(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(1, "dlpack_import");
+  CHECK_NARGS(2, "dlpack_import");
   PyObject* cap = args[0];
+  uintptr_t stream = 0;
+  if (get_optional_handle(args[1], &stream)) return NULL;
   if (!PyCapsule_CheckExact(cap)) {
     PyErr_Format(PyExc_TypeError, "__dlpack__() returned an object of type %.200s, not a PyCapsule",
                  Py_TYPE(cap)->tp_name);
@@ -601,7 +620,54 @@ static PyObject* m_dlpack_import(PyObject* self, PyObject* const* args, Py_ssize
   if (PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0) return NULL;
   uintptr_t h = 0;
   gda_error e = {0};
-  if (gdaDLPackImport(p, versioned, &h, &e)) return raise_error(&e);
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = gdaDLPackImport(p, versioned, stream, &h, &e);
+  Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
+  return wrap_handle(h);
+}
+
+// cuda_stream_new(device_id) -> (handle, stream as int): a stream of ours for
+// a producer to order its work before (DLPack consumers pass it on).
+static PyObject* m_cuda_stream_new(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "cuda_stream_new");
+  long long dev = PyLong_AsLongLong(args[0]);
+  if (dev == -1 && PyErr_Occurred()) return NULL;
+  uintptr_t h = 0, stream = 0;
+  gda_error e = {0};
+  if (gdaCUDAStreamNew(dev, &h, &stream, &e)) return raise_error(&e);
+  PyObject* handle = wrap_handle(h);
+  if (!handle) return NULL;
+  return Py_BuildValue("(NK)", handle, (unsigned long long)stream);
+}
+
+// tensor_info(handle, ready) -> (data, length, code, bits, device_type, device_id, stream)
+static PyObject* m_tensor_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "tensor_info");
+  uintptr_t h;
+  if (get_handle(args[0], &h)) return NULL;
+  int ready = PyObject_IsTrue(args[1]);
+  gda_tensor_info t = {0};
+  gda_error e = {0};
+  if (gdaTensorInfo(h, ready, &t, &e)) return raise_error(&e);
+  return Py_BuildValue("(KLiiiLK)", (unsigned long long)t.data, (long long)t.length, t.code, t.bits,
+                       (int)t.device_type, (long long)t.device_id, (unsigned long long)t.stream);
+}
+
+// wrap_cuda_pointer(owner, format, data, length, stream) -> handle
+static PyObject* m_wrap_cuda_pointer(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(5, "wrap_cuda_pointer");
+  const char* format = PyUnicode_AsUTF8(args[1]);
+  if (!format) return NULL;
+  unsigned long long data = PyLong_AsUnsignedLongLong(args[2]);
+  if (data == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+  long long length = PyLong_AsLongLong(args[3]);
+  if (length == -1 && PyErr_Occurred()) return NULL;
+  unsigned long long stream = PyLong_AsUnsignedLongLong(args[4]);
+  if (stream == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+  uintptr_t h = 0;
+  gda_error e = {0};
+  if (gdaWrapCUDAPointer(args[0], (char*)format, (uintptr_t)data, length, (uintptr_t)stream, &h, &e))
+    return raise_error(&e);
   return wrap_handle(h);
 }
 
@@ -645,6 +711,17 @@ static PyObject* m_array_to_device(PyObject* self, PyObject* const* args, Py_ssi
   return wrap_handle(out);
 }
 
+static PyObject* m_array_copy(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "array_copy");
+  uintptr_t h, out = 0;
+  if (get_handle(args[0], &h)) return NULL;
+  gda_error e = {0};
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = gdaArrayCopy(h, &out, &e);
+  Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
+  return wrap_handle(out);
+}
+
 static PyObject* m_debug_panic(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(0, "debug_panic");
   gda_error e = {0};
@@ -656,8 +733,12 @@ static PyMethodDef methods[] = {
     {"debug_panic", (PyCFunction)(void (*)(void))m_debug_panic, METH_FASTCALL, "debug_panic(): test-only, needs GODEVARROW_ALLOW_PANIC_TEST=1"},
     {"cuda_status", (PyCFunction)(void (*)(void))m_cuda_status, METH_FASTCALL, "cuda_status() -> (available, device_count, library, message)"},
     {"array_to_device", (PyCFunction)(void (*)(void))m_array_to_device, METH_FASTCALL, "array_to_device(handle, device_type, device_id) -> handle"},
-    {"dlpack_export", (PyCFunction)(void (*)(void))m_dlpack_export, METH_FASTCALL, "dlpack_export(handle, versioned) -> capsule"},
-    {"dlpack_import", (PyCFunction)(void (*)(void))m_dlpack_import, METH_FASTCALL, "dlpack_import(capsule) -> handle"},
+    {"array_copy", (PyCFunction)(void (*)(void))m_array_copy, METH_FASTCALL, "array_copy(handle) -> handle (a copy on the same device)"},
+    {"dlpack_export", (PyCFunction)(void (*)(void))m_dlpack_export, METH_FASTCALL, "dlpack_export(handle, versioned, copied, stream) -> capsule"},
+    {"dlpack_import", (PyCFunction)(void (*)(void))m_dlpack_import, METH_FASTCALL, "dlpack_import(capsule, stream_handle) -> handle"},
+    {"cuda_stream_new", (PyCFunction)(void (*)(void))m_cuda_stream_new, METH_FASTCALL, "cuda_stream_new(device_id) -> (handle, stream)"},
+    {"tensor_info", (PyCFunction)(void (*)(void))m_tensor_info, METH_FASTCALL, "tensor_info(handle, ready) -> (data, length, code, bits, device_type, device_id, stream)"},
+    {"wrap_cuda_pointer", (PyCFunction)(void (*)(void))m_wrap_cuda_pointer, METH_FASTCALL, "wrap_cuda_pointer(owner, format, data, length, stream) -> handle"},
     {"dlpack_device", (PyCFunction)(void (*)(void))m_dlpack_device, METH_FASTCALL, "dlpack_device(handle) -> (device_type, device_id)"},
     {"import_schema", (PyCFunction)(void (*)(void))m_import_schema, METH_FASTCALL, "import_schema(capsule, consume) -> handle"},
     {"import_array", (PyCFunction)(void (*)(void))m_import_array, METH_FASTCALL, "import_array(schema_capsule, array_capsule, device) -> handle"},

@@ -32,3 +32,18 @@ typedef struct {
   int64_t n_children;
   int is_struct;
 } gda_array_info;
+
+// A tensor-shaped array (DLPack / CUDA Array Interface), filled by one Go call.
+typedef struct {
+  uintptr_t data;
+  int64_t length;
+  int code, bits;
+  int32_t device_type;
+  int64_t device_id;
+  uintptr_t stream;  // 0: none needed; 1: the legacy default stream
+} gda_tensor_info;
+
+// Reference counting of Python objects owned by imported arrays; the decref
+// takes the GIL itself, so a release may run on any thread.
+void gda_py_incref(void* obj);
+void gda_py_decref(void* obj);

@@ -82,12 +82,12 @@ func TestDLPackRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tensor, err := dlpack.Export(arr, true)
+	tensor, err := dlpack.Export(arr, dlpack.ExportOptions{Versioned: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	arr.Release()
-	back, err := dlpack.Import(tensor, true)
+	back, err := dlpack.Import(tensor, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestDLPackRoundTrip(t *testing.T) {
 
 	withNulls := importC(t, cb.Int32)
 	defer withNulls.Release()
-	if _, err := dlpack.Export(withNulls, false); err == nil || !strings.Contains(err.Error(), "null") {
+	if _, err := dlpack.Export(withNulls, dlpack.ExportOptions{}); err == nil || !strings.Contains(err.Error(), "null") {
 		t.Errorf("export of an array with nulls: %v", err)
 	}
 }

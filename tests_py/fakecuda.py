@@ -47,6 +47,10 @@ def load() -> Optional[ctypes.CDLL]:
     lib.cuEventDestroy_v2.argtypes = [ctypes.c_void_p]
     lib.cuDevicePrimaryCtxRetain.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]
     lib.cuCtxSetCurrent.argtypes = [ctypes.c_void_p]
+    lib.cuStreamWaitEvent.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint]
+    lib.cuMemcpyDtoHAsync_v2.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_size_t, ctypes.c_void_p]
+    lib.cuMemAllocHost_v2.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+    lib.cuMemFreeHost.argtypes = [ctypes.c_void_p]
     return lib
 
 
@@ -177,3 +181,161 @@ class CudaProducer:
     def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
         schema = pa.field("values", self.values.type).__arrow_c_schema__()
         return schema, PyCapsule_New(ctypes.addressof(self.struct), b"arrow_device_array", None)
+
+
+# ------------------------------------------------------------------ DLPack
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class DLManagedTensorVersioned(ctypes.Structure):
+    pass
+
+
+DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensorVersioned))
+DLManagedTensorVersioned._fields_ = [
+    ("major", ctypes.c_uint32),
+    ("minor", ctypes.c_uint32),
+    ("manager_ctx", ctypes.c_void_p),
+    ("deleter", DELETER),
+    ("flags", ctypes.c_uint64),
+    ("dl_tensor", DLTensor),
+]
+
+PyCapsule_GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
+PyCapsule_GetPointer.restype = ctypes.c_void_p
+PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def dlpack_tensor(capsule: object, name: bytes = b"dltensor_versioned") -> DLManagedTensorVersioned:
+    return DLManagedTensorVersioned.from_address(PyCapsule_GetPointer(capsule, name))
+
+
+_DTYPES = {"i": 0, "u": 1, "f": 2}
+
+
+class FakeCupyArray:
+    """A 1-D numeric array on a fake CUDA device, made the way CuPy makes one:
+    filled by an asynchronous host-to-device copy on a non-blocking stream.
+    It offers __cuda_array_interface__ v3 (with that stream) and DLPack 1.x
+    (ordering the consumer's stream after its copy with an event)."""
+
+    def __init__(self, values, device: int = 0, mask=None) -> None:
+        import numpy as np
+
+        assert LIB is not None
+        self.host = np.ascontiguousarray(values)
+        self.device = device
+        self.mask = mask
+        self.deleted = 0
+        self.dlpack_streams: list = []
+        make_current(device)
+        self.stream = ctypes.c_void_p()
+        check(LIB.cuStreamCreate(ctypes.byref(self.stream), 1), "cuStreamCreate")
+        self.ptr = ctypes.c_ulonglong()
+        check(LIB.cuMemAlloc_v2(ctypes.byref(self.ptr), max(self.host.nbytes, 1)), "cuMemAlloc_v2")
+        check(
+            LIB.cuMemcpyHtoDAsync_v2(self.ptr.value, self.host.ctypes.data, self.host.nbytes, self.stream),
+            "cuMemcpyHtoDAsync_v2",
+        )
+        self.event = ctypes.c_void_p()
+        check(LIB.cuEventCreate(ctypes.byref(self.event), 2), "cuEventCreate")
+        check(LIB.cuEventRecord(self.event, self.stream), "cuEventRecord")
+        self._tensors: list = []
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        typestr = self.host.dtype.str
+        return {
+            "shape": self.host.shape,
+            "typestr": typestr,
+            "data": (self.ptr.value, False),
+            "version": 3,
+            "strides": None,
+            "mask": self.mask,
+            "stream": self.stream.value,
+        }
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (2, self.device)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        assert LIB is not None
+        self.dlpack_streams.append(stream)
+        make_current(self.device)
+        if stream != -1:
+            handle = 1 if stream is None else stream
+            check(LIB.cuStreamWaitEvent(handle, self.event, 0), "cuStreamWaitEvent")
+        t = DLManagedTensorVersioned()
+        t.major, t.minor = 1, 1
+        t.flags = 0
+        shape = (ctypes.c_int64 * 1)(self.host.shape[0])
+        t.dl_tensor.data = self.ptr.value
+        t.dl_tensor.device = DLDevice(2, self.device)
+        t.dl_tensor.ndim = 1
+        t.dl_tensor.dtype = DLDataType(_DTYPES[self.host.dtype.kind], self.host.dtype.itemsize * 8, 1)
+        t.dl_tensor.shape = shape
+        t.dl_tensor.strides = None
+        t.dl_tensor.byte_offset = 0
+
+        def deleter(_p):
+            self.deleted += 1
+
+        t.deleter = DELETER(deleter)
+        self._tensors.append((t, shape, t.deleter))
+        return PyCapsule_New(ctypes.addressof(t), b"dltensor_versioned", None)
+
+    def free(self) -> None:
+        """Frees the device memory (call once every consumer is done)."""
+        assert LIB is not None
+        make_current(self.device)
+        check(LIB.cuMemFree_v2(self.ptr.value), "cuMemFree_v2")
+        check(LIB.cuEventDestroy_v2(self.event), "cuEventDestroy_v2")
+        check(LIB.cuStreamDestroy_v2(self.stream), "cuStreamDestroy_v2")
+
+
+class StreamUser:
+    """A consumer-side non-blocking stream, for reading device memory the way
+    a CUDA consumer does: asynchronous copies on its stream, then a sync."""
+
+    def __init__(self, device: int = 0) -> None:
+        assert LIB is not None
+        make_current(device)
+        self.device = device
+        self.stream = ctypes.c_void_p()
+        check(LIB.cuStreamCreate(ctypes.byref(self.stream), 1), "cuStreamCreate")
+
+    @property
+    def handle(self) -> int:
+        return self.stream.value
+
+    def read(self, ptr: int, n: int) -> bytes:
+        assert LIB is not None
+        make_current(self.device)
+        buf = ctypes.create_string_buffer(max(n, 1))
+        check(LIB.cuMemcpyDtoHAsync_v2(buf, ptr, n, self.stream), "cuMemcpyDtoHAsync_v2")
+        check(LIB.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
+        return buf.raw[:n]
+
+    def destroy(self) -> None:
+        assert LIB is not None
+        make_current(self.device)
+        check(LIB.cuStreamDestroy_v2(self.stream), "cuStreamDestroy_v2")

@@ -41,10 +41,27 @@ func CopyToDevice(a *Array, dst device.Device) (*Array, error) {
 		a.Retain()
 		return a, nil
 	}
+	return copyTo(a, dst)
+}
+
+// Copy returns a copy of a on its own device (DLPack's copy=True). Host-
+// readable memory (CPU, pinned, managed) is copied into CPU memory.
+func Copy(a *Array) (*Array, error) {
+	dst := a.dev
+	if dst.Type.HostAccessible() {
+		dst = device.Host
+	}
+	return copyTo(a, dst)
+}
+
+func copyTo(a *Array, dst device.Device) (*Array, error) {
 	src := a.dev
 	srcHost := src.Type.HostAccessible()
 	if !srcHost && src.Type != device.CUDA || dst.Type != device.CPU && dst.Type != device.CUDA {
 		return nil, errorf(ErrNotImplemented, "copies from %s to %s are not implemented", src, dst)
+	}
+	if srcHost && dst.Type == device.CPU {
+		return copyOnHost(a)
 	}
 	// the copies run on a stream of the device that is not the host
 	streamDev := int(dst.ID)
@@ -90,24 +107,13 @@ func CopyToDevice(a *Array, dst device.Device) (*Array, error) {
 	var owner *foreignOwner
 	var event unsafe.Pointer
 	if dst.Type == device.CUDA {
-		ev, err := device.NewEvent(int(dst.ID))
+		cell, destroy, err := recordEvent(stream)
 		if err != nil {
 			data.Release()
 			return nil, err
 		}
-		if err := ev.Record(stream); err != nil {
-			_ = ev.Destroy()
-			data.Release()
-			return nil, err
-		}
-		// sync_event points to a CUevent: keep the CUevent in C memory
-		cell := C.malloc(C.size_t(unsafe.Sizeof(uintptr(0))))
-		*(*unsafe.Pointer)(cell) = ev.Handle()
 		event = cell
-		owner = &foreignOwner{release: func() {
-			_ = ev.Destroy()
-			C.free(cell)
-		}}
+		owner = &foreignOwner{release: destroy}
 		owner.refs.Store(1)
 		liveImports.Add(1)
 	}
@@ -157,8 +163,12 @@ func (c *copier) copyBuffer(b *memory.Buffer) (*memory.Buffer, error) {
 	if n == 0 || srcPtr == nil {
 		return out, nil
 	}
-	var kind device.CopyKind
 	srcHost := c.src.Type.HostAccessible()
+	if c.stream == nil { // host to host
+		copy(unsafe.Slice((*byte)(dstPtr), n), unsafe.Slice((*byte)(srcPtr), n))
+		return out, nil
+	}
+	var kind device.CopyKind
 	switch {
 	case srcHost && c.dst.Type == device.CUDA:
 		kind = device.HostToDevice
@@ -254,4 +264,21 @@ func (h hostReader) Next() (*Array, error) {
 	}
 	defer a.Release()
 	return CopyToDevice(a, device.Host)
+}
+
+// copyOnHost copies host-readable memory (CPU, or pinned or managed memory
+// once its producer's event completed) into CPU memory with plain copies.
+func copyOnHost(a *Array) (*Array, error) {
+	if a.event != nil {
+		if err := device.SyncEventOnHost(int(max(a.dev.ID, 0)), *(*unsafe.Pointer)(a.event)); err != nil {
+			return nil, err
+		}
+	}
+	c := copier{src: a.dev, dst: device.Host}
+	data, err := c.copyData(a.data, 0)
+	if err != nil {
+		c.releaseAll()
+		return nil, err
+	}
+	return newArray(a.schema, data, device.Host, nil, nil), nil
 }

@@ -463,12 +463,15 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path stri
 	return out, nil
 }
 
-// WrapForeign makes an Array of a flat type (no children, no dictionary)
-// over memory owned by someone else, such as a DLPack tensor. buffers and
-// sizes follow the C Data Interface's buffer order for the schema's format.
-// release is called exactly once, when the last reference goes — also when
-// WrapForeign fails.
-func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buffers []unsafe.Pointer, sizes []int64, release func()) (*Array, error) {
+// WrapForeign wraps memory that another library owns as a flat Array
+// (zero-copy): buffers[i] holds sizes[i] bytes on dev, and release is called
+// exactly once when the last reference goes, or before WrapForeign returns an
+// error. For CUDA memory every buffer must belong to dev (checked with the
+// driver), and when ready is non-nil the Array gets an event recorded on
+// ready: the producer's pending writes were queued there (the CUDA Array
+// Interface's stream) or ordered before it (the stream a DLPack consumer
+// hands the producer), so later readers wait on the event.
+func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buffers []unsafe.Pointer, sizes []int64, ready *device.Stream, release func()) (*Array, error) {
 	owner := &foreignOwner{release: release}
 	owner.refs.Store(1)
 	liveImports.Add(1)
@@ -482,11 +485,20 @@ func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buf
 	if !schema.info.HasValidity() {
 		return fail(errorf(ErrInvalid, "WrapForeign supports types with a validity bitmap, not %q", schema.Format))
 	}
+	if ready != nil && dev.Type != device.CUDA {
+		return fail(errorf(ErrInvalid, "a ready stream is meaningful only for CUDA memory, not %s", dev))
+	}
 	dt, err := schema.DataType()
 	if err != nil {
 		return fail(err)
 	}
 	im := importer{owner: owner, hostReadable: dev.Type.HostAccessible(), cudaDevice: -1}
+	if dev.Type == device.CUDA {
+		if err := device.CheckCUDADevice(int(dev.ID)); err != nil {
+			return fail(err)
+		}
+		im.cudaDevice = int(dev.ID)
+	}
 	bufs := make([]*memory.Buffer, len(buffers))
 	for i, p := range buffers {
 		bufs[i] = im.buffer(p, sizes[i])
@@ -497,5 +509,52 @@ func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buf
 			b.Release()
 		}
 	}
-	return newArray(schema, data, dev, nil, owner), nil
+	if im.err != nil {
+		data.Release()
+		return fail(im.err)
+	}
+	var event unsafe.Pointer
+	if ready != nil {
+		cell, destroy, err := recordEvent(ready)
+		if err != nil {
+			data.Release()
+			return fail(err)
+		}
+		event = cell
+		owner.release = func() {
+			destroy()
+			release()
+		}
+	}
+	return newArray(schema, data, dev, event, owner), nil
+}
+
+// recordEvent records a new event on s and returns a C cell holding the
+// CUevent (what a sync_event points to) and the function that destroys both.
+func recordEvent(s *device.Stream) (unsafe.Pointer, func(), error) {
+	ev, err := device.NewEvent(s.Device())
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := ev.Record(s); err != nil {
+		_ = ev.Destroy()
+		return nil, nil, err
+	}
+	cell := C.malloc(C.size_t(unsafe.Sizeof(uintptr(0))))
+	*(*unsafe.Pointer)(cell) = ev.Handle()
+	return cell, func() {
+		_ = ev.Destroy()
+		C.free(cell)
+	}, nil
+}
+
+// WaitReadyOn orders the work queued on s after the producer's writes to the
+// array's buffers (its sync_event); without an event it does nothing. This is
+// what a producer does for a consumer that names the stream it will use
+// (DLPack's stream argument).
+func (a *Array) WaitReadyOn(s *device.Stream) error {
+	if a.event == nil {
+		return nil
+	}
+	return s.WaitEvent(*(*unsafe.Pointer)(a.event))
 }

@@ -5,6 +5,8 @@ package device
 #cgo LDFLAGS: -ldl
 #include <stdlib.h>
 #include "cuda.h"
+static CUstream gda_stream_from_handle(uintptr_t h) { return (CUstream)h; }
+static uintptr_t gda_stream_handle(CUstream s) { return (uintptr_t)s; }
 */
 import "C"
 
@@ -101,9 +103,36 @@ func CUDADeviceName(dev int) (string, error) {
 
 // Stream is a CUDA stream on one device.
 type Stream struct {
-	dev int
-	s   C.CUstream
+	dev     int
+	s       C.CUstream
+	foreign bool // made by someone else: never destroyed here
 }
+
+// The special stream handles of the CUDA driver API, which the DLPack and
+// CUDA Array Interface protocols pass as the integers 1 and 2.
+const (
+	LegacyDefaultStream    uintptr = 1 // CU_STREAM_LEGACY
+	PerThreadDefaultStream uintptr = 2 // CU_STREAM_PER_THREAD
+)
+
+// ForeignStream wraps a CUDA stream handle on device dev that godevarrow did
+// not create (another library's stream, or LegacyDefaultStream or
+// PerThreadDefaultStream). Destroy does nothing to it. The handle must be
+// valid while the Stream is used; 0 is rejected because the protocols that
+// pass streams as integers forbid it as ambiguous.
+func ForeignStream(dev int, handle uintptr) (*Stream, error) {
+	if err := CheckCUDADevice(dev); err != nil {
+		return nil, err
+	}
+	if handle == 0 {
+		return nil, Unavailable("CUDA stream handle 0 is ambiguous; pass 1 for the legacy default stream or 2 for the per-thread default stream")
+	}
+	return &Stream{dev: dev, s: C.gda_stream_from_handle(C.uintptr_t(handle)), foreign: true}, nil
+}
+
+// Handle returns the CUstream as an integer, the form the DLPack and CUDA
+// Array Interface protocols use.
+func (s *Stream) Handle() uintptr { return uintptr(C.gda_stream_handle(s.s)) }
 
 // NewStream creates a non-blocking stream on device dev.
 func NewStream(dev int) (*Stream, error) {
@@ -141,8 +170,12 @@ func (s *Stream) Drain() bool {
 	return s.Synchronize() == nil || s.Synchronize() == nil
 }
 
-// Destroy destroys the stream.
+// Destroy destroys the stream (work already queued still completes); a
+// foreign stream is left alone.
 func (s *Stream) Destroy() error {
+	if s.foreign {
+		return nil
+	}
 	var call *C.char
 	return cudaError(call, C.gda_cuda_stream_destroy(C.int(s.dev), s.s, &call))
 }

@@ -111,23 +111,75 @@ func DeviceOf(a *cdevice.Array) (int32, int64) {
 	return int32(d.Type), d.ID
 }
 
-// Export returns a new DLManagedTensorVersioned (versioned) or DLManagedTensor
-// over the values of a, which must be a 1-D fixed-width numeric array without
-// nulls. The tensor keeps a alive until its deleter is called. The tensor is
-// marked read-only: Arrow data is immutable.
-func Export(a *cdevice.Array, versioned bool) (unsafe.Pointer, error) {
+// Tensor describes the values of a 1-D fixed-width numeric array the way
+// DLPack and the CUDA Array Interface see them.
+type Tensor struct {
+	Data       uintptr // address of the first element (offset applied); 0 when empty
+	Length     int64
+	Code, Bits uint8 // DLPack dtype code (0 int, 1 uint, 2 float) and width
+	Device     int32 // DLPack device type (the Arrow values)
+	DeviceID   int64
+}
+
+// Describe returns the tensor view of a: a 1-D fixed-width integer or float
+// array without nulls. Arrays with nulls are refused because neither DLPack
+// nor an unmasked CUDA Array Interface can say which values are missing; on
+// a device the null count may be unknown, and then a validity bitmap is
+// enough to refuse.
+func Describe(a *cdevice.Array) (Tensor, error) {
 	s := a.Schema()
 	dt, ok := formatToDtype[s.Format]
 	if !ok || s.Dictionary != nil {
-		return nil, notExportable("DLPack can only describe fixed-width integers and floats; the array's type is %s", s)
-	}
-	if n := a.NullN(); n != 0 {
-		return nil, notExportable("DLPack has no nulls; the array has %d null values (fill them first)", n)
-	}
-	if !a.Device().Type.HostAccessible() && a.SyncEvent() != nil {
-		return nil, errorf(cdevice.ErrNotImplemented, "DLPack export of device arrays with a sync event is not implemented")
+		return Tensor{}, notExportable("only fixed-width integers and floats are tensors; the array's type is %s", s)
 	}
 	values := a.Data().Buffers()[1]
+	switch n := a.NullN(); {
+	case n > 0:
+		return Tensor{}, notExportable("tensors have no nulls; the array has %d null values (fill them first)", n)
+	case n < 0 && a.Data().Buffers()[0] != nil:
+		return Tensor{}, notExportable("tensors have no nulls; the array is on %s with a validity bitmap and an unknown null count", a.Device())
+	}
+	t := Tensor{Length: int64(a.Len()), Code: dt.code, Bits: dt.bits}
+	t.Device, t.DeviceID = DeviceOf(a)
+	if values != nil && values.Len() > 0 && a.Len() > 0 {
+		t.Data = uintptr(unsafe.Pointer(unsafe.SliceData(values.Bytes()))) + uintptr(a.Offset()*int(dt.bits)/8)
+	}
+	return t, nil
+}
+
+// ExportOptions are the choices of a DLPack export.
+type ExportOptions struct {
+	// Versioned selects DLManagedTensorVersioned (DLPack >= 1.0) over the
+	// legacy DLManagedTensor.
+	Versioned bool
+	// Copied sets DLPACK_FLAG_BITMASK_IS_COPIED: the array is a copy made
+	// for this export (versioned tensors only).
+	Copied bool
+	// Stream, when non-nil, is the consumer's stream: it is made to wait
+	// for the array's sync_event before the tensor is handed over.
+	Stream *device.Stream
+}
+
+// Export returns a new DLManagedTensorVersioned or DLManagedTensor over the
+// values of a (see Describe), zero-copy. The tensor keeps a alive until its
+// deleter is called and is marked read-only: Arrow data is immutable.
+func Export(a *cdevice.Array, opts ExportOptions) (unsafe.Pointer, error) {
+	desc, err := Describe(a)
+	if err != nil {
+		return nil, err
+	}
+	switch ev := a.SyncEvent(); {
+	case opts.Stream != nil:
+		if err := a.WaitReadyOn(opts.Stream); err != nil {
+			return nil, err
+		}
+	case ev != nil && a.Device().Type.HostAccessible():
+		// pinned or managed memory written by the device: DLPack has no
+		// stream for host memory, so the data must be complete now
+		if err := device.SyncEventOnHost(int(max(a.Device().ID, 0)), *(*unsafe.Pointer)(ev)); err != nil {
+			return nil, err
+		}
+	}
 	handle := cgo.NewHandle(a)
 	e := C.gda_dlpack_new(C.uintptr_t(handle))
 	if e == nil {
@@ -137,24 +189,28 @@ func Export(a *cdevice.Array, versioned bool) (unsafe.Pointer, error) {
 	a.Retain()
 	liveExports.add(1)
 	t := &e.legacy.dl_tensor
-	if values != nil && values.Len() > 0 {
-		t.data = unsafe.Pointer(&values.Bytes()[0])
+	if values := a.Data().Buffers()[1]; values != nil && values.Len() > 0 && desc.Length > 0 {
+		// data is the buffer's start and byte_offset the slice: the
+		// convention CUDA consumers expect (data stays allocation-aligned)
+		t.data = unsafe.Pointer(unsafe.SliceData(values.Bytes()))
+		t.byte_offset = C.uint64_t(a.Offset() * int(desc.Bits) / 8)
 	}
-	devType, devID := DeviceOf(a)
-	t.device.device_type = C.DLDeviceType(devType)
-	t.device.device_id = C.int32_t(devID)
+	t.device.device_type = C.DLDeviceType(desc.Device)
+	t.device.device_id = C.int32_t(desc.DeviceID)
 	t.ndim = 1
-	t.dtype.code = C.uint8_t(dt.code)
-	t.dtype.bits = C.uint8_t(dt.bits)
+	t.dtype.code = C.uint8_t(desc.Code)
+	t.dtype.bits = C.uint8_t(desc.Bits)
 	t.dtype.lanes = 1
-	e.shape[0] = C.int64_t(a.Len())
+	e.shape[0] = C.int64_t(desc.Length)
 	e.strides[0] = 1
 	t.shape = &e.shape[0]
 	t.strides = &e.strides[0]
-	t.byte_offset = C.uint64_t(a.Offset() * int(dt.bits) / 8)
-	if versioned {
+	if opts.Versioned {
 		e.versioned.dl_tensor = *t
 		e.versioned.flags = C.DLPACK_FLAG_BITMASK_READ_ONLY
+		if opts.Copied {
+			e.versioned.flags |= C.DLPACK_FLAG_BITMASK_IS_COPIED
+		}
 		return unsafe.Pointer(&e.versioned), nil
 	}
 	return unsafe.Pointer(&e.legacy), nil
@@ -180,9 +236,15 @@ func Delete(p unsafe.Pointer, versioned bool) {
 
 // Import takes ownership of a DLManagedTensorVersioned (versioned) or
 // DLManagedTensor and returns an Array over its memory (zero-copy, except for
-// booleans). The tensor's deleter is called exactly once: when the Array's
-// last reference goes, or before Import returns an error.
-func Import(p unsafe.Pointer, versioned bool) (*cdevice.Array, error) {
+// booleans on the CPU). The tensor's deleter is called exactly once: when the
+// Array's last reference goes, or before Import returns an error.
+//
+// CPU, CUDA, CUDA host (pinned) and CUDA managed tensors are imported. For a
+// CUDA tensor, stream is the stream the consumer passed to the producer's
+// __dlpack__ (the producer ordered its writes before it): the Array gets an
+// event recorded on it. A nil stream means the producer synchronized (or
+// was told not to, with stream -1).
+func Import(p unsafe.Pointer, versioned bool, stream *device.Stream) (*cdevice.Array, error) {
 	if p == nil {
 		return nil, errorf(cdevice.ErrInvalid, "DLPack tensor pointer is NULL")
 	}
@@ -216,13 +278,24 @@ func Import(p unsafe.Pointer, versioned bool) (*cdevice.Array, error) {
 		return fail(errorf(cdevice.ErrInvalid, "strided tensors (stride %d elements) are not contiguous; make a contiguous copy first", int64(*t.strides)))
 	}
 	dev := device.Device{Type: device.Type(t.device.device_type), ID: int64(t.device.device_id)}
-	if dev.Type == device.CPU {
+	switch dev.Type {
+	case device.CPU:
 		dev = device.Host
-	} else {
-		return fail(device.Unavailable("cannot import a DLPack tensor on %s: only CPU tensors are supported so far", dev))
+	case device.CUDA, device.CUDAHost, device.CUDAManaged:
+		if err := device.CheckCUDADevice(int(dev.ID)); err != nil {
+			return fail(err)
+		}
+	default:
+		return fail(device.Unavailable("cannot import a DLPack tensor on %s: godevarrow reads CPU and CUDA tensors", dev))
+	}
+	if dev.Type != device.CUDA {
+		stream = nil // host-visible memory: the producer synchronized
 	}
 	d := dtype{uint8(t.dtype.code), uint8(t.dtype.bits)}
 	base := unsafe.Add(t.data, uintptr(t.byte_offset))
+	if d.code == codeBool && d.bits == 8 && !dev.Type.HostAccessible() {
+		return fail(errorf(cdevice.ErrNotImplemented, "boolean tensors on %s are one byte per value and Arrow packs bits: copy the tensor to the host first", dev))
+	}
 	if d.code == codeBool && d.bits == 8 {
 		a, err := packBooleans(base, n)
 		release() // the booleans were copied
@@ -239,7 +312,7 @@ func Import(p unsafe.Pointer, versioned bool) (*cdevice.Array, error) {
 	if n == 0 {
 		base = nil
 	}
-	return cdevice.WrapForeign(schema, dev, n, 0, []unsafe.Pointer{nil, base}, []int64{0, n * int64(d.bits) / 8}, release)
+	return cdevice.WrapForeign(schema, dev, n, 0, []unsafe.Pointer{nil, base}, []int64{0, n * int64(d.bits) / 8}, stream, release)
 }
 
 // packBooleans copies n one-byte booleans into an Arrow boolean array.

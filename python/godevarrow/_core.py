@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence, Union
 
 from . import _godevarrow as _lib
 from ._device import Device, DeviceLike, DeviceType, as_device
-from ._godevarrow import ArrowInvalid, ArrowNotImplementedError, DeviceError, GodevarrowTypeError
+from ._godevarrow import ArrowInvalid, ArrowNotImplementedError, GodevarrowTypeError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow
@@ -249,6 +249,14 @@ class Array:
     def __dlpack_device__(self) -> tuple[int, int]:
         return _lib.dlpack_device(self._h)  # type: ignore[no-any-return]
 
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        """CUDA Array Interface v3 of a 1-D numeric CUDA array without nulls
+        (AttributeError for arrays that are not in CUDA device memory)."""
+        from . import _dlpack
+
+        return _dlpack.cuda_array_interface(self)
+
     def slice(self, offset: int = 0, length: Optional[int] = None) -> Array:
         """A zero-copy slice."""
         n = len(self)
@@ -332,7 +340,9 @@ def _import_array(obj: object, requested_schema: object) -> Array:
 
         arr = _dlpack.from_dlpack(obj)
     elif hasattr(obj, "__cuda_array_interface__"):
-        raise DeviceError("__cuda_array_interface__ objects need CUDA support, which this build does not have yet")
+        from . import _dlpack
+
+        arr = _dlpack.from_cuda_array_interface(obj)
     else:
         raise _no_protocol(
             obj,

@@ -1,19 +1,78 @@
-"""DLPack: the ``__dlpack__`` producer of Array and the consumer behind
-``godevarrow.array(obj)`` for objects such as numpy and CuPy arrays."""
+"""Tensor protocols: DLPack (producer and consumer) and the CUDA Array
+Interface version 3 (producer and consumer).
+
+Both describe 1-D fixed-width numbers without nulls. The stream rules:
+
+* DLPack producer (``Array.__dlpack__``): on CUDA, ``stream=None`` means the
+  legacy default stream, ``1``/``2`` the legacy/per-thread default streams,
+  any other positive integer a ``CUstream``; the consumer's stream is made to
+  wait for the array's ``sync_event`` (no host synchronization). ``-1`` asks
+  for no synchronization; ``0`` is refused as ambiguous. On the CPU the
+  stream must be ``None`` (or ``-1``).
+* DLPack consumer (``godevarrow.array(x)``): for a CUDA tensor godevarrow
+  creates a stream of its own, hands it to ``x.__dlpack__(stream=...)``, and
+  records the array's event on it, so later readers wait for the producer.
+* CUDA Array Interface producer: when the array has a ``sync_event``, the
+  legacy default stream is made to wait for it and ``stream`` is ``1``;
+  otherwise ``stream`` is ``None`` (the data is ready).
+* CUDA Array Interface consumer: a ``stream`` is recorded into the array's
+  event. ``mask`` is refused (it is a byte-per-value array; use
+  ``godevarrow.cupy.from_cupy(x, mask=...)``).
+"""
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any, Optional
 
 from . import _godevarrow as _lib
-from ._device import DeviceType
-from ._godevarrow import ArrowInvalid, DeviceError, DLPackError
+from ._device import Device, DeviceType
+from ._godevarrow import ArrowInvalid, ArrowNotImplementedError, DLPackError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._core import Array
 
 # The DLPack version the extension produces and reads.
 DLPACK_VERSION = (1, 1)
+
+_LEGACY_DEFAULT_STREAM = 1
+# DLPack dtype codes
+_INT, _UINT, _FLOAT = 0, 1, 2
+_ARROW_FORMATS = {
+    (_INT, 8): "c",
+    (_INT, 16): "s",
+    (_INT, 32): "i",
+    (_INT, 64): "l",
+    (_UINT, 8): "C",
+    (_UINT, 16): "S",
+    (_UINT, 32): "I",
+    (_UINT, 64): "L",
+    (_FLOAT, 16): "e",
+    (_FLOAT, 32): "f",
+    (_FLOAT, 64): "g",
+}
+_TYPESTR_KINDS = {_INT: "i", _UINT: "u", _FLOAT: "f"}
+_ENDIAN = "<" if sys.byteorder == "little" else ">"
+
+
+def _cuda_stream(stream: Optional[int], device: tuple[int, int]) -> int:
+    """The consumer stream handle for dlpack_export; -1 means none."""
+    if device[0] in (DeviceType.CPU, DeviceType.CUDA_HOST, DeviceType.CUDA_MANAGED):
+        if stream not in (None, -1):
+            raise ArrowInvalid(
+                f"stream must be None for an array in host-visible memory "
+                f"({DeviceType(device[0]).name}), got {stream!r}"
+            )
+        return -1
+    if stream is None:
+        return _LEGACY_DEFAULT_STREAM
+    if not isinstance(stream, int) or isinstance(stream, bool):
+        raise ArrowInvalid(f"stream must be an int or None, got {type(stream).__name__}")
+    if stream == 0:
+        raise ArrowInvalid("stream 0 is ambiguous (DLPack): pass 1 for the legacy default stream, 2 for per-thread")
+    if stream < -1:
+        raise ArrowInvalid(f"stream must be -1, None or a positive CUDA stream handle, got {stream}")
+    return stream
 
 
 def export(
@@ -24,31 +83,109 @@ def export(
     dl_device: Optional[tuple[int, int]],
     copy: Optional[bool],
 ) -> object:
-    device = arr.__dlpack_device__()
-    if device[0] == DeviceType.CPU and stream is not None:
-        raise ArrowInvalid(f"stream must be None for an array in CPU memory, got {stream!r}")
-    if dl_device is not None and tuple(dl_device) != tuple(device):
-        raise DLPackError(
-            f"cannot export to DLPack device {tuple(dl_device)}: the array is on {tuple(device)} "
-            "and copies between devices are not available in this build"
-        )
-    if copy:
-        raise DLPackError("copy=True is not supported: godevarrow exports DLPack tensors zero-copy only")
+    device = tuple(arr.__dlpack_device__())
+    target = device if dl_device is None else (int(dl_device[0]), int(dl_device[1]))
+    copied = False
+    if target != device:
+        if copy is False:
+            raise DLPackError(
+                f"the array is on DLPack device {device}, {target} was requested, and copy=False forbids copying"
+            )
+        dst = Device.cpu() if target[0] == DeviceType.CPU else Device(target[0], target[1])
+        arr, copied = arr.to_device(dst), True
+    elif copy:
+        from ._core import Array
+
+        arr, copied = Array(_lib.array_copy(arr._h)), True
+    device = tuple(arr.__dlpack_device__())
+    consumer_stream = _cuda_stream(stream, device)
     versioned = max_version is not None and max_version[0] >= 1
-    return _lib.dlpack_export(arr._h, versioned)
+    if copied and not versioned:
+        # DLPack < 1.0 cannot say that the tensor is a copy; the spec allows it
+        # only with the flag, so refuse rather than hand over a silent copy
+        raise DLPackError("a copy was requested or needed, which needs max_version >= (1, 0) to be flagged")
+    return _lib.dlpack_export(arr._h, versioned, copied, consumer_stream)
 
 
 def from_dlpack(obj: Any) -> Array:
     from ._core import Array
 
+    stream_handle = None
+    kwargs: dict[str, Any] = {}
     if hasattr(obj, "__dlpack_device__"):
         dev_type, dev_id = obj.__dlpack_device__()
-        if dev_type != DeviceType.CPU:
-            raise DeviceError(
-                f"the object is on DLPack device ({dev_type}, {dev_id}); only CPU tensors can be imported by this build"
-            )
+        if dev_type == DeviceType.CUDA:
+            stream_handle, stream = _lib.cuda_stream_new(int(dev_id))
+            kwargs["stream"] = stream
     try:
-        capsule = obj.__dlpack__(max_version=DLPACK_VERSION)
+        capsule = obj.__dlpack__(max_version=DLPACK_VERSION, **kwargs)
     except TypeError:  # a producer that predates DLPack 1.0's keywords
-        capsule = obj.__dlpack__()
-    return Array(_lib.dlpack_import(capsule))
+        capsule = obj.__dlpack__(**kwargs)
+    try:
+        return Array(_lib.dlpack_import(capsule, stream_handle))
+    finally:
+        del stream_handle  # destroyed once the event was recorded on it
+
+
+# ------------------------------------------------------ CUDA Array Interface
+
+
+def cuda_array_interface(arr: Array) -> dict[str, Any]:
+    """The ``__cuda_array_interface__`` (version 3) of a CUDA array."""
+    if arr.device_type != DeviceType.CUDA:
+        raise AttributeError(
+            f"__cuda_array_interface__ describes CUDA device memory; this array is on {arr.device} "
+            "(use __dlpack__ or the Arrow protocols)"
+        )
+    data, length, code, bits, _dev_type, _dev_id, stream = _lib.tensor_info(arr._h, True)
+    kind = _TYPESTR_KINDS[code]
+    return {
+        "shape": (length,),
+        "typestr": f"{'|' if bits == 8 else _ENDIAN}{kind}{bits // 8}",
+        "data": (data, True),  # read-only: Arrow data is immutable
+        "version": 3,
+        "strides": None,
+        "descr": [("", f"{'|' if bits == 8 else _ENDIAN}{kind}{bits // 8}")],
+        "mask": None,
+        "stream": stream or None,
+    }
+
+
+def from_cuda_array_interface(obj: Any) -> Array:
+    from ._core import Array
+
+    cai = obj.__cuda_array_interface__
+    version = cai.get("version")
+    if not isinstance(version, int) or version < 2:
+        raise ArrowInvalid(f"__cuda_array_interface__ version must be 2 or 3, got {version!r}")
+    shape = tuple(cai["shape"])
+    if len(shape) != 1:
+        raise ArrowInvalid(f"only 1-D arrays become Arrow arrays; __cuda_array_interface__ has shape {shape}")
+    typestr = cai["typestr"]
+    if len(typestr) < 3 or typestr[0] not in "<>|=" or typestr[1] not in "iuf" or not typestr[2:].isdigit():
+        raise ArrowInvalid(f"unsupported __cuda_array_interface__ typestr {typestr!r}")
+    if typestr[0] == ("<" if _ENDIAN == ">" else ">") and typestr[2:] != "1":
+        raise ArrowNotImplementedError(f"typestr {typestr!r} is not in this machine's byte order")
+    code = {"i": _INT, "u": _UINT, "f": _FLOAT}[typestr[1]]
+    itemsize = int(typestr[2:])
+    fmt = _ARROW_FORMATS.get((code, itemsize * 8))
+    if fmt is None:
+        raise ArrowNotImplementedError(f"__cuda_array_interface__ typestr {typestr!r} has no Arrow equivalent")
+    strides = cai.get("strides")
+    if strides is not None and shape[0] > 1 and tuple(strides) != (itemsize,):
+        raise ArrowInvalid(
+            f"strided arrays (strides {tuple(strides)}, itemsize {itemsize}) are not contiguous; make a contiguous copy"
+        )
+    if cai.get("mask") is not None:
+        raise ArrowNotImplementedError(
+            "__cuda_array_interface__ 'mask' is not supported (it is one byte per value; Arrow validity is bits): "
+            "use godevarrow.cupy.from_cupy(values, mask=...) or fill the masked values"
+        )
+    stream = cai.get("stream") if version >= 3 else None
+    if stream is None:
+        stream = 0
+    elif not isinstance(stream, int) or isinstance(stream, bool) or stream <= 0:
+        raise ArrowInvalid(f"__cuda_array_interface__ stream must be None or a positive integer, got {stream!r}")
+    data = cai["data"]
+    ptr = data[0] if data is not None else 0
+    return Array(_lib.wrap_cuda_pointer(obj, fmt, int(ptr), int(shape[0]), int(stream)))

@@ -1,0 +1,75 @@
+package main
+
+/*
+#include <stdint.h>
+static void* gda_device_address(uintptr_t p) { return (void*)p; }
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/device"
+)
+
+// CUDA memory types of cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_MEMORY_TYPE).
+const (
+	memoryTypeHost    = 1
+	memoryTypeDevice  = 2
+	memoryTypeUnified = 4
+)
+
+// wrapCUDAPointer imports a CUDA Array Interface buffer: the device and kind
+// of memory come from the driver, not from the producer's word.
+func wrapCUDAPointer(format string, ptr uintptr, length int64, stream uintptr, release func()) (*cdevice.Array, error) {
+	fail := func(err error) (*cdevice.Array, error) {
+		release()
+		return nil, err
+	}
+	schema, err := cdevice.NewSchema(format, "", cdevice.FlagNullable, arrow.Metadata{}, nil, nil)
+	if err != nil {
+		return fail(err)
+	}
+	info, err := cdevice.ParseFormat(format)
+	if err != nil || info.Layout != cdevice.LayoutFixedWidth {
+		return fail(&cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "the CUDA Array Interface carries fixed-width numbers only, not " + format})
+	}
+	if err := device.OpenCUDA(); err != nil {
+		return fail(err)
+	}
+	dev := device.Device{Type: device.CUDA, ID: 0}
+	p := C.gda_device_address(C.uintptr_t(ptr)) // a device address: never dereferenced here
+	if ptr != 0 {
+		id, memType, err := device.PointerDevice(p)
+		if err != nil {
+			return fail(&cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "__cuda_array_interface__ data pointer is not memory the CUDA driver knows: " + err.Error()})
+		}
+		dev.ID = int64(id)
+		switch memType {
+		case memoryTypeHost:
+			dev.Type = device.CUDAHost
+		case memoryTypeUnified:
+			dev.Type = device.CUDAManaged
+		}
+	} else if length != 0 {
+		return fail(&cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "__cuda_array_interface__ has a NULL data pointer for a non-empty array"})
+	}
+	var ready *device.Stream
+	if stream != 0 && dev.Type == device.CUDA {
+		if ready, err = device.ForeignStream(int(dev.ID), stream); err != nil {
+			return fail(err)
+		}
+	} else if stream != 0 {
+		// host-visible memory: wait for the producer's work here
+		s, err := device.ForeignStream(int(dev.ID), stream)
+		if err != nil {
+			return fail(err)
+		}
+		if err := s.Synchronize(); err != nil {
+			return fail(err)
+		}
+	}
+	return cdevice.WrapForeign(schema, dev, length, 0, []unsafe.Pointer{nil, p}, []int64{0, length * int64(info.ByteWidth)}, ready, release)
+}

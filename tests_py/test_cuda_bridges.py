@@ -1,0 +1,236 @@
+"""DLPack and the CUDA Array Interface on CUDA memory, against the strict fake
+driver: producers and consumers built in the tests the way CuPy builds them
+(asynchronous copies on a non-blocking stream, ordered with events)."""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import sys
+
+import fakecuda as fake
+import godevarrow as gda
+import numpy as np
+import pyarrow as pa
+import pytest
+
+pytestmark = pytest.mark.fakecuda
+
+
+@pytest.fixture
+def device_leak_check(leak_check):
+    gc.collect()
+    before = fake.live()
+    yield
+    gc.collect()
+    assert fake.live() == before, "device allocations, events or streams leaked"
+
+
+def cuda_array(values, device="cuda:0") -> gda.Array:
+    return gda.array(pa.array(values)).to_device(device)
+
+
+# ------------------------------------------------------- godevarrow produces
+
+
+@pytest.mark.parametrize("device", [0, 1])
+def test_dlpack_producer_on_cuda_orders_the_consumer_stream(device, device_leak_check):
+    g = cuda_array(np.arange(1000, dtype=np.int64), f"cuda:{device}")
+    assert g.__dlpack_device__() == (2, device)
+    user = fake.StreamUser(device)
+    waits = fake.LIB.fakecuda_call_count(b"cuStreamWaitEvent")
+    cap = g.__dlpack__(stream=user.handle, max_version=(1, 1))
+    assert fake.LIB.fakecuda_call_count(b"cuStreamWaitEvent") == waits + 1, "the consumer's stream must wait"
+    t = fake.dlpack_tensor(cap)
+    assert (t.major, t.minor) == (1, 1)
+    assert (t.dl_tensor.device.device_type, t.dl_tensor.device.device_id) == (2, device)
+    assert t.dl_tensor.shape[0] == 1000 and (t.dl_tensor.dtype.code, t.dl_tensor.dtype.bits) == (0, 64)
+    assert t.flags & 1, "read-only"
+    ptr = t.dl_tensor.data + t.dl_tensor.byte_offset
+    got = np.frombuffer(user.read(ptr, 8000), dtype=np.int64)
+    assert (got == np.arange(1000)).all()
+    user.destroy()
+    del cap, t
+
+
+def test_dlpack_producer_stream_rules(device_leak_check):
+    g = cuda_array([1.0, 2.0, 3.0])
+    waits = fake.LIB.fakecuda_call_count(b"cuStreamWaitEvent")
+    g.__dlpack__(stream=-1, max_version=(1, 0))  # no synchronization
+    assert fake.LIB.fakecuda_call_count(b"cuStreamWaitEvent") == waits
+    g.__dlpack__(max_version=(1, 0))  # None: the legacy default stream waits
+    g.__dlpack__(stream=2, max_version=(1, 0))  # per-thread default stream
+    assert fake.LIB.fakecuda_call_count(b"cuStreamWaitEvent") == waits + 2
+    with pytest.raises(ValueError, match="ambiguous"):
+        g.__dlpack__(stream=0)
+    with pytest.raises(ValueError, match="stream"):
+        g.__dlpack__(stream=-7)
+    legacy = g.__dlpack__(max_version=None)
+    assert ctypes.pythonapi.PyCapsule_IsValid(ctypes.py_object(legacy), b"dltensor")
+
+
+def test_dlpack_cpu_stream_must_be_none(leak_check):
+    g = gda.array(pa.array([1, 2, 3]))
+    with pytest.raises(ValueError, match="stream must be None"):
+        g.__dlpack__(stream=5)
+    assert np.from_dlpack(g).tolist() == [1, 2, 3]
+
+
+def test_dlpack_dl_device_and_copy(device_leak_check):
+    g = cuda_array(np.arange(5, dtype=np.int32))
+    # a CPU consumer asks for a CPU tensor: copied, flagged as a copy
+    cap = g.__dlpack__(max_version=(1, 1), dl_device=(1, 0))
+    t = fake.dlpack_tensor(cap)
+    assert t.dl_tensor.device.device_type == 1
+    assert t.flags & 2, "DLPACK_FLAG_BITMASK_IS_COPIED"
+    del t, cap
+    host = gda.array(pa.array(np.arange(5, dtype=np.int32)))
+    assert np.from_dlpack(host.to_device("cuda:1"), device="cpu").tolist() == [0, 1, 2, 3, 4]
+    with pytest.raises(BufferError, match="copy=False"):
+        g.__dlpack__(max_version=(1, 1), dl_device=(1, 0), copy=False)
+    # copy=True on the same device: a device-to-device copy, flagged
+    cap = g.__dlpack__(max_version=(1, 1), copy=True)
+    t = fake.dlpack_tensor(cap)
+    assert (t.dl_tensor.device.device_type, t.flags & 2) == (2, 2)
+    assert t.dl_tensor.data != fake.dlpack_tensor(g.__dlpack__(max_version=(1, 1))).dl_tensor.data
+    del t, cap
+    # a copy for a pre-1.0 consumer cannot be flagged: refused
+    with pytest.raises(BufferError, match="max_version"):
+        g.__dlpack__(dl_device=(1, 0))
+
+
+def test_cuda_array_interface_producer(device_leak_check):
+    g = cuda_array(np.arange(10, dtype=np.float32)).slice(2, 5)
+    cai = g.__cuda_array_interface__
+    assert cai["version"] == 3 and cai["shape"] == (5,) and cai["typestr"] == "<f4"
+    assert cai["data"][1] is True and cai["strides"] is None and cai["mask"] is None
+    assert cai["stream"] == 1, "the array has an event: the legacy default stream was made to wait for it"
+    got = np.frombuffer(fake.read_device(cai["data"][0], 20), dtype=np.float32)
+    assert got.tolist() == [2, 3, 4, 5, 6]
+    assert not hasattr(gda.array(pa.array([1, 2])), "__cuda_array_interface__"), "CPU arrays have none"
+    with pytest.raises(BufferError, match="null"):
+        _ = cuda_array([1, None, 3]).__cuda_array_interface__
+    with pytest.raises(BufferError, match="null"):
+        cuda_array([1, None, 3]).__dlpack__(max_version=(1, 1))
+
+
+# ------------------------------------------------------- godevarrow consumes
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int32", "int64", "float32", "float64"])
+def test_dlpack_consumer_waits_for_the_producer(dtype, device_leak_check):
+    values = np.arange(1, 301).astype(dtype)
+    src = fake.FakeCupyArray(values)
+    g = gda.array(src)
+    assert g.device == gda.Device.cuda(0)
+    assert len(src.dlpack_streams) == 1
+    assert src.dlpack_streams[0] not in (None, -1, 0, 1, 2), "godevarrow names its own stream"
+    assert g.to_pyarrow().to_numpy().tolist() == values.tolist()
+    del g
+    gc.collect()
+    assert src.deleted == 1, "the tensor's deleter runs once, when the array goes"
+    src.free()
+
+
+class CaiOnly:
+    """Only the CUDA Array Interface of a FakeCupyArray."""
+
+    def __init__(self, src: fake.FakeCupyArray, **override) -> None:
+        self.src, self.override = src, override
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        cai = dict(self.src.__cuda_array_interface__)
+        cai.update(self.override)
+        return cai
+
+
+def test_cuda_array_interface_consumer(device_leak_check):
+    values = np.arange(50, dtype=np.float64) / 2
+    src = fake.FakeCupyArray(values, device=1)
+    obj = CaiOnly(src)
+    refs = sys.getrefcount(obj)
+    g = gda.array(obj)
+    assert g.device == gda.Device.cuda(1), "the device comes from the driver"
+    assert sys.getrefcount(obj) == refs + 1, "the array keeps its producer alive"
+    assert g.to_pyarrow().to_numpy().tolist() == values.tolist(), "the interface's stream was waited on"
+    del g
+    gc.collect()
+    assert sys.getrefcount(obj) == refs, "released with the array"
+    src.free()
+
+
+@pytest.mark.parametrize(
+    "override,error,match",
+    [
+        ({"mask": object()}, NotImplementedError, "mask"),
+        ({"shape": (2, 3)}, ValueError, "1-D"),
+        ({"typestr": "<c16"}, ValueError, "typestr"),
+        ({"typestr": "<f2"}, None, None),
+        ({"strides": (16,)}, ValueError, "strided"),
+        ({"stream": 0}, ValueError, "stream"),
+        ({"version": 1}, ValueError, "version"),
+        ({"data": (12345, False)}, ValueError, "CUDA driver"),
+    ],
+    ids=["mask", "2-D", "complex", "float16", "strided", "stream-0", "version-1", "host-pointer"],
+)
+def test_cuda_array_interface_consumer_refuses_clearly(override, error, match, device_leak_check):
+    src = fake.FakeCupyArray(np.arange(6, dtype=np.int64))
+    obj = CaiOnly(src, **override)
+    if error is None:
+        g = gda.array(obj)  # a different width over the same bytes is still a valid request
+        assert len(g) == 6
+        del g
+    else:
+        with pytest.raises(error, match=match) as info:
+            gda.array(obj)
+        assert isinstance(info.value, gda.GodevarrowError)
+        del info
+    gc.collect()
+    src.free()
+
+
+def test_round_trip_through_both_protocols(device_leak_check):
+    """godevarrow → DLPack → godevarrow and → CUDA Array Interface → godevarrow:
+    the same device memory all along."""
+    g = cuda_array(np.arange(100, dtype=np.uint32), "cuda:1")
+    via_dlpack = gda.array(_DLPackOnly(g))
+    via_cai = gda.array(_CaiOf(g))
+    for other in (via_dlpack, via_cai):
+        assert other.device == gda.Device.cuda(1)
+        assert other.__cuda_array_interface__["data"][0] == g.__cuda_array_interface__["data"][0]
+        assert other.to_pyarrow().equals(g.to_pyarrow())
+
+
+class _DLPackOnly:
+    def __init__(self, g):
+        self.g = g
+
+    def __dlpack__(self, **kw):
+        return self.g.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.g.__dlpack_device__()
+
+
+class _CaiOf:
+    def __init__(self, g):
+        self.g = g
+
+    @property
+    def __cuda_array_interface__(self):
+        return self.g.__cuda_array_interface__
+
+
+def test_a_producer_that_hides_its_stream_is_read_stale(device_leak_check):
+    """The control experiment for the tests above: when the interface does not
+    name the stream its copy is queued on, nobody waits, and the fake driver
+    shows the unfinished copy (the data reads as zeros)."""
+    values = np.arange(1, 9, dtype=np.int64)
+    src = fake.FakeCupyArray(values)
+    g = gda.array(CaiOnly(src, stream=None))
+    assert g.to_pyarrow().to_pylist() != values.tolist()
+    del g
+    fake.LIB.cuStreamSynchronize(src.stream)
+    gc.collect()
+    src.free()
