@@ -612,6 +612,25 @@ func gdaArrayToDevice(h C.uintptr_t, devType C.int32_t, devID C.int64_t, out *C.
 	})
 }
 
+//export gdaArrayWithValidity
+func gdaArrayWithValidity(h, validity C.uintptr_t, nullCount C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		a, err := valueOf[*cdevice.Array](h)
+		if err != nil {
+			return err
+		}
+		v, err := valueOf[*cdevice.Array](validity)
+		if err != nil {
+			return err
+		}
+		r, err := cdevice.WithValidity(a, v, int64(nullCount))
+		if err == nil {
+			newHandle(r, out)
+		}
+		return err
+	})
+}
+
 //export gdaArrayCopy
 func gdaArrayCopy(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {

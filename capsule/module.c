@@ -711,6 +711,19 @@ static PyObject* m_array_to_device(PyObject* self, PyObject* const* args, Py_ssi
   return wrap_handle(out);
 }
 
+static PyObject* m_array_with_validity(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "array_with_validity");
+  uintptr_t h, v, out = 0;
+  if (get_handle(args[0], &h) || get_handle(args[1], &v)) return NULL;
+  long long nulls = PyLong_AsLongLong(args[2]);
+  if (nulls == -1 && PyErr_Occurred()) return NULL;
+  gda_error e = {0};
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = gdaArrayWithValidity(h, v, nulls, &out, &e);
+  Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
+  return wrap_handle(out);
+}
+
 static PyObject* m_array_copy(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(1, "array_copy");
   uintptr_t h, out = 0;
@@ -733,6 +746,7 @@ static PyMethodDef methods[] = {
     {"debug_panic", (PyCFunction)(void (*)(void))m_debug_panic, METH_FASTCALL, "debug_panic(): test-only, needs GODEVARROW_ALLOW_PANIC_TEST=1"},
     {"cuda_status", (PyCFunction)(void (*)(void))m_cuda_status, METH_FASTCALL, "cuda_status() -> (available, device_count, library, message)"},
     {"array_to_device", (PyCFunction)(void (*)(void))m_array_to_device, METH_FASTCALL, "array_to_device(handle, device_type, device_id) -> handle"},
+    {"array_with_validity", (PyCFunction)(void (*)(void))m_array_with_validity, METH_FASTCALL, "array_with_validity(handle, validity_handle, null_count) -> handle"},
     {"array_copy", (PyCFunction)(void (*)(void))m_array_copy, METH_FASTCALL, "array_copy(handle) -> handle (a copy on the same device)"},
     {"dlpack_export", (PyCFunction)(void (*)(void))m_dlpack_export, METH_FASTCALL, "dlpack_export(handle, versioned, copied, stream) -> capsule"},
     {"dlpack_import", (PyCFunction)(void (*)(void))m_dlpack_import, METH_FASTCALL, "dlpack_import(capsule, stream_handle) -> handle"},

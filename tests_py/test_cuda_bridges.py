@@ -234,3 +234,21 @@ def test_a_producer_that_hides_its_stream_is_read_stale(device_leak_check):
     fake.LIB.cuStreamSynchronize(src.stream)
     gc.collect()
     src.free()
+
+
+def test_validity_bitmap_attached_on_the_device(device_leak_check):
+    """What godevarrow.cupy.from_cupy(x, mask=...) does after CuPy packed the mask."""
+    from godevarrow import _godevarrow as lib
+
+    values = cuda_array(np.arange(10, dtype=np.int32)).slice(3, 7)
+    valid = np.arange(10) % 3 != 0
+    bits = gda.array(pa.array(np.packbits(valid, bitorder="little"), pa.uint8())).to_device("cuda:0")
+    g = gda.Array(lib.array_with_validity(values._h, bits._h, int((~valid[3:10]).sum())))
+    assert g.device == gda.Device.cuda(0) and g.null_count == 3
+    assert g.to_pyarrow().to_pylist() == [None if i % 3 == 0 else i for i in range(3, 10)]
+    with pytest.raises(ValueError, match="already has"):
+        lib.array_with_validity(g._h, bits._h, -1)
+    with pytest.raises(ValueError, match="on cpu"):
+        lib.array_with_validity(values._h, bits.to_device("cpu")._h, -1)
+    with pytest.raises(ValueError, match="bytes"):
+        lib.array_with_validity(values._h, bits.slice(0, 0)._h, -1)

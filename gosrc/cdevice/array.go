@@ -239,3 +239,77 @@ func (a *Array) ToRecord() (arrow.Record, error) {
 	}
 	return rec, nil
 }
+
+// WithValidity returns values (a flat array of a type with a validity
+// bitmap, and no bitmap of its own) with validity's bytes as its bitmap,
+// zero-copy: validity is a uint8 array on the same device and with offset 0
+// whose bits, LSB first, mark valid slots counted from values' offset.
+// nullCount may be -1 (unknown; it stays unknown on a device). Both inputs
+// stay alive as long as the result; when they carry events the result gets
+// one event recorded after both.
+func WithValidity(values, validity *Array, nullCount int64) (*Array, error) {
+	s := values.schema
+	if len(s.Children) != 0 || s.Dictionary != nil || !s.info.HasValidity() {
+		return nil, errorf(ErrInvalid, "a validity bitmap can be attached only to a flat array with one, not %s", s)
+	}
+	if values.data.Buffers()[0] != nil {
+		return nil, errorf(ErrInvalid, "the array already has a validity bitmap")
+	}
+	if validity.schema.Format != "C" || validity.Offset() != 0 {
+		return nil, errorf(ErrInvalid, "the validity bitmap must be a uint8 array with offset 0, not %s at offset %d", validity.schema, validity.Offset())
+	}
+	if validity.dev != values.dev {
+		return nil, errorf(ErrInvalid, "the validity bitmap is on %s but the values are on %s", validity.dev, values.dev)
+	}
+	need := (int64(values.Offset()) + int64(values.Len()) + 7) / 8
+	if int64(validity.Len()) < need {
+		return nil, errorf(ErrInvalid, "the validity bitmap has %d bytes but %d values need %d", validity.Len(), values.Offset()+values.Len(), need)
+	}
+	if nullCount < -1 || nullCount > int64(values.Len()) {
+		return nil, errorf(ErrInvalid, "null count %d is out of range for %d values", nullCount, values.Len())
+	}
+	var event unsafe.Pointer
+	var owner *foreignOwner
+	if values.event != nil || validity.event != nil {
+		cell, destroy, err := joinEvents(values, validity)
+		if err != nil {
+			return nil, err
+		}
+		event = cell
+		owner = &foreignOwner{release: destroy}
+		owner.refs.Store(1)
+		liveImports.Add(1)
+	}
+	bufs := append([]*memory.Buffer{validity.data.Buffers()[1]}, values.data.Buffers()[1:]...)
+	data := array.NewData(values.data.DataType(), values.Len(), bufs, nil, int(nullCount), values.Offset())
+	out := newArray(s.withNullable(), data, values.dev, event, owner)
+	out.goMemory = values.goMemory || validity.goMemory
+	return out, nil
+}
+
+// joinEvents records, on a new stream of the arrays' CUDA device, an event
+// that completes after the events of all arrays.
+func joinEvents(arrays ...*Array) (unsafe.Pointer, func(), error) {
+	dev := arrays[0].dev
+	if dev.Type != device.CUDA {
+		for _, a := range arrays {
+			if a.event != nil {
+				if err := device.SyncEventOnHost(int(max(a.dev.ID, 0)), *(*unsafe.Pointer)(a.event)); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+		return nil, func() {}, nil
+	}
+	s, err := device.NewStream(int(dev.ID))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer s.Destroy()
+	for _, a := range arrays {
+		if err := a.WaitReadyOn(s); err != nil {
+			return nil, nil, err
+		}
+	}
+	return recordEvent(s)
+}

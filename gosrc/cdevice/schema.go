@@ -123,6 +123,15 @@ func (s *Schema) Info() *FormatInfo { return s.info }
 // Nullable reports the NULLABLE flag.
 func (s *Schema) Nullable() bool { return s.Flags&FlagNullable != 0 }
 
+// withNullable returns s with the NULLABLE flag set (s itself if it is).
+func (s *Schema) withNullable() *Schema {
+	if s.Nullable() {
+		return s
+	}
+	c := &Schema{Format: s.Format, Name: s.Name, Flags: s.Flags | FlagNullable, Metadata: s.Metadata, Children: s.Children, Dictionary: s.Dictionary, info: s.info}
+	return c
+}
+
 // Field returns the Arrow Go field this schema describes. Extension types
 // stay their storage type, with the extension name and metadata kept in the
 // field metadata; types Arrow Go lacks become ForeignFixedWidthType.

@@ -1,0 +1,62 @@
+"""cuDF bridge: ``from_cudf`` and ``to_cudf`` through pylibcudf and the Arrow
+C Device Data Interface (zero-copy into godevarrow; cuDF copies on its side
+when it builds columns from Arrow).
+
+pylibcudf's Arrow export leaves column names empty, so ``from_cudf`` puts the
+DataFrame's names back (a zero-copy relabel).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+from . import _godevarrow as _lib
+from ._core import Array, RecordBatch, array, record_batch, schema
+
+__all__ = ["from_cudf", "to_cudf"]
+
+
+def _cudf() -> Any:
+    try:
+        import cudf
+        import pylibcudf
+    except ImportError as e:  # pragma: no cover - depends on the machine
+        raise ImportError(
+            "godevarrow.cudf needs cuDF: pip install cudf-cu12 (see https://docs.rapids.ai/install)"
+        ) from e
+    return cudf, pylibcudf
+
+
+def _renamed(batch: RecordBatch, names: list[str]) -> RecordBatch:
+    import pyarrow as pa
+
+    fields = list(pa.schema(batch.schema))
+    target = pa.schema([f.with_name(str(n)) for f, n in zip(fields, names)], metadata=pa.schema(batch.schema).metadata)
+    return RecordBatch(_lib.array_cast(batch._h, schema(target)._h))
+
+
+def from_cudf(obj: Any) -> Union[RecordBatch, Array]:
+    """A RecordBatch from a ``cudf.DataFrame`` (column names kept) or an Array
+    from a ``cudf.Series``, zero-copy on the GPU."""
+    cudf, plc = _cudf()
+    if isinstance(obj, cudf.Series):
+        column, _meta = obj.to_pylibcudf()
+        return array(column)
+    if not isinstance(obj, cudf.DataFrame):
+        raise TypeError(f"from_cudf() takes a cudf.DataFrame or cudf.Series, not {type(obj).__name__}")
+    table, _meta = obj.to_pylibcudf()
+    return _renamed(record_batch(table), [str(c) for c in obj.columns])
+
+
+def to_cudf(batch: Any) -> Any:
+    """A ``cudf.DataFrame`` from a RecordBatch (or anything with
+    ``__arrow_c_device_array__`` / ``__arrow_c_array__`` of struct type), with
+    its column names."""
+    cudf, plc = _cudf()
+    rb = record_batch(batch)
+    names = rb.column_names
+    table = plc.Table.from_arrow(rb)
+    df = cudf.DataFrame.from_pylibcudf(table, {"columns": names})
+    if list(df.columns) != names:
+        df.columns = names
+    return df
