@@ -252,3 +252,26 @@ def test_validity_bitmap_attached_on_the_device(device_leak_check):
         lib.array_with_validity(values._h, bits.to_device("cpu")._h, -1)
     with pytest.raises(ValueError, match="bytes"):
         lib.array_with_validity(values._h, bits.slice(0, 0)._h, -1)
+
+
+@pytest.mark.parametrize(
+    "values,per_value",
+    [
+        (pa.array(np.arange(100_000, dtype=np.int64)), 8),
+        (pa.array(np.arange(100_000, dtype=np.float32)), 4),
+        (pa.array([[i, i] for i in range(20_000)], pa.list_(pa.int32(), 2)), 8),
+        (pa.StructArray.from_arrays([pa.array(np.arange(50_000, dtype=np.int16))], ["a"]), 2),
+    ],
+    ids=["int64", "float32", "fixed_size_list", "struct"],
+)
+def test_a_slice_copies_only_its_bytes(values, per_value, device_leak_check):
+    g = gda.array(values).slice(1003, 10)
+    fake.LIB.fakecuda_reset_counters()
+    on_gpu = g.to_device("cuda:0")
+    copied = fake.LIB.fakecuda_bytes_copied(fake.HTOD)
+    # the 10 values plus at most 7 before them that keep bitmaps byte-aligned
+    assert copied <= 17 * per_value + 8, f"{copied} bytes copied for a 10-value slice"
+    back = on_gpu.to_device("cpu")
+    assert back.to_pyarrow().equals(values.slice(1003, 10))
+    if not pa.types.is_struct(values.type):  # record-batch-like structs push their offset down
+        assert back.offset == 1003 % 8

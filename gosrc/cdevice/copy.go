@@ -141,8 +141,22 @@ func (c *copier) copyBuffer(b *memory.Buffer) (*memory.Buffer, error) {
 	if b == nil {
 		return nil, nil
 	}
-	n := int64(b.Len())
+	return c.copyRange(b, 0, int64(b.Len()))
+}
+
+// copyRange copies bytes [from, to) of a buffer (clipped to its length) to
+// the destination device.
+func (c *copier) copyRange(b *memory.Buffer, from, to int64) (*memory.Buffer, error) {
+	if b == nil {
+		return nil, nil
+	}
+	to = min(to, int64(b.Len()))
+	from = min(max(from, 0), to)
+	n := to - from
 	srcPtr := unsafe.Pointer(unsafe.SliceData(b.Bytes()))
+	if srcPtr != nil {
+		srcPtr = unsafe.Add(srcPtr, from)
+	}
 	var out *memory.Buffer
 	var dstPtr unsafe.Pointer
 	if c.dst.Type == device.CUDA {
@@ -210,14 +224,20 @@ func (c *copier) copyData(d arrow.ArrayData, depth int) (arrow.ArrayData, error)
 		drop(&c.garbage)
 		return nil, err
 	}
-	for _, b := range d.Buffers() {
-		nb, err := c.copyBuffer(b)
+	plan := planCopy(d)
+	for i, b := range d.Buffers() {
+		r := plan.buffers[i]
+		nb, err := c.copyRange(b, r[0], r[1])
 		if err != nil {
 			return fail(err)
 		}
 		bufs = append(bufs, nb)
 	}
-	for _, ch := range d.Children() {
+	for i, ch := range d.Children() {
+		if r := plan.children; r != nil {
+			ch = array.NewSliceData(ch, r[i][0], r[i][1])
+			defer ch.Release()
+		}
 		nc, err := c.copyData(ch, depth+1)
 		if err != nil {
 			return fail(err)
@@ -230,9 +250,9 @@ func (c *copier) copyData(d arrow.ArrayData, depth int) (arrow.ArrayData, error)
 		if dict, err = c.copyData(d.Dictionary(), depth+1); err != nil {
 			return fail(err)
 		}
-		out = array.NewDataWithDictionary(d.DataType(), d.Len(), bufs, d.NullN(), d.Offset(), dict.(*array.Data))
+		out = array.NewDataWithDictionary(d.DataType(), d.Len(), bufs, d.NullN(), plan.offset, dict.(*array.Data))
 	} else {
-		out = array.NewData(d.DataType(), d.Len(), bufs, children, d.NullN(), d.Offset())
+		out = array.NewData(d.DataType(), d.Len(), bufs, children, d.NullN(), plan.offset)
 	}
 	// out holds its own references now
 	var mine []interface{ Release() }
@@ -281,4 +301,101 @@ func copyOnHost(a *Array) (*Array, error) {
 		return nil, err
 	}
 	return newArray(a.schema, data, device.Host, nil, nil), nil
+}
+
+// copyPlan says which bytes of each buffer of a node a copy needs, which
+// slice of each child, and the copy's offset. A slice is copied without the
+// values before it, except for a remainder of offset%8 elements that keeps
+// bit-packed buffers aligned (bits cannot be shifted without a kernel).
+// Values reached through offsets (string data, list children, dense union
+// children), run-end encoded children and dictionaries are copied whole.
+type copyPlan struct {
+	buffers  [][2]int64 // byte range per buffer
+	children [][2]int64 // element range per child; nil: children copied as they are
+	offset   int
+}
+
+func planCopy(d arrow.ArrayData) copyPlan {
+	nbuf := len(d.Buffers())
+	whole := copyPlan{buffers: make([][2]int64, nbuf), offset: d.Offset()}
+	for i, b := range d.Buffers() {
+		if b != nil {
+			whole.buffers[i] = [2]int64{0, int64(b.Len())}
+		}
+	}
+	off, end := int64(d.Offset()), int64(d.Offset()+d.Len())
+	keep := off % 8
+	start := off - keep // first element copied
+	p := copyPlan{buffers: whole.buffers, offset: int(keep)}
+	bits := func(i int) {
+		if i < nbuf {
+			p.buffers[i] = [2]int64{start / 8, (end + 7) / 8}
+		}
+	}
+	bytesOf := func(i int, w, extra int64) {
+		if i < nbuf {
+			p.buffers[i] = [2]int64{start * w, (end + extra) * w}
+		}
+	}
+	dt := d.DataType()
+	if ext, ok := dt.(arrow.ExtensionType); ok {
+		dt = ext.StorageType()
+	}
+	switch t := dt.(type) {
+	case *arrow.NullType, *arrow.RunEndEncodedType:
+		return whole
+	case *arrow.DictionaryType:
+		bits(0)
+		bytesOf(1, int64(t.IndexType.(arrow.FixedWidthDataType).BitWidth()/8), 0)
+	case *arrow.BooleanType:
+		bits(0)
+		bits(1)
+	case *arrow.StringType, *arrow.BinaryType, *arrow.ListType, *arrow.MapType:
+		bits(0)
+		bytesOf(1, 4, 1)
+	case *arrow.LargeStringType, *arrow.LargeBinaryType, *arrow.LargeListType:
+		bits(0)
+		bytesOf(1, 8, 1)
+	case *arrow.ListViewType:
+		bits(0)
+		bytesOf(1, 4, 0)
+		bytesOf(2, 4, 0)
+	case *arrow.LargeListViewType:
+		bits(0)
+		bytesOf(1, 8, 0)
+		bytesOf(2, 8, 0)
+	case *arrow.StringViewType, *arrow.BinaryViewType:
+		bits(0)
+		bytesOf(1, 16, 0)
+	case *arrow.StructType:
+		bits(0)
+		p.children = sliceChildren(d, start, end, 1)
+	case *arrow.FixedSizeListType:
+		bits(0)
+		p.children = sliceChildren(d, start, end, int64(t.Len()))
+	case *arrow.SparseUnionType:
+		bytesOf(1, 1, 0)
+		p.children = sliceChildren(d, start, end, 1)
+	case *arrow.DenseUnionType:
+		bytesOf(1, 1, 0)
+		bytesOf(2, 4, 0)
+	case arrow.FixedWidthDataType:
+		if t.BitWidth()%8 != 0 {
+			return whole
+		}
+		bits(0)
+		bytesOf(1, int64(t.BitWidth()/8), 0)
+	default:
+		return whole
+	}
+	return p
+}
+
+// sliceChildren gives each child the elements [start*k, end*k).
+func sliceChildren(d arrow.ArrayData, start, end, k int64) [][2]int64 {
+	r := make([][2]int64, len(d.Children()))
+	for i := range r {
+		r[i] = [2]int64{start * k, end * k}
+	}
+	return r
 }
