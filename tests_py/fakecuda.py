@@ -51,6 +51,7 @@ def load() -> Optional[ctypes.CDLL]:
     lib.cuMemcpyDtoHAsync_v2.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_size_t, ctypes.c_void_p]
     lib.cuMemAllocHost_v2.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
     lib.cuMemFreeHost.argtypes = [ctypes.c_void_p]
+    lib.cuMemAllocManaged.argtypes = [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_size_t, ctypes.c_uint]
     return lib
 
 
@@ -339,3 +340,63 @@ class StreamUser:
         assert LIB is not None
         make_current(self.device)
         check(LIB.cuStreamDestroy_v2(self.stream), "cuStreamDestroy_v2")
+
+
+class HostVisibleProducer:
+    """A flat pyarrow array in pinned host memory (device_type CUDA_HOST) or
+    managed memory (CUDA_MANAGED), with a sync_event, offered once through
+    __arrow_c_device_array__ and counting its release calls."""
+
+    def __init__(self, values: pa.Array, memory: str, device: int = 0) -> None:
+        assert LIB is not None and memory in ("host", "managed")
+        self.values, self.device, self.memory = values, device, memory
+        self.releases = 0
+        self.allocations: list[int] = []
+        make_current(device)
+        buffers = values.buffers()
+        self.c_buffers = (ctypes.c_void_p * len(buffers))()
+        for i, buf in enumerate(buffers):
+            if buf is None:
+                continue
+            if memory == "host":
+                ptr = ctypes.c_void_p()
+                check(LIB.cuMemAllocHost_v2(ctypes.byref(ptr), max(buf.size, 1)), "cuMemAllocHost_v2")
+                address = ptr.value
+            else:
+                dptr = ctypes.c_ulonglong()
+                check(LIB.cuMemAllocManaged(ctypes.byref(dptr), max(buf.size, 1), 1), "cuMemAllocManaged")
+                address = dptr.value
+            ctypes.memmove(address, buf.address, buf.size)
+            self.allocations.append(address)
+            self.c_buffers[i] = address
+        self.event = ctypes.c_void_p()
+        check(LIB.cuEventCreate(ctypes.byref(self.event), 2), "cuEventCreate")
+        check(LIB.cuEventRecord(self.event, None), "cuEventRecord")
+        self.event_cell = ctypes.c_void_p(self.event.value)
+        self.struct = ArrowDeviceArray()
+        a = self.struct.array
+        a.length, a.null_count, a.offset = len(values), values.null_count, values.offset
+        a.n_buffers, a.n_children = len(buffers), 0
+        a.buffers = ctypes.cast(self.c_buffers, ctypes.POINTER(ctypes.c_void_p))
+        self._release = RELEASE(self._on_release)
+        a.release = self._release
+        self.struct.device_type = 3 if memory == "host" else 13
+        self.struct.device_id = device
+        self.struct.sync_event = ctypes.addressof(self.event_cell)
+
+    def _on_release(self, _arr: object) -> None:
+        assert LIB is not None
+        make_current(self.device)
+        for p in self.allocations:
+            if self.memory == "host":
+                check(LIB.cuMemFreeHost(p), "cuMemFreeHost")
+            else:
+                check(LIB.cuMemFree_v2(p), "cuMemFree_v2")
+        check(LIB.cuEventDestroy_v2(self.event), "cuEventDestroy_v2")
+        self.allocations = []
+        self.struct.array.release = RELEASE()
+        self.releases += 1
+
+    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
+        schema = pa.field("values", self.values.type).__arrow_c_schema__()
+        return schema, PyCapsule_New(ctypes.addressof(self.struct), b"arrow_device_array", None)

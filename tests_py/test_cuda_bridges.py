@@ -275,3 +275,40 @@ def test_a_slice_copies_only_its_bytes(values, per_value, device_leak_check):
     assert back.to_pyarrow().equals(values.slice(1003, 10))
     if not pa.types.is_struct(values.type):  # record-batch-like structs push their offset down
         assert back.offset == 1003 % 8
+
+
+@pytest.mark.parametrize(
+    "memory,device_type", [("host", gda.DeviceType.CUDA_HOST), ("managed", gda.DeviceType.CUDA_MANAGED)]
+)
+@pytest.mark.parametrize(
+    "values",
+    [pa.array([1, None, 3], pa.int64()), pa.array(["a", None, "ccc"]), pa.array([True, False, None])],
+    ids=["int64", "string", "bool"],
+)
+def test_cuda_host_and_managed_memory_is_read_by_the_host(memory, device_type, values, device_leak_check):
+    """The C Device Data Interface: CUDA_HOST (pinned) and CUDA_MANAGED memory
+    is host-accessible; the sync_event is waited on before the host reads it."""
+    producer = fake.HostVisibleProducer(values, memory)
+    syncs = fake.LIB.fakecuda_sync_count()
+    g = gda.array(producer)
+    assert fake.LIB.fakecuda_sync_count() > syncs, "the producer's event was waited on"
+    assert g.device_type == device_type and g.device_id == 0
+    g.validate(full=True)  # reads the buffers on the host
+    assert pa.Array._import_from_c_capsule(*g.__arrow_c_array__()).equals(values)  # copied into CPU memory
+    host = g.to_device("cpu")
+    assert host.device == gda.Device.cpu() and host.to_pyarrow().equals(values)
+    on_gpu = g.to_device("cuda:1")
+    assert on_gpu.to_pyarrow().equals(values)
+    again = gda.array(_Exported(g))  # re-exported with its device type
+    assert again.device == g.device and again.to_pyarrow().equals(values)
+    del g, host, on_gpu, again
+    gc.collect()
+    assert producer.releases == 1
+
+
+class _Exported:
+    def __init__(self, g):
+        self.capsules = g.__arrow_c_device_array__()
+
+    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
+        return self.capsules

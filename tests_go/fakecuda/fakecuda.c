@@ -411,10 +411,14 @@ CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t n) {
   RETURN(OK);
 }
 
+static CUresult free_host(void* p, int kind);
+
 CUresult cuMemFree_v2(CUdeviceptr p) {
   ENTER("cuMemFree_v2");
   NEED_CONTEXT();
   allocation* a = find_alloc((void*)(uintptr_t)p, 0);
+  // managed memory is freed with cuMemFree too, as on a real driver
+  if (a && a->kind == MEM_MANAGED) RETURN(free_host((void*)(uintptr_t)p, MEM_MANAGED));
   if (!a || a->kind != MEM_DEVICE || a->addr != (char*)(uintptr_t)p) RETURN(E_INVALID_VALUE);
   run_all();  // cuMemFree synchronizes
   a->live = 0;
