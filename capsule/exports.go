@@ -36,6 +36,9 @@ type pyStream struct {
 	schema   *cdevice.Schema
 	devType  device.Type
 	consumed bool
+	// prefetcher is the read-ahead under reader, if any, while this handle
+	// owns it: Stop is called on it without the GIL before a close.
+	prefetcher atomic.Pointer[cdevice.PrefetchReader]
 }
 
 func (s *pyStream) take() (cdevice.ArrayReader, error) {
@@ -45,6 +48,7 @@ func (s *pyStream) take() (cdevice.ArrayReader, error) {
 		return nil, &cdevice.Error{Kind: cdevice.ErrConsumed, Msg: "the stream was already consumed (exported or closed); a stream can be read only once"}
 	}
 	s.consumed = true
+	s.prefetcher.Store(nil)
 	return s.reader, nil
 }
 
@@ -557,6 +561,7 @@ func gdaStreamCast(h, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.in
 		if _, err := cdevice.CastReader(schemaOnly{s}, target); err != nil {
 			return err
 		}
+		pf := s.prefetcher.Load()
 		r, err := s.take()
 		if err != nil {
 			return err
@@ -566,7 +571,50 @@ func gdaStreamCast(h, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.in
 			r.Close()
 			return err
 		}
-		newHandle(&pyStream{reader: cast, schema: target, devType: s.devType}, out)
+		ps := &pyStream{reader: cast, schema: target, devType: s.devType}
+		ps.prefetcher.Store(pf)
+		newHandle(ps, out)
+		return nil
+	})
+}
+
+// gdaStreamPrefetch moves the stream into a reader that reads up to depth
+// arrays ahead on a background goroutine.
+//
+//export gdaStreamPrefetch
+func gdaStreamPrefetch(h C.uintptr_t, depth C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		s, err := valueOf[*pyStream](h)
+		if err != nil {
+			return err
+		}
+		if depth < 1 {
+			return &cdevice.Error{Kind: cdevice.ErrInvalid, Msg: fmt.Sprintf("prefetch depth must be at least 1, got %d", int64(depth))}
+		}
+		r, err := s.take()
+		if err != nil {
+			return err
+		}
+		p := cdevice.Prefetch(r, int(depth))
+		ps := &pyStream{reader: p, schema: s.schema, devType: s.devType}
+		ps.prefetcher.Store(p)
+		newHandle(ps, out)
+		return nil
+	})
+}
+
+// gdaStreamStop stops a stream's read-ahead, waiting for a read in progress
+// (called without the GIL, which that read may need); a no-op for other
+// handles.
+//
+//export gdaStreamStop
+func gdaStreamStop(h C.uintptr_t) {
+	call(nil, func() error {
+		if s, ok := cgo.Handle(h).Value().(*pyStream); ok {
+			if p := s.prefetcher.Load(); p != nil {
+				p.Stop()
+			}
+		}
 		return nil
 	})
 }

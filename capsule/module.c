@@ -52,11 +52,21 @@ static PyObject* raise_error(gda_error* e) {
 // A handle is a Go object owned by Python: a capsule whose pointer is the
 // cgo.Handle and whose destructor releases it (synchronously, with the GIL).
 
+// Handles whose capsule context is STOP_FIRST own a read-ahead stream: its
+// background read may need the GIL, so it is stopped without the GIL before
+// the handle (and with it the producer's stream) is released with the GIL.
+static char STOP_FIRST;
+
 static void handle_destructor(PyObject* cap) {
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   uintptr_t h = (uintptr_t)PyCapsule_GetPointer(cap, HANDLE_NAME);
+  if (h && PyCapsule_GetContext(cap) == &STOP_FIRST) {
+    Py_BEGIN_ALLOW_THREADS gdaStreamStop(h);
+    Py_END_ALLOW_THREADS
+  }
   if (h) gdaHandleRelease(h);
+  PyErr_Clear();
   PyErr_Restore(type, value, tb);
 }
 
@@ -464,9 +474,31 @@ static PyObject* m_stream_close(PyObject* self, PyObject* const* args, Py_ssize_
   CHECK_NARGS(1, "stream_close");
   uintptr_t h;
   if (get_handle(args[0], &h)) return NULL;
+  if (PyCapsule_GetContext(args[0]) == &STOP_FIRST) {
+    Py_BEGIN_ALLOW_THREADS gdaStreamStop(h);
+    Py_END_ALLOW_THREADS
+  }
   gda_error e = {0};
   if (gdaStreamClose(h, &e)) return raise_error(&e);
   Py_RETURN_NONE;
+}
+
+static PyObject* wrap_stop_first_handle(uintptr_t h) {
+  PyObject* cap = wrap_handle(h);
+  if (cap && PyCapsule_SetContext(cap, &STOP_FIRST) < 0) Py_CLEAR(cap);
+  return cap;
+}
+
+// stream_prefetch(handle, depth) -> handle (moves the stream)
+static PyObject* m_stream_prefetch(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "stream_prefetch");
+  uintptr_t h, out = 0;
+  if (get_handle(args[0], &h)) return NULL;
+  long long depth = PyLong_AsLongLong(args[1]);
+  if (depth == -1 && PyErr_Occurred()) return NULL;
+  gda_error e = {0};
+  if (gdaStreamPrefetch(h, depth, &out, &e)) return raise_error(&e);
+  return wrap_stop_first_handle(out);
 }
 
 static PyObject* m_stream_cast(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -475,7 +507,7 @@ static PyObject* m_stream_cast(PyObject* self, PyObject* const* args, Py_ssize_t
   if (get_handle(args[0], &h) || get_handle(args[1], &schema)) return NULL;
   gda_error e = {0};
   if (gdaStreamCast(h, schema, &out, &e)) return raise_error(&e);
-  return wrap_handle(out);
+  return PyCapsule_GetContext(args[0]) == &STOP_FIRST ? wrap_stop_first_handle(out) : wrap_handle(out);
 }
 
 static PyObject* m_stream_from_arrays(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -773,6 +805,7 @@ static PyMethodDef methods[] = {
     {"stream_info", (PyCFunction)(void (*)(void))m_stream_info, METH_FASTCALL, "stream_info(handle) -> (schema handle, device_type)"},
     {"stream_next", (PyCFunction)(void (*)(void))m_stream_next, METH_FASTCALL, "stream_next(handle) -> handle or None"},
     {"stream_close", (PyCFunction)(void (*)(void))m_stream_close, METH_FASTCALL, "stream_close(handle)"},
+    {"stream_prefetch", (PyCFunction)(void (*)(void))m_stream_prefetch, METH_FASTCALL, "stream_prefetch(handle, depth) -> handle (moves the stream)"},
     {"stream_cast", (PyCFunction)(void (*)(void))m_stream_cast, METH_FASTCALL, "stream_cast(handle, schema_handle) -> handle (moves the stream)"},
     {"stream_from_arrays", (PyCFunction)(void (*)(void))m_stream_from_arrays, METH_FASTCALL, "stream_from_arrays(handles, schema_handle) -> handle"},
     {"debug_counters", (PyCFunction)(void (*)(void))m_debug_counters, METH_FASTCALL, "debug_counters() -> tuple"},

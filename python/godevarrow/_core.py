@@ -4,7 +4,7 @@ Go extension; nothing here touches C structs."""
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, AsyncIterator, Iterator, Optional, Sequence, Union
 
 from . import _godevarrow as _lib
 from ._device import Device, DeviceLike, DeviceType, as_device
@@ -412,6 +412,43 @@ class ArrayStream:
     def read_all(self) -> list[Array]:
         """Every remaining array, in order."""
         return list(self)
+
+    def prefetch(self, depth: int = 2) -> ArrayStream:
+        """A stream that reads this one ahead in the background.
+
+        Go reads up to ``depth`` arrays ahead on its own thread (the GIL is
+        not held while the producer works), so a slow producer and a slow
+        consumer overlap. Arrays and errors arrive in the producer's order:
+        an error at array k is raised after arrays 0..k-1. This stream is
+        moved into the new one; closing the new one stops the reading.
+        """
+        if not isinstance(depth, int) or isinstance(depth, bool):
+            raise GodevarrowTypeError(f"depth must be an int, not {type(depth).__name__}")
+        return ArrayStream(_lib.stream_prefetch(self._h, depth))
+
+    def __aiter__(self) -> AsyncIterator[Array]:
+        return self
+
+    async def __anext__(self) -> Array:
+        """The next array, read in a worker thread so the event loop keeps running."""
+        import asyncio
+
+        h = await asyncio.to_thread(_lib.stream_next, self._h)
+        if h is None:
+            raise StopAsyncIteration
+        return RecordBatch(h) if self._is_struct else Array(h)
+
+    async def aclose(self) -> None:
+        """Close the stream without blocking the event loop."""
+        import asyncio
+
+        await asyncio.to_thread(self.close)
+
+    async def __aenter__(self) -> ArrayStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     def close(self) -> None:
         """Release the stream (idempotent)."""

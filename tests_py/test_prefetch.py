@@ -1,0 +1,166 @@
+"""Reading streams ahead (ArrayStream.prefetch) and asyncio iteration."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import threading
+import time
+
+import godevarrow as gda
+import pyarrow as pa
+import pytest
+
+SCHEMA = pa.schema([("x", pa.int64())])
+
+
+class Producer:
+    """A pyarrow RecordBatchReader over a Python generator that can be slow,
+    fail at batch k, and counts what it produced."""
+
+    def __init__(self, n: int, delay: float = 0.0, fail_at: int | None = None) -> None:
+        self.n, self.delay, self.fail_at = n, delay, fail_at
+        self.produced = 0
+        self.finished = threading.Event()
+
+    def batches(self):
+        try:
+            for i in range(self.n):
+                if self.delay:
+                    time.sleep(self.delay)
+                if i == self.fail_at:
+                    raise ValueError(f"producer failed at batch {i}")
+                self.produced += 1
+                yield pa.record_batch({"x": [i]}, schema=SCHEMA)
+        finally:
+            self.finished.set()
+
+    def reader(self) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(SCHEMA, self.batches())
+
+
+def values(batches) -> list[int]:
+    return [b.to_pyarrow().column(0)[0].as_py() for b in batches]
+
+
+def consume(stream, delay: float) -> float:
+    start = time.perf_counter()
+    for _ in stream:
+        time.sleep(delay)
+    return time.perf_counter() - start
+
+
+def test_prefetch_overlaps_a_slow_producer_and_a_slow_consumer(leak_check):
+    n, delay = 12, 0.02
+    plain = consume(gda.stream(Producer(n, delay).reader()), delay)
+    ahead = consume(gda.stream(Producer(n, delay).reader()).prefetch(4), delay)
+    # alone, each side needs n*delay; in sequence 2*n*delay, overlapped ~(n+1)*delay
+    assert ahead / plain < 0.8, f"prefetching took {ahead:.3f}s, reading in turn {plain:.3f}s"
+
+
+def test_an_error_arrives_after_the_batches_before_it(leak_check):
+    s = gda.stream(Producer(10, fail_at=4).reader()).prefetch(3)
+    got = []
+    with pytest.raises(gda.StreamError, match="producer failed at batch 4") as info:
+        for b in s:
+            got.append(values([b])[0])
+    assert got == [0, 1, 2, 3]
+    assert isinstance(info.value, gda.GodevarrowError)
+    with pytest.raises(gda.StreamError, match="batch 4"):  # sticky
+        next(s)
+    del info, s
+
+
+@pytest.mark.parametrize("depth", [1, 2, 16])
+def test_prefetched_streams_deliver_everything_in_order(depth, leak_check):
+    s = gda.stream(Producer(25).reader()).prefetch(depth)
+    assert s.schema == gda.schema(SCHEMA)
+    assert values(s) == list(range(25))
+    with pytest.raises(StopIteration):
+        next(s)
+
+
+def test_closing_stops_reading_ahead(leak_check):
+    p = Producer(1000, delay=0.002)
+    s = gda.stream(p.reader()).prefetch(2)
+    next(s)
+    s.close()
+    assert p.finished.wait(5), "the producer's stream was released"
+    produced = p.produced
+    time.sleep(0.05)
+    assert p.produced == produced <= 1 + 2 + 2, "nothing is read after close (depth 2, one in flight)"
+    with pytest.raises(gda.GodevarrowError, match="consumed|closed"):
+        next(s)
+
+
+def test_dropping_a_prefetched_stream_releases_the_producer(leak_check):
+    p = Producer(1000, delay=0.002)
+    s = gda.stream(p.reader()).prefetch(2)
+    next(s)
+    del s
+    gc.collect()
+    assert p.finished.wait(5)
+
+
+def test_a_prefetched_stream_exports_like_any_other(leak_check):
+    s = gda.stream(Producer(7).reader()).prefetch(2)
+    table = pa.RecordBatchReader.from_stream(s).read_all()
+    assert table.column(0).to_pylist() == list(range(7))
+    with pytest.raises(gda.GodevarrowError, match="consumed"):
+        s.prefetch()
+
+
+def test_prefetch_arguments(leak_check):
+    with pytest.raises(ValueError, match="at least 1"):
+        gda.stream(Producer(1).reader()).prefetch(0)
+    with pytest.raises(TypeError):
+        gda.stream(Producer(1).reader()).prefetch(2.5)  # type: ignore[arg-type]
+
+
+def test_async_iteration(leak_check):
+    async def main():
+        out = []
+        async with gda.stream(Producer(6, delay=0.001).reader()).prefetch(2) as s:
+            async for b in s:
+                out.append(values([b])[0])
+        return out
+
+    assert asyncio.run(main()) == list(range(6))
+
+
+def test_async_iteration_lets_the_event_loop_run(leak_check):
+    """While a slow producer is read, other coroutines make progress."""
+
+    async def main():
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.005)
+                ticks += 1
+
+        t = asyncio.create_task(ticker())
+        got = [b async for b in gda.stream(Producer(5, delay=0.03).reader())]
+        t.cancel()
+        return len(got), ticks
+
+    n, ticks = asyncio.run(main())
+    assert n == 5 and ticks >= 5, f"the event loop ticked {ticks} times during 150 ms of reading"
+
+
+def test_async_errors_arrive_in_order(leak_check):
+    async def main():
+        got = []
+        s = gda.stream(Producer(5, fail_at=2).reader()).prefetch(2)
+        try:
+            async for b in s:
+                got.append(values([b])[0])
+        except gda.StreamError as e:
+            return got, str(e)
+        finally:
+            await s.aclose()
+        return got, ""
+
+    got, message = asyncio.run(main())
+    assert got == [0, 1] and "batch 2" in message
