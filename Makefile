@@ -55,7 +55,7 @@ info: build
 	$(DEMO_ENV) $(PY) -m godevarrow info
 
 bench: build
-	$(PY) benchmarks/bench.py
+	$(DEMO_ENV) $(PY) benchmarks/bench.py
 
 lint: venv
 	@test -z "$$(gofmt -l gosrc capsule tests_go)" || (gofmt -l gosrc capsule tests_go; echo "gofmt: files above need formatting"; exit 1)
