@@ -1,0 +1,415 @@
+package tests_go
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/device"
+	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
+	fc "github.com/godevarrow/godevarrow/tests_go/fakecudactl"
+)
+
+var (
+	cuda0 = device.Device{Type: device.CUDA, ID: 0}
+	cuda1 = device.Device{Type: device.CUDA, ID: 1}
+)
+
+// deviceBaseline checks at the end that godevarrow and the fake driver hold
+// what they held at the start.
+func deviceBaseline(t *testing.T) {
+	t.Helper()
+	fc.Require(t)
+	baseline(t)
+	before := fc.LiveNow()
+	t.Cleanup(func() {
+		if after := fc.LiveNow(); after != before {
+			t.Errorf("the driver holds more: before %+v, after %+v", before, after)
+		}
+	})
+}
+
+func mustCopy(t *testing.T, a *cdevice.Array, dst device.Device) *cdevice.Array {
+	t.Helper()
+	c, err := cdevice.CopyToDevice(a, dst)
+	if err != nil {
+		t.Fatalf("copy to %s: %v", dst, err)
+	}
+	if got := c.Device(); got.Type != dst.Type || (dst.Type == device.CUDA && got.ID != dst.ID) {
+		t.Fatalf("copy landed on %s, want %s", got, dst)
+	}
+	if dst.Type == device.CUDA && c.SyncEvent() == nil {
+		t.Fatalf("a CUDA copy carries no sync event")
+	}
+	return c
+}
+
+// TestCUDACorpusAcrossDevices sends every corpus file (and slices of it)
+// CPU -> cuda:0 -> cuda:1 -> CPU; device memory is unreadable on the host, so
+// any host read on the way would crash the test.
+func TestCUDACorpusAcrossDevices(t *testing.T) {
+	fc.Require(t)
+	dir := corpusDir(t)
+	files, _ := filepath.Glob(filepath.Join(dir, "*.stream"))
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".stream"), func(t *testing.T) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rdr, err := ipc.NewReader(bytes.NewReader(raw))
+			if err != nil {
+				t.Skipf("Arrow Go v17 cannot read this file (%v)", err)
+			}
+			defer rdr.Release()
+			deviceBaseline(t)
+			for rdr.Next() {
+				rec := rdr.Record()
+				views := []arrow.Record{rec}
+				if rec.NumRows() > 2 {
+					views = append(views, rec.NewSlice(1, rec.NumRows()-1))
+				}
+				for i, view := range views {
+					a, err := cdevice.FromRecord(view)
+					if err != nil {
+						t.Fatal(err)
+					}
+					d0 := mustCopy(t, a, cuda0)
+					d1 := mustCopy(t, d0, cuda1)
+					host := mustCopy(t, d1, device.Host)
+					got, err := host.ToRecord()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !array.RecordEqual(got, view) {
+						t.Errorf("view %d differs after cpu -> cuda:0 -> cuda:1 -> cpu", i)
+					}
+					got.Release()
+					for _, x := range []*cdevice.Array{host, d1, d0, a} {
+						x.Release()
+					}
+					if i > 0 {
+						view.Release()
+					}
+				}
+			}
+			if err := rdr.Err(); err != nil && !errors.Is(err, io.EOF) {
+				t.Skipf("Arrow Go v17 cannot read this file: %v", err)
+			}
+		})
+	}
+}
+
+// deviceArrayView mirrors struct ArrowDeviceArray (arrow-c-abi.h).
+type deviceArrayView struct {
+	array      [10]uintptr
+	deviceID   int64
+	deviceType int32
+	_          int32
+	syncEvent  unsafe.Pointer
+	reserved   [3]int64
+}
+
+func stringArray(t *testing.T, n int) *cdevice.Array {
+	b := array.NewStringBuilder(memory.DefaultAllocator)
+	defer b.Release()
+	for i := 0; i < n; i++ {
+		if i%5 == 0 {
+			b.AppendNull()
+		} else {
+			b.Append(strings.Repeat("x", i%7))
+		}
+	}
+	arr := b.NewArray()
+	defer arr.Release()
+	a, err := cdevice.FromArrow(arrow.Field{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}, arr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestCUDAExportCarriesDeviceEventAndZeroedReserved(t *testing.T) {
+	deviceBaseline(t)
+	host := stringArray(t, 100)
+	defer host.Release()
+	for _, dev := range []device.Device{cuda0, cuda1} {
+		a := mustCopy(t, host, dev)
+		s, d := cb.NewSchema(), cb.NewDeviceArray()
+		if err := cdevice.ExportDeviceArray(a, d); err != nil {
+			t.Fatal(err)
+		}
+		if err := cdevice.ExportSchema(a.Schema(), s); err != nil {
+			t.Fatal(err)
+		}
+		v := (*deviceArrayView)(unsafe.Pointer(d))
+		if v.deviceType != int32(device.CUDA) || v.deviceID != dev.ID {
+			t.Errorf("exported device %d:%d, want cuda:%d", v.deviceType, v.deviceID, dev.ID)
+		}
+		if v.syncEvent == nil || *(*unsafe.Pointer)(v.syncEvent) == nil {
+			t.Error("sync_event must point to a CUevent")
+		}
+		if v.reserved != [3]int64{} {
+			t.Errorf("reserved not zeroed: %v", v.reserved)
+		}
+		a.Release() // the export keeps the data alive on its own
+		schema, err := cdevice.ImportSchema(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := cdevice.ImportDeviceArray(d, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.array[8] != 0 { // release member
+			t.Error("the import must move the struct (release set to NULL)")
+		}
+		onHost := mustCopy(t, back, device.Host)
+		want, _ := host.ToArrow()
+		got, _ := onHost.ToArrow()
+		if !array.Equal(want, got) {
+			t.Errorf("data differs after export/import on %s", dev)
+		}
+		want.Release()
+		got.Release()
+		onHost.Release()
+		back.Release()
+		cb.Free(s)
+		cb.Free(d)
+	}
+}
+
+func exportToC(t *testing.T, a *cdevice.Array) (*cdevice.CArrowSchema, *cdevice.CArrowDeviceArray) {
+	t.Helper()
+	s, d := cb.NewSchema(), cb.NewDeviceArray()
+	if err := cdevice.ExportDeviceArray(a, d); err != nil {
+		t.Fatal(err)
+	}
+	if err := cdevice.ExportSchema(a.Schema(), s); err != nil {
+		t.Fatal(err)
+	}
+	return s, d
+}
+
+func TestCUDAStringImportIsOneBatchedCopy(t *testing.T) {
+	deviceBaseline(t)
+	// a batch with three string-like columns and a fixed-width one
+	host := stringArray(t, 1000)
+	defer host.Release()
+	mk := func(cols ...*cdevice.Array) *cdevice.Array {
+		fields := make([]arrow.Field, len(cols))
+		data := make([]arrow.ArrayData, len(cols))
+		for i, c := range cols {
+			f, _ := c.Schema().Field()
+			f.Name = string(rune('a' + i))
+			fields[i], data[i] = f, c.Data()
+		}
+		st := arrow.StructOf(fields...)
+		sd := array.NewData(st, cols[0].Len(), []*memory.Buffer{nil}, data, 0, 0)
+		defer sd.Release()
+		s, err := cdevice.SchemaFromField(arrow.Field{Name: "", Type: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := cdevice.NewArray(s, sd, device.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	batch := mk(host, host, host)
+	defer batch.Release()
+	d := mustCopy(t, batch, cuda0)
+	defer d.Release()
+	s, c := exportToC(t, d)
+	defer cb.Free(s)
+	defer cb.Free(c)
+	schema, err := cdevice.ImportSchema(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, syncs := fc.CopyCalls(fc.DeviceToHost), fc.Syncs()
+	back, err := cdevice.ImportDeviceArray(c, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Release()
+	// the batched gather queues the two offsets each string column needs
+	// (first and last) on one stream, then synchronizes once
+	if n := fc.CopyCalls(fc.DeviceToHost) - calls; n != 3*2 {
+		t.Errorf("%d device-to-host copy calls for 3 string columns, want 6", n)
+	}
+	if n := fc.Syncs() - syncs; n != 1 {
+		t.Errorf("%d synchronizations for one import, want 1", n)
+	}
+}
+
+func TestCUDAFixedWidthImportReadsNothing(t *testing.T) {
+	deviceBaseline(t)
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	b.AppendValues([]int64{1, 2, 3}, nil)
+	arr := b.NewArray()
+	b.Release()
+	defer arr.Release()
+	host, _ := cdevice.FromArrow(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, arr)
+	defer host.Release()
+	d := mustCopy(t, host, cuda1)
+	defer d.Release()
+	s, c := exportToC(t, d)
+	defer cb.Free(s)
+	defer cb.Free(c)
+	schema, _ := cdevice.ImportSchema(s)
+	calls := fc.CopyCalls(fc.DeviceToHost)
+	back, err := cdevice.ImportDeviceArray(c, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back.Release()
+	if n := fc.CopyCalls(fc.DeviceToHost) - calls; n != 0 {
+		t.Errorf("%d device-to-host copies importing an int64 array", n)
+	}
+}
+
+func TestCUDADeviceStreamKeepsDevices(t *testing.T) {
+	deviceBaseline(t)
+	host := stringArray(t, 10)
+	defer host.Release()
+	var chunks []*cdevice.Array
+	for i := 0; i < 3; i++ {
+		chunks = append(chunks, mustCopy(t, host, cuda1))
+	}
+	r, err := cdevice.NewListReader(host.Schema(), device.CUDA, chunks...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range chunks {
+		c.Release()
+	}
+	cs := cb.NewDeviceStream()
+	defer cb.Free(cs)
+	if err := cdevice.ExportDeviceArrayStream(r, cs); err != nil {
+		t.Fatal(err)
+	}
+	in, err := cdevice.ImportDeviceArrayStream(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if in.DeviceType() != device.CUDA {
+		t.Fatalf("stream device type %s", in.DeviceType())
+	}
+	n := 0
+	for {
+		a, err := in.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Device() != cuda1 || a.SyncEvent() == nil {
+			t.Errorf("chunk %d on %s (event %v)", n, a.Device(), a.SyncEvent())
+		}
+		a.Release()
+		n++
+	}
+	if n != 3 {
+		t.Fatalf("%d chunks", n)
+	}
+}
+
+// TestCUDAFaultInjection fails, one at a time, every driver call a copy to a
+// device, a copy back and an import make, and checks that each failure is a
+// clean error naming the call and that nothing leaks.
+func TestCUDAFaultInjection(t *testing.T) {
+	fc.Require(t)
+	host := stringArray(t, 50)
+	defer host.Release()
+	// warm up: contexts are retained once per process
+	w := mustCopy(t, host, cuda0)
+	w.Release()
+	calls := []string{
+		"cuMemAlloc_v2", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2", "cuStreamCreate",
+		"cuStreamSynchronize", "cuEventCreate", "cuEventRecord", "cuStreamWaitEvent",
+	}
+	ops := map[string]func() error{
+		"to cuda:0": func() error {
+			d, err := cdevice.CopyToDevice(host, cuda0)
+			if err == nil {
+				d.Release()
+			}
+			return err
+		},
+		"round trip": func() error {
+			d, err := cdevice.CopyToDevice(host, cuda0)
+			if err != nil {
+				return err
+			}
+			defer d.Release()
+			s, c := cb.NewSchema(), cb.NewDeviceArray()
+			defer cb.Free(s)
+			defer cb.Free(c)
+			if err := cdevice.ExportDeviceArray(d, c); err != nil {
+				return err
+			}
+			if err := cdevice.ExportSchema(d.Schema(), s); err != nil {
+				cdevice.ReleaseExportedArray(unsafe.Pointer(c), true)
+				return err
+			}
+			schema, err := cdevice.ImportSchema(s)
+			if err != nil {
+				return err
+			}
+			back, err := cdevice.ImportDeviceArray(c, schema)
+			if err != nil {
+				return err
+			}
+			defer back.Release()
+			h, err := cdevice.CopyToDevice(back, device.Host)
+			if err == nil {
+				h.Release()
+			}
+			return err
+		},
+	}
+	failures := 0
+	for name, op := range ops {
+		for _, call := range calls {
+			t.Run(name+"/"+call, func(t *testing.T) {
+				deviceBaseline(t)
+				before := fc.Calls(call)
+				if err := op(); err != nil {
+					t.Fatalf("the operation fails without a fault: %v", err)
+				}
+				if fc.Calls(call) == before {
+					t.Logf("%s does not call %s: nothing to inject", name, call)
+					return
+				}
+				fc.FailNth(call, 1, 2) // CUDA_ERROR_OUT_OF_MEMORY
+				defer fc.ClearFaults()
+				err := op()
+				if err == nil {
+					t.Fatalf("a failing %s went unnoticed", call)
+				}
+				failures++
+				var de *device.DriverError
+				if !errors.As(err, &de) || de.Call == "" || !strings.Contains(err.Error(), "OUT_OF_MEMORY") {
+					t.Errorf("the error does not name the driver call and error: %v", err)
+				}
+			})
+		}
+	}
+	if failures < 6 {
+		t.Errorf("only %d faults were injected", failures)
+	}
+}

@@ -1,0 +1,120 @@
+// Package fakecudactl reaches the counters and fault injection of the fake
+// CUDA driver (tests_go/fakecuda) that godevarrow loaded, for Go tests.
+package fakecudactl
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void* lib;
+
+static int fc_open(void) {
+  const char* name = getenv("GODEVARROW_LIBCUDA");
+  if (!name || !strstr(name, "fakecuda")) return -1;
+  lib = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
+  if (!lib) lib = dlopen(name, RTLD_NOW);
+  return lib ? 0 : -1;
+}
+static long long fc_counter(const char* fn) {
+  long long (*f)(void) = (long long (*)(void))dlsym(lib, fn);
+  return f ? f() : -1;
+}
+static long long fc_per_direction(const char* fn, int dir) {
+  long long (*f)(int) = (long long (*)(int))dlsym(lib, fn);
+  return f ? f(dir) : -1;
+}
+static long long fc_calls(const char* name) {
+  long long (*f)(const char*) = (long long (*)(const char*))dlsym(lib, "fakecuda_call_count");
+  return f ? f(name) : -1;
+}
+static void fc_fail_nth(const char* name, int n, int err) {
+  void (*f)(const char*, int, int) = (void (*)(const char*, int, int))dlsym(lib, "fakecuda_fail_nth");
+  if (f) f(name, n, err);
+}
+static void fc_void(const char* fn) {
+  void (*f)(void) = (void (*)(void))dlsym(lib, fn);
+  if (f) f();
+}
+*/
+import "C"
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// Copy directions of the counters.
+const (
+	HostToDevice   = 1
+	DeviceToHost   = 2
+	DeviceToDevice = 3
+)
+
+// Require skips the test unless GODEVARROW_LIBCUDA names the fake driver.
+func Require(t testing.TB) {
+	t.Helper()
+	if C.fc_open() != 0 {
+		t.Skip("the fake CUDA driver is not configured: run `make test`, or set GODEVARROW_LIBCUDA to tests_go/fakecuda/libfakecuda.so")
+	}
+}
+
+func counter(name string) int64 {
+	c := C.CString(name)
+	defer C.free(unsafe.Pointer(c))
+	return int64(C.fc_counter(c))
+}
+
+// Live is what the driver holds: device allocations, bytes, events, streams,
+// host (pinned/managed) allocations.
+type Live struct{ Allocations, Bytes, Events, Streams, HostAllocations int64 }
+
+// LiveNow returns the live counters.
+func LiveNow() Live {
+	return Live{
+		Allocations:     counter("fakecuda_live_allocations"),
+		Bytes:           counter("fakecuda_live_bytes"),
+		Events:          counter("fakecuda_live_events"),
+		Streams:         counter("fakecuda_live_streams"),
+		HostAllocations: counter("fakecuda_live_host_allocations"),
+	}
+}
+
+// Syncs returns the cumulative number of synchronizations.
+func Syncs() int64 { return counter("fakecuda_sync_count") }
+
+// CopyCalls returns the cumulative copy calls in a direction.
+func CopyCalls(dir int) int64 {
+	c := C.CString("fakecuda_copy_calls")
+	defer C.free(unsafe.Pointer(c))
+	return int64(C.fc_per_direction(c, C.int(dir)))
+}
+
+// BytesCopied returns the cumulative bytes copied in a direction.
+func BytesCopied(dir int) int64 {
+	c := C.CString("fakecuda_bytes_copied")
+	defer C.free(unsafe.Pointer(c))
+	return int64(C.fc_per_direction(c, C.int(dir)))
+}
+
+// Calls returns how often a driver function was called.
+func Calls(fn string) int64 {
+	c := C.CString(fn)
+	defer C.free(unsafe.Pointer(c))
+	return int64(C.fc_calls(c))
+}
+
+// FailNth makes the n-th call (from now, 1-based) of fn return err.
+func FailNth(fn string, n, err int) {
+	c := C.CString(fn)
+	defer C.free(unsafe.Pointer(c))
+	C.fc_fail_nth(c, C.int(n), C.int(err))
+}
+
+// ClearFaults removes every pending fault.
+func ClearFaults() {
+	c := C.CString("fakecuda_clear_faults")
+	defer C.free(unsafe.Pointer(c))
+	C.fc_void(c)
+}
