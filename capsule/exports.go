@@ -19,6 +19,7 @@ import (
 	"runtime/cgo"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
@@ -39,6 +40,34 @@ type pyStream struct {
 	// prefetcher is the read-ahead under reader, if any, while this handle
 	// owns it: Stop is called on it without the GIL before a close.
 	prefetcher atomic.Pointer[cdevice.PrefetchReader]
+	// pending is a read that a wait gave up on (Ctrl-C): the next wait
+	// takes its result, so no array is lost. Guarded by mu.
+	pending chan readResult
+}
+
+type readResult struct {
+	a   *cdevice.Array
+	err error
+}
+
+// close ends the stream once. A read still pending (its waiter was
+// interrupted) releases its array itself when the producer returns.
+func (s *pyStream) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.consumed {
+		return nil
+	}
+	s.consumed = true
+	if p := s.pending; p != nil {
+		s.pending = nil
+		go func() {
+			if r := <-p; r.a != nil {
+				r.a.Release()
+			}
+		}()
+	}
+	return s.reader.Close()
 }
 
 func (s *pyStream) take() (cdevice.ArrayReader, error) {
@@ -46,6 +75,9 @@ func (s *pyStream) take() (cdevice.ArrayReader, error) {
 	defer s.mu.Unlock()
 	if s.consumed {
 		return nil, &cdevice.Error{Kind: cdevice.ErrConsumed, Msg: "the stream was already consumed (exported or closed); a stream can be read only once"}
+	}
+	if s.pending != nil {
+		return nil, &cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "a read of this stream was interrupted and is still in progress; read the next array before moving the stream"}
 	}
 	s.consumed = true
 	s.prefetcher.Store(nil)
@@ -81,12 +113,7 @@ func gdaHandleRelease(h C.uintptr_t) {
 		case *device.Stream:
 			_ = v.Destroy()
 		case *pyStream:
-			v.mu.Lock()
-			if !v.consumed {
-				v.consumed = true
-				v.reader.Close()
-			}
-			v.mu.Unlock()
+			_ = v.close()
 		}
 		handle.Delete()
 		liveHandles.Add(-1)
@@ -432,28 +459,71 @@ func gdaStreamInfo(h C.uintptr_t, schema *C.uintptr_t, devType *C.int32_t, e *C.
 
 // gdaStreamNext is called without the GIL: it may block in a producer.
 //
+// gdaStreamNext waits up to timeoutMs for the next array (0 in *out at the
+// end) and returns GDA_PENDING when the time ran out: the caller checks for
+// signals (Ctrl-C) and calls again, and the read goes on in the meantime.
+// Streams held in memory are read directly.
+//
 //export gdaStreamNext
-func gdaStreamNext(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	return call(e, func() error {
+func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, out *C.uintptr_t, e *C.gda_error) C.int {
+	pending := false
+	rc := call(e, func() error {
 		s, err := valueOf[*pyStream](h)
 		if err != nil {
 			return err
 		}
 		s.mu.Lock()
-		defer s.mu.Unlock()
 		if s.consumed {
+			s.mu.Unlock()
 			return &cdevice.Error{Kind: cdevice.ErrConsumed, Msg: "the stream was already consumed (exported or closed); a stream can be read only once"}
 		}
-		a, err := s.reader.Next()
+		ch := s.pending
+		if ch == nil {
+			if _, inMemory := s.reader.(*cdevice.ListReader); inMemory {
+				defer s.mu.Unlock()
+				return deliver(s.reader.Next())(out)
+			}
+			ch = make(chan readResult, 1)
+			s.pending = ch
+			r := s.reader
+			go func() {
+				a, err := r.Next()
+				ch <- readResult{a, err}
+			}()
+		}
+		s.mu.Unlock()
+		select {
+		case res := <-ch:
+			s.mu.Lock()
+			if s.pending == ch {
+				s.pending = nil
+			}
+			s.mu.Unlock()
+			return deliver(res.a, res.err)(out)
+		case <-time.After(time.Duration(timeoutMs) * time.Millisecond):
+			pending = true
+			return nil
+		}
+	})
+	if rc == 0 && pending {
+		return C.GDA_PENDING
+	}
+	return rc
+}
+
+// deliver turns a reader's result into a handle (0 at the end).
+func deliver(a *cdevice.Array, err error) func(*C.uintptr_t) error {
+	return func(out *C.uintptr_t) error {
 		if errors.Is(err, io.EOF) {
 			*out = 0
 			return nil
 		}
-		if err == nil {
-			newHandle(a, out)
+		if err != nil {
+			return err
 		}
-		return err
-	})
+		newHandle(a, out)
+		return nil
+	}
 }
 
 //export gdaStreamClose
@@ -463,13 +533,7 @@ func gdaStreamClose(h C.uintptr_t, e *C.gda_error) C.int {
 		if err != nil {
 			return err
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if !s.consumed {
-			s.consumed = true
-			return s.reader.Close()
-		}
-		return nil
+		return s.close()
 	})
 }
 

@@ -464,8 +464,14 @@ static PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t
   if (get_handle(args[0], &h)) return NULL;
   gda_error e = {0};
   int rc;
-  Py_BEGIN_ALLOW_THREADS rc = gdaStreamNext(h, &out, &e);
-  Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
+  // Wait in slices so that Ctrl-C (and other signals) are handled promptly
+  // while a producer blocks; an interrupted read is kept for the next call.
+  for (;;) {
+    Py_BEGIN_ALLOW_THREADS rc = gdaStreamNext(h, 100, &out, &e);
+    Py_END_ALLOW_THREADS if (rc != GDA_PENDING) break;
+    if (PyErr_CheckSignals() < 0) return NULL;
+  }
+  if (rc) return raise_error(&e);
   if (!out) Py_RETURN_NONE;
   return wrap_handle(out);
 }
