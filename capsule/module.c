@@ -78,7 +78,7 @@ static PyObject* wrap_handle(uintptr_t h) {
 
 static int get_handle(PyObject* o, uintptr_t* h) {
   if (!PyCapsule_IsValid(o, HANDLE_NAME)) {
-    PyErr_SetString(PyExc_TypeError, "expected a godevarrow handle");
+    PyErr_SetString(GodevarrowTypeError, "expected a godevarrow handle");
     return -1;
   }
   *h = (uintptr_t)PyCapsule_GetPointer(o, HANDLE_NAME);
@@ -164,7 +164,7 @@ static void device_stream_capsule_destructor(PyObject* cap) {
 // non-capsules, ValueError (ArrowInvalid) for a wrong name or NULL pointer.
 static void* capsule_pointer(PyObject* cap, const char* name) {
   if (!PyCapsule_CheckExact(cap)) {
-    PyErr_Format(PyExc_TypeError, "expected a PyCapsule named '%s', got an object of type %.200s", name,
+    PyErr_Format(GodevarrowTypeError, "expected a PyCapsule named '%s', got an object of type %.200s", name,
                  Py_TYPE(cap)->tp_name);
     return NULL;
   }
@@ -185,7 +185,7 @@ static void* capsule_pointer(PyObject* cap, const char* name) {
 
 #define CHECK_NARGS(n, fname)                                                              \
   if (nargs != (n)) {                                                                      \
-    PyErr_Format(PyExc_TypeError, fname "() takes %d arguments (%zd given)", (n), nargs); \
+    PyErr_Format(GodevarrowTypeError, fname "() takes %d arguments (%zd given)", (n), nargs); \
     return NULL;                                                                           \
   }
 
@@ -637,7 +637,7 @@ static PyObject* m_dlpack_import(PyObject* self, PyObject* const* args, Py_ssize
   uintptr_t stream = 0;
   if (get_optional_handle(args[1], &stream)) return NULL;
   if (!PyCapsule_CheckExact(cap)) {
-    PyErr_Format(PyExc_TypeError, "__dlpack__() returned an object of type %.200s, not a PyCapsule",
+    PyErr_Format(GodevarrowTypeError, "__dlpack__() returned an object of type %.200s, not a PyCapsule",
                  Py_TYPE(cap)->tp_name);
     return NULL;
   }

@@ -232,6 +232,11 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path stri
 	if nChildren != int64(len(s.Children)) {
 		return bad("schema has %d children but the array has n_children=%d", len(s.Children), nChildren)
 	}
+	for i, child := range unsafe.Slice(c.children, nChildren) {
+		if child == nil {
+			return bad("child %d is a NULL pointer", i)
+		}
+	}
 	if (c.dictionary != nil) != (s.Dictionary != nil) {
 		if s.Dictionary != nil {
 			return bad("dictionary-encoded field has a NULL dictionary array")

@@ -326,14 +326,24 @@ class RecordBatch(Array):
         return pa.record_batch(self._on_host())
 
 
+def _pair(result: object, method: str) -> tuple[object, object]:
+    """The (schema, array) capsule pair a producer's array method returned."""
+    if not isinstance(result, tuple) or len(result) != 2:
+        raise GodevarrowTypeError(
+            f"{method}() must return a (schema capsule, array capsule) tuple, got {type(result).__name__}"
+            + (f" of length {len(result)}" if isinstance(result, tuple) else "")
+        )
+    return result
+
+
 def _import_array(obj: object, requested_schema: object) -> Array:
     if isinstance(obj, Array):
         arr = obj
     elif hasattr(obj, "__arrow_c_device_array__"):
-        s, a = obj.__arrow_c_device_array__(_schema_capsule(requested_schema))  # type: ignore[attr-defined]
+        s, a = _pair(obj.__arrow_c_device_array__(_schema_capsule(requested_schema)), "__arrow_c_device_array__")  # type: ignore[attr-defined]
         arr = Array(_lib.import_array(s, a, True))
     elif hasattr(obj, "__arrow_c_array__"):
-        s, a = obj.__arrow_c_array__(_schema_capsule(requested_schema))  # type: ignore[attr-defined]
+        s, a = _pair(obj.__arrow_c_array__(_schema_capsule(requested_schema)), "__arrow_c_array__")  # type: ignore[attr-defined]
         arr = Array(_lib.import_array(s, a, False))
     elif hasattr(obj, "__dlpack__"):
         from . import _dlpack

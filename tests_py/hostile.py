@@ -1,0 +1,901 @@
+"""An adversarial corpus: broken and hostile C structs, built with ctypes by
+a producer that counts its release calls.
+
+Each case is a function that builds its input and hands it to godevarrow.
+``python hostile.py CASE`` runs one case and prints a JSON line: the
+exception raised (class, its bases, message) and, per struct handed over,
+how often its release callback ran. Structs godevarrow did not take are
+released afterwards the way a capsule destructor would, so every struct's
+count must end at exactly 1. test_adversarial.py runs each case in its own
+process, so a crash is a failed test and not a dead test run.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import struct
+import sys
+import traceback
+from typing import Any, Callable, Optional
+
+# ------------------------------------------------------------- C structs
+
+
+class ArrowSchema(ctypes.Structure):
+    pass
+
+
+class ArrowArray(ctypes.Structure):
+    pass
+
+
+SCHEMA_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowSchema))
+ARRAY_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArray))
+
+ArrowSchema._fields_ = [
+    ("format", ctypes.c_void_p),
+    ("name", ctypes.c_void_p),
+    ("metadata", ctypes.c_void_p),
+    ("flags", ctypes.c_int64),
+    ("n_children", ctypes.c_int64),
+    ("children", ctypes.c_void_p),
+    ("dictionary", ctypes.c_void_p),
+    ("release", SCHEMA_RELEASE),
+    ("private_data", ctypes.c_void_p),
+]
+ArrowArray._fields_ = [
+    ("length", ctypes.c_int64),
+    ("null_count", ctypes.c_int64),
+    ("offset", ctypes.c_int64),
+    ("n_buffers", ctypes.c_int64),
+    ("n_children", ctypes.c_int64),
+    ("buffers", ctypes.c_void_p),
+    ("children", ctypes.c_void_p),
+    ("dictionary", ctypes.c_void_p),
+    ("release", ARRAY_RELEASE),
+    ("private_data", ctypes.c_void_p),
+]
+
+
+class ArrowDeviceArray(ctypes.Structure):
+    _fields_ = [
+        ("array", ArrowArray),
+        ("device_id", ctypes.c_int64),
+        ("device_type", ctypes.c_int32),
+        ("sync_event", ctypes.c_void_p),
+        ("reserved", ctypes.c_int64 * 3),
+    ]
+
+
+class ArrowArrayStream(ctypes.Structure):
+    pass
+
+
+GET_SCHEMA = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ArrowSchema))
+GET_NEXT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream), ctypes.c_void_p)
+GET_LAST_ERROR = ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.POINTER(ArrowArrayStream))
+STREAM_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArrayStream))
+ArrowArrayStream._fields_ = [
+    ("get_schema", GET_SCHEMA),
+    ("get_next", GET_NEXT),
+    ("get_last_error", GET_LAST_ERROR),
+    ("release", STREAM_RELEASE),
+    ("private_data", ctypes.c_void_p),
+]
+
+_api = ctypes.pythonapi
+_api.PyCapsule_New.restype = ctypes.py_object
+_api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+def capsule(struct_: ctypes.Structure, name: bytes) -> object:
+    return _api.PyCapsule_New(ctypes.addressof(struct_), name, None)
+
+
+# ------------------------------------------------------------- producer
+
+
+def _mark_schema_released(p: Any) -> None:
+    """The release of a child schema: mark it released (release = NULL)."""
+    ctypes.c_void_p.from_address(ctypes.cast(p, ctypes.c_void_p).value + ArrowSchema.release.offset).value = None
+
+
+def _mark_array_released(p: Any) -> None:
+    """The release of a child array: mark it released (release = NULL)."""
+    ctypes.c_void_p.from_address(ctypes.cast(p, ctypes.c_void_p).value + ArrowArray.release.offset).value = None
+
+
+class Producer:
+    """Builds C structs and counts the release calls of each root it hands out."""
+
+    def __init__(self) -> None:
+        self.keep: list[Any] = []
+        self.roots: dict[str, ctypes.Structure] = {}
+        self.counts: dict[str, int] = {}
+
+    def _c(self, obj: Any) -> Any:
+        self.keep.append(obj)
+        return obj
+
+    def cstr(self, s: Optional[bytes]) -> Optional[int]:
+        if s is None:
+            return None
+        buf = self._c(ctypes.create_string_buffer(s))
+        return ctypes.addressof(buf)
+
+    def buffer(self, data: bytes) -> int:
+        buf = self._c(ctypes.create_string_buffer(data, max(len(data), 1)))
+        return ctypes.addressof(buf)
+
+    def pointers(self, items: list[Optional[int]]) -> int:
+        arr = self._c((ctypes.c_void_p * max(len(items), 1))(*items))
+        return ctypes.addressof(arr)
+
+    def _counted(self, key: str, struct_: ctypes.Structure, kind: str) -> Any:
+        self.counts[key] = 0
+
+        def release(p: Any) -> None:
+            self.counts[key] += 1
+            struct_.release = type(struct_.release)()  # NULL: released
+
+        fn = {"schema": SCHEMA_RELEASE, "array": ARRAY_RELEASE, "stream": STREAM_RELEASE}[kind](release)
+        self._c(fn)
+        return fn
+
+    def schema(
+        self,
+        fmt: Optional[bytes],
+        children: list[ArrowSchema] = (),  # type: ignore[assignment]
+        *,
+        name: bytes = b"",
+        flags: int = 2,
+        metadata: Optional[bytes] = None,
+        dictionary: Optional[ArrowSchema] = None,
+        n_children: Optional[int] = None,
+        children_ptr: Optional[int] = -1,
+        root: Optional[str] = None,
+    ) -> ArrowSchema:
+        s = self._c(ArrowSchema())
+        s.format = self.cstr(fmt)
+        s.name = self.cstr(name)
+        s.metadata = self.buffer(metadata) if metadata is not None else None
+        s.flags = flags
+        s.n_children = len(children) if n_children is None else n_children
+        s.children = self.pointers([ctypes.addressof(c) for c in children]) if children_ptr == -1 else children_ptr
+        s.dictionary = ctypes.addressof(dictionary) if dictionary is not None else None
+        s.release = self._counted(root, s, "schema") if root else self._c(SCHEMA_RELEASE(_mark_schema_released))
+        if root:
+            self.roots[root] = s
+        return s
+
+    def array(
+        self,
+        length: int,
+        buffers: list[Optional[int]],
+        children: list[ArrowArray] = (),  # type: ignore[assignment]
+        *,
+        offset: int = 0,
+        null_count: int = 0,
+        n_buffers: Optional[int] = None,
+        n_children: Optional[int] = None,
+        dictionary: Optional[ArrowArray] = None,
+        root: Optional[str] = None,
+        into: Optional[ArrowArray] = None,
+    ) -> ArrowArray:
+        a = into if into is not None else self._c(ArrowArray())
+        a.length, a.offset, a.null_count = length, offset, null_count
+        a.n_buffers = len(buffers) if n_buffers is None else n_buffers
+        a.buffers = self.pointers(buffers)
+        a.n_children = len(children) if n_children is None else n_children
+        a.children = self.pointers([ctypes.addressof(c) for c in children]) if children else None
+        a.dictionary = ctypes.addressof(dictionary) if dictionary is not None else None
+        a.release = self._counted(root, a, "array") if root else self._c(ARRAY_RELEASE(_mark_array_released))
+        if root:
+            self.roots[root] = a
+        return a
+
+    def device_array(self, array_args: dict[str, Any], device_type: int, device_id: int, event: Optional[int]) -> Any:
+        d = self._c(ArrowDeviceArray())
+        self.array(into=d.array, root="array", **array_args)
+        self.roots["array"] = d.array
+        d.device_type, d.device_id, d.sync_event = device_type, device_id, event
+        return d
+
+    def release_leftovers(self) -> None:
+        """What the capsule destructors would do for structs nobody took."""
+        for s in self.roots.values():
+            fn = s.release
+            if fn:
+                fn(ctypes.pointer(s))
+
+
+def i32(*values: int) -> bytes:
+    return struct.pack(f"<{len(values)}i", *values)
+
+
+def i64(*values: int) -> bytes:
+    return struct.pack(f"<{len(values)}q", *values)
+
+
+def bits(*flags: int) -> bytes:
+    out = bytearray((len(flags) + 7) // 8)
+    for i, f in enumerate(flags):
+        if f:
+            out[i // 8] |= 1 << (i % 8)
+    return bytes(out)
+
+
+def metadata(
+    pairs: list[tuple[bytes, bytes]], *, count: Optional[int] = None, lie: Optional[tuple[int, int]] = None
+) -> bytes:
+    out = struct.pack("<i", len(pairs) if count is None else count)
+    for i, (k, v) in enumerate(pairs):
+        kl, vl = len(k), len(v)
+        if lie and lie[0] == i:
+            kl = lie[1]
+        out += struct.pack("<i", kl) + k + struct.pack("<i", vl) + v
+    return out
+
+
+class Offer:
+    """Offers capsules through the PyCapsule protocols."""
+
+    def __init__(self, schema: Any = None, array: Any = None, stream: Any = None, device: bool = False):
+        self.s, self.a, self.st, self.device = schema, array, stream, device
+
+    def __arrow_c_schema__(self) -> Any:
+        return self.s
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "__arrow_c_array__" and self.a is not None and not self.device:
+            return lambda requested_schema=None: (self.s, self.a)
+        if name == "__arrow_c_device_array__" and self.a is not None and self.device:
+            return lambda requested_schema=None, **kw: (self.s, self.a)
+        if name == "__arrow_c_stream__" and self.st is not None and not self.device:
+            return lambda requested_schema=None: self.st
+        if name == "__arrow_c_device_stream__" and self.st is not None and self.device:
+            return lambda requested_schema=None, **kw: self.st
+        raise AttributeError(name)
+
+
+# ----------------------------------------------------------------- cases
+
+CASES: dict[str, Callable[[Producer], None]] = {}
+EXPECT: dict[str, tuple[str, str]] = {}  # case -> (builtin exception, message regex)
+NEEDS_FAKE_CUDA: set[str] = set()
+NO_STRUCT: set[str] = set()  # cases that hand over no C struct at all
+
+
+def case(
+    builtin: str, match: str, *, fake_cuda: bool = False, no_struct: bool = False
+) -> Callable[[Callable[[Producer], None]], Callable[[Producer], None]]:
+    def register(fn: Callable[[Producer], None]) -> Callable[[Producer], None]:
+        CASES[fn.__name__] = fn
+        EXPECT[fn.__name__] = (builtin, match)
+        if fake_cuda:
+            NEEDS_FAKE_CUDA.add(fn.__name__)
+        if no_struct:
+            NO_STRUCT.add(fn.__name__)
+        return fn
+
+    return register
+
+
+def gda() -> Any:
+    import godevarrow
+
+    return godevarrow
+
+
+def int32_pair(p: Producer, **array_args: Any) -> tuple[ArrowSchema, ArrowArray]:
+    s = p.schema(b"i", root="schema")
+    args = {"length": 3, "buffers": [None, p.buffer(i32(1, 2, 3))], "root": "array"}
+    args.update(array_args)
+    return s, p.array(**args)
+
+
+def take_array(p: Producer, s: ArrowSchema, a: ArrowArray, *, validate: bool = False) -> None:
+    g = gda().array(Offer(capsule(s, b"arrow_schema"), capsule(a, b"arrow_array")))
+    if validate:
+        g.validate(full=True)
+
+
+def take_schema(p: Producer, s: ArrowSchema) -> None:
+    gda().schema(Offer(capsule(s, b"arrow_schema")))
+
+
+# --- capsules
+
+
+@case("ValueError", "arrow_schema")
+def wrong_schema_capsule_name(p: Producer) -> None:
+    s, a = int32_pair(p)
+    gda().array(Offer(capsule(s, b"arrow_array"), capsule(a, b"arrow_array")))
+
+
+@case("ValueError", "arrow_array")
+def wrong_array_capsule_name(p: Producer) -> None:
+    s, a = int32_pair(p)
+    gda().array(Offer(capsule(s, b"arrow_schema"), capsule(a, b"arrow_schema")))
+
+
+@case("ValueError", "arrow_device_array")
+def wrong_device_array_capsule_name(p: Producer) -> None:
+    s, a = int32_pair(p)
+    gda().array(Offer(capsule(s, b"arrow_schema"), capsule(a, b"arrow_array"), device=True))
+
+
+@case("ValueError", "arrow_array_stream")
+def wrong_stream_capsule_name(p: Producer) -> None:
+    st = c_stream(p, lambda out: fill_schema(out, b"i", p.keep), lambda out: 0)
+    gda().stream(Offer(stream=capsule(st, b"arrow_schema")))
+
+
+@case("ValueError", "arrow_device_array_stream")
+def wrong_device_stream_capsule_name(p: Producer) -> None:
+    st = c_stream(p, lambda out: fill_schema(out, b"i", p.keep), lambda out: 0)
+    gda().stream(Offer(stream=capsule(st, b"arrow_array_stream"), device=True))
+
+
+@case("TypeError", "capsule|PyCapsule", no_struct=True)
+def schema_is_not_a_capsule(p: Producer) -> None:
+    gda().schema(Offer(schema=12345))
+
+
+@case("TypeError", "capsule|PyCapsule")
+def array_is_not_a_capsule(p: Producer) -> None:
+    s, a = int32_pair(p)
+    gda().array(Offer(capsule(s, b"arrow_schema"), ctypes.addressof(a)))
+
+
+@case("TypeError", "tuple|pair|2", no_struct=True)
+def array_protocol_returns_garbage(p: Producer) -> None:
+    class Bad:
+        def __arrow_c_array__(self, requested_schema=None):
+            return "not a tuple"
+
+    gda().array(Bad())
+
+
+@case("TypeError", "stream|capsule|PyCapsule", no_struct=True)
+def stream_protocol_returns_none(p: Producer) -> None:
+    class Bad:
+        def __arrow_c_stream__(self, requested_schema=None):
+            return None
+
+    gda().stream(Bad())
+
+
+@case("ValueError", "released")
+def released_schema(p: Producer) -> None:
+    s = p.schema(b"i", root="schema")
+    s.release(ctypes.pointer(s))
+    take_schema(p, s)
+
+
+@case("ValueError", "released")
+def released_array(p: Producer) -> None:
+    s, a = int32_pair(p)
+    a.release(ctypes.pointer(a))
+    take_array(p, s, a)
+
+
+@case("ValueError", "released")
+def released_stream(p: Producer) -> None:
+    st = p._c(ArrowArrayStream())
+    st.release = p._counted("stream", st, "stream")
+    p.roots["stream"] = st
+    st.release(ctypes.pointer(st))
+    gda().stream(Offer(stream=capsule(st, b"arrow_array_stream")))
+
+
+# --- schemas
+
+
+@case("ValueError", "format")
+def null_format(p: Producer) -> None:
+    take_schema(p, p.schema(None, root="schema"))
+
+
+@case("ValueError", "zz|format")
+def unknown_format(p: Producer) -> None:
+    take_schema(p, p.schema(b"zz", root="schema"))
+
+
+@case("ValueError", "w:")
+def fixed_binary_without_width(p: Producer) -> None:
+    take_schema(p, p.schema(b"w:", root="schema"))
+
+
+@case("ValueError", "w:-3|width")
+def fixed_binary_negative_width(p: Producer) -> None:
+    take_schema(p, p.schema(b"w:-3", root="schema"))
+
+
+@case("ValueError", "d:|decimal|precision")
+def decimal_garbage(p: Producer) -> None:
+    take_schema(p, p.schema(b"d:abc", root="schema"))
+
+
+@case("ValueError", r"\+w|size")
+def fixed_list_garbage_size(p: Producer) -> None:
+    take_schema(p, p.schema(b"+w:x", [p.schema(b"i")], root="schema"))
+
+
+@case("ValueError", "union|type code|\\+ud")
+def union_bad_type_codes(p: Producer) -> None:
+    take_schema(p, p.schema(b"+ud:1,x", [p.schema(b"i"), p.schema(b"u")], root="schema"))
+
+
+@case("ValueError", "union|type code|children")
+def union_codes_disagree_with_children(p: Producer) -> None:
+    take_schema(p, p.schema(b"+us:0,1,2", [p.schema(b"i")], root="schema"))
+
+
+@case("ValueError", "n_children|children")
+def struct_negative_children(p: Producer) -> None:
+    take_schema(p, p.schema(b"+s", n_children=-1, children_ptr=None, root="schema"))
+
+
+@case("ValueError", "child|children")
+def list_without_child(p: Producer) -> None:
+    take_schema(p, p.schema(b"+l", root="schema"))
+
+
+@case("ValueError", "children.*NULL|NULL.*children")
+def children_pointer_null(p: Producer) -> None:
+    take_schema(p, p.schema(b"+s", n_children=2, children_ptr=None, root="schema"))
+
+
+@case("ValueError", "NULL")
+def child_pointer_null(p: Producer) -> None:
+    take_schema(p, p.schema(b"+s", n_children=1, children_ptr=p.pointers([None]), root="schema"))
+
+
+@case("ValueError", "released")
+def child_schema_released(p: Producer) -> None:
+    child = p.schema(b"i")
+    child.release = SCHEMA_RELEASE()
+    take_schema(p, p.schema(b"+s", [child], root="schema"))
+
+
+@case("ValueError", "map|struct|entries")
+def map_child_not_a_struct(p: Producer) -> None:
+    take_schema(p, p.schema(b"+m", [p.schema(b"i", flags=0)], root="schema"))
+
+
+@case("ValueError", "dictionary|index|indices")
+def dictionary_with_string_indices(p: Producer) -> None:
+    take_schema(p, p.schema(b"u", dictionary=p.schema(b"u"), root="schema"))
+
+
+@case("ValueError", "flag")
+def unknown_flag_bits(p: Producer) -> None:
+    take_schema(p, p.schema(b"i", flags=1 << 40, root="schema"))
+
+
+@case("ValueError", "run.end|run_ends|\\+r")
+def run_end_encoded_with_float_run_ends(p: Producer) -> None:
+    take_schema(
+        p, p.schema(b"+r", [p.schema(b"f", name=b"run_ends", flags=0), p.schema(b"i", name=b"values")], root="schema")
+    )
+
+
+@case("ValueError", "nest|deep|cycl")
+def cyclic_schema(p: Producer) -> None:
+    s = p.schema(b"+l", n_children=1, children_ptr=None, root="schema")
+    s.children = p.pointers([ctypes.addressof(s)])
+    take_schema(p, s)
+
+
+@case("ValueError", "metadata")
+def metadata_negative_pair_count(p: Producer) -> None:
+    take_schema(p, p.schema(b"i", metadata=metadata([(b"k", b"v")], count=-1), root="schema"))
+
+
+@case("ValueError", "metadata")
+def metadata_negative_key_length(p: Producer) -> None:
+    take_schema(p, p.schema(b"i", metadata=metadata([(b"k", b"v")], lie=(0, -7)), root="schema"))
+
+
+@case("ValueError", "metadata")
+def metadata_key_longer_than_limit(p: Producer) -> None:
+    take_schema(p, p.schema(b"i", metadata=metadata([(b"k", b"v")], lie=(0, 1 << 30)), root="schema"))
+
+
+@case("ValueError", "metadata")
+def metadata_absurd_pair_count(p: Producer) -> None:
+    take_schema(p, p.schema(b"i", metadata=metadata([(b"k", b"v")], count=1 << 30), root="schema"))
+
+
+@case("ValueError", "struct")
+def record_batch_of_an_int(p: Producer) -> None:
+    s, a = int32_pair(p)
+    gda().record_batch(Offer(capsule(s, b"arrow_schema"), capsule(a, b"arrow_array")))
+
+
+# --- arrays: structure
+
+
+@case("ValueError", "buffer")
+def int32_with_one_buffer(p: Producer) -> None:
+    take_array(p, *int32_pair(p, n_buffers=1))
+
+
+@case("ValueError", "buffer")
+def utf8_with_two_buffers(p: Producer) -> None:
+    s = p.schema(b"u", root="schema")
+    a = p.array(2, [None, p.buffer(i32(0, 1, 2))], root="array")
+    take_array(p, s, a)
+
+
+@case("ValueError", "NULL")
+def int32_values_null(p: Producer) -> None:
+    take_array(p, *int32_pair(p, buffers=[None, None]))
+
+
+@case("ValueError", "NULL")
+def utf8_offsets_null(p: Producer) -> None:
+    s = p.schema(b"u", root="schema")
+    a = p.array(2, [None, None, p.buffer(b"ab")], root="array")
+    take_array(p, s, a)
+
+
+@case("ValueError", "NULL")
+def bool_values_null(p: Producer) -> None:
+    s = p.schema(b"b", root="schema")
+    a = p.array(9, [None, None], root="array")
+    take_array(p, s, a)
+
+
+@case("ValueError", "negative length")
+def negative_length(p: Producer) -> None:
+    take_array(p, *int32_pair(p, length=-1))
+
+
+@case("ValueError", "negative offset|offset")
+def negative_offset(p: Producer) -> None:
+    take_array(p, *int32_pair(p, offset=-2))
+
+
+@case("ValueError", "null_count")
+def null_count_below_minus_one(p: Producer) -> None:
+    take_array(p, *int32_pair(p, null_count=-5))
+
+
+@case("ValueError", "null_count")
+def null_count_above_length(p: Producer) -> None:
+    take_array(p, *int32_pair(p, null_count=4))
+
+
+@case("ValueError", "overflow")
+def offset_plus_length_overflows(p: Producer) -> None:
+    take_array(p, *int32_pair(p, length=1 << 62, offset=(1 << 62) + 5))
+
+
+@case("ValueError", "validity|null_count")
+def nulls_without_validity(p: Producer) -> None:
+    take_array(p, *int32_pair(p, null_count=1))
+
+
+@case("ValueError", "offsets.*negative|negative.*offset|decreasing")
+def utf8_first_offset_negative(p: Producer) -> None:
+    s = p.schema(b"u", root="schema")
+    a = p.array(2, [None, p.buffer(i32(-4, 1, 2)), p.buffer(b"ab")], root="array")
+    take_array(p, s, a)
+
+
+@case("ValueError", "offsets|decreasing")
+def utf8_offsets_decreasing_at_the_ends(p: Producer) -> None:
+    s = p.schema(b"u", root="schema")
+    a = p.array(2, [None, p.buffer(i32(2, 1, 0)), p.buffer(b"ab")], root="array")
+    take_array(p, s, a)
+
+
+@case("ValueError", "offset|decreas")
+def utf8_offsets_decreasing_inside(p: Producer) -> None:
+    s = p.schema(b"u", root="schema")
+    a = p.array(3, [None, p.buffer(i32(0, 2, 1, 3)), p.buffer(b"abc")], root="array")
+    take_array(p, s, a, validate=True)
+
+
+@case("ValueError", "UTF-8|utf8|utf-8")
+def invalid_utf8(p: Producer) -> None:
+    s = p.schema(b"u", root="schema")
+    a = p.array(2, [None, p.buffer(i32(0, 1, 3)), p.buffer(b"a\xff\xfe")], root="array")
+    take_array(p, s, a, validate=True)
+
+
+@case("ValueError", "child|length|offset")
+def list_offsets_past_child(p: Producer) -> None:
+    s = p.schema(b"+l", [p.schema(b"i", name=b"item")], root="schema")
+    child = p.array(2, [None, p.buffer(i32(1, 2))])
+    a = p.array(2, [None, p.buffer(i32(0, 1, 5))], [child], root="array")
+    take_array(p, s, a)
+
+
+@case("ValueError", "child|length")
+def struct_child_shorter(p: Producer) -> None:
+    s = p.schema(b"+s", [p.schema(b"i", name=b"a")], root="schema")
+    child = p.array(1, [None, p.buffer(i32(1))])
+    a = p.array(3, [None], [child], root="array")
+    take_array(p, s, a)
+
+
+@case("ValueError", "child|children")
+def children_count_disagrees(p: Producer) -> None:
+    s = p.schema(b"+s", [p.schema(b"i", name=b"a"), p.schema(b"i", name=b"b")], root="schema")
+    child = p.array(3, [None, p.buffer(i32(1, 2, 3))])
+    a = p.array(3, [None], [child], root="array")
+    take_array(p, s, a)
+
+
+@case("ValueError", "child|length")
+def fixed_size_list_child_short(p: Producer) -> None:
+    s = p.schema(b"+w:3", [p.schema(b"i", name=b"item")], root="schema")
+    child = p.array(4, [None, p.buffer(i32(1, 2, 3, 4))])
+    a = p.array(2, [None], [child], root="array")
+    take_array(p, s, a)
+
+
+@case("ValueError", "dictionary")
+def dictionary_missing(p: Producer) -> None:
+    s = p.schema(b"i", dictionary=p.schema(b"u"), root="schema")
+    a = p.array(2, [None, p.buffer(i32(0, 0))], root="array")
+    take_array(p, s, a)
+
+
+@case("ValueError", "index|dictionary|out of")
+def dictionary_index_out_of_range(p: Producer) -> None:
+    s = p.schema(b"i", dictionary=p.schema(b"u"), root="schema")
+    dictionary = p.array(1, [None, p.buffer(i32(0, 1)), p.buffer(b"a")])
+    a = p.array(2, [None, p.buffer(i32(0, 7))], dictionary=dictionary, root="array")
+    take_array(p, s, a, validate=True)
+
+
+@case("ValueError", "type id|type code|union")
+def sparse_union_type_id_out_of_range(p: Producer) -> None:
+    s = p.schema(b"+us:0,1", [p.schema(b"i", name=b"a"), p.schema(b"u", name=b"b")], root="schema")
+    c0 = p.array(2, [None, p.buffer(i32(1, 2))])
+    c1 = p.array(2, [None, p.buffer(i32(0, 1, 2)), p.buffer(b"xy")])
+    a = p.array(2, [p.buffer(bytes([0, 9]))], [c0, c1], root="array")
+    take_array(p, s, a, validate=True)
+
+
+@case("ValueError", "offset|union|child")
+def dense_union_offset_out_of_child(p: Producer) -> None:
+    s = p.schema(b"+ud:0", [p.schema(b"i", name=b"a")], root="schema")
+    c0 = p.array(1, [None, p.buffer(i32(5))])
+    a = p.array(2, [p.buffer(bytes([0, 0])), p.buffer(i32(0, 3))], [c0], root="array")
+    take_array(p, s, a, validate=True)
+
+
+@case("ValueError", "buffer|variadic|view")
+def binary_view_without_variadic_sizes(p: Producer) -> None:
+    s = p.schema(b"vu", root="schema")
+    view = struct.pack("<i12s", 2, b"ab")
+    a = p.array(1, [None, p.buffer(view)], root="array")
+    take_array(p, s, a)
+
+
+@case("ValueError", "buffer|variadic|view")
+def binary_view_points_to_a_missing_buffer(p: Producer) -> None:
+    s = p.schema(b"vu", root="schema")
+    long_view = struct.pack("<i4sii", 20, b"abcd", 3, 0)  # buffer index 3 of 1
+    a = p.array(1, [None, p.buffer(long_view), p.buffer(b"x" * 32), p.buffer(i64(32))], root="array")
+    take_array(p, s, a, validate=True)
+
+
+@case("ValueError", "run|end")
+def run_ends_not_increasing(p: Producer) -> None:
+    s = p.schema(b"+r", [p.schema(b"i", name=b"run_ends", flags=0), p.schema(b"i", name=b"values")], root="schema")
+    ends = p.array(2, [None, p.buffer(i32(3, 2))])
+    vals = p.array(2, [None, p.buffer(i32(7, 8))])
+    a = p.array(2, [], [ends, vals], root="array")
+    take_array(p, s, a, validate=True)
+
+
+@case("ValueError", "run|end|length")
+def run_ends_too_short(p: Producer) -> None:
+    s = p.schema(b"+r", [p.schema(b"i", name=b"run_ends", flags=0), p.schema(b"i", name=b"values")], root="schema")
+    ends = p.array(1, [None, p.buffer(i32(2))])
+    vals = p.array(1, [None, p.buffer(i32(7))])
+    a = p.array(5, [], [ends, vals], root="array")
+    take_array(p, s, a, validate=True)
+
+
+@case("ValueError", "NULL")
+def decimal_values_null(p: Producer) -> None:
+    s = p.schema(b"d:10,2", root="schema")
+    a = p.array(1, [None, None], root="array")
+    take_array(p, s, a)
+
+
+@case("ValueError", "child|released|NULL")
+def array_child_pointer_null(p: Producer) -> None:
+    s = p.schema(b"+s", [p.schema(b"i", name=b"a")], root="schema")
+    a = p.array(1, [None], n_children=1, root="array")
+    a.children = p.pointers([None])
+    take_array(p, s, a)
+
+
+# --- devices
+
+
+def take_device(p: Producer, device_type: int, device_id: int, event: Optional[int] = None, **array_args: Any) -> None:
+    s = p.schema(b"i", root="schema")
+    args = {"length": 3, "buffers": [None, p.buffer(i32(1, 2, 3))]}
+    args.update(array_args)
+    d = p.device_array(args, device_type, device_id, event)
+    gda().array(Offer(capsule(s, b"arrow_schema"), capsule(d, b"arrow_device_array"), device=True))
+
+
+@case("ValueError", "device_type")
+def unknown_device_type(p: Producer) -> None:
+    take_device(p, 99, 0)
+
+
+@case("ValueError", "sync_event")
+def cpu_array_with_sync_event(p: Producer) -> None:
+    take_device(p, 1, -1, event=p.buffer(b"\0" * 8))
+
+
+@case("RuntimeError", "metal|backend")
+def device_without_backend(p: Producer) -> None:
+    take_device(p, 8, 0)
+
+
+@case("ValueError", "device_id|negative")
+def cuda_negative_device_id(p: Producer) -> None:
+    take_device(p, 2, -3)
+
+
+@case("ValueError", "CUDA|device", fake_cuda=True)
+def cuda_array_with_host_pointers(p: Producer) -> None:
+    take_device(p, 2, 0)
+
+
+@case("ValueError", "device 1|declares", fake_cuda=True)
+def cuda_buffer_on_another_device(p: Producer) -> None:
+    import fakecuda as fake
+
+    fake.make_current(1)
+    ptr = ctypes.c_ulonglong()
+    fake.check(fake.LIB.cuMemAlloc_v2(ctypes.byref(ptr), 12), "cuMemAlloc_v2")
+    try:
+        take_device(p, 2, 0, buffers=[None, ptr.value])
+    finally:
+        p.release_leftovers()
+        fake.make_current(1)
+        fake.LIB.cuMemFree_v2(ptr.value)
+
+
+# --- streams
+
+
+def c_stream(
+    p: Producer,
+    schema_fn: Callable[[Any], int],
+    next_fn: Callable[[Any], int],
+    error: bytes = b"producer failed",
+) -> ArrowArrayStream:
+    st = p._c(ArrowArrayStream())
+    msg = p._c(ctypes.create_string_buffer(error))
+
+    def get_schema(self_: Any, out: Any) -> int:
+        return schema_fn(out)
+
+    def get_next(self_: Any, out: Any) -> int:
+        return next_fn(out)
+
+    st.get_schema = p._c(GET_SCHEMA(get_schema))
+    st.get_next = p._c(GET_NEXT(get_next))
+    st.get_last_error = p._c(GET_LAST_ERROR(lambda self_: ctypes.addressof(msg)))
+    st.release = p._counted("stream", st, "stream")
+    p.roots["stream"] = st
+    return st
+
+
+def fill_schema(out: Any, fmt: bytes, keep: list) -> int:
+    s = ArrowSchema.from_address(ctypes.cast(out, ctypes.c_void_p).value)
+    f = ctypes.create_string_buffer(fmt)
+    keep.append(f)
+    s.format = ctypes.addressof(f)
+    s.name, s.metadata, s.flags, s.n_children, s.children, s.dictionary = None, None, 2, 0, None, None
+    rel = SCHEMA_RELEASE(
+        lambda q: setattr(ArrowSchema.from_address(ctypes.cast(q, ctypes.c_void_p).value), "release", SCHEMA_RELEASE())
+    )
+    keep.append(rel)
+    s.release = rel
+    return 0
+
+
+@case("OSError", "producer failed|EIO|Input/output")
+def stream_get_schema_fails(p: Producer) -> None:
+    st = c_stream(p, lambda out: 5, lambda out: 0)
+    gda().stream(Offer(stream=capsule(st, b"arrow_array_stream")))
+
+
+@case("OSError", "producer failed")
+def stream_get_next_fails(p: Producer) -> None:
+    st = c_stream(p, lambda out: fill_schema(out, b"i", p.keep), lambda out: 71)
+    s = gda().stream(Offer(stream=capsule(st, b"arrow_array_stream")))
+    next(s)
+
+
+@case("ValueError", "format|zz")
+def stream_schema_malformed(p: Producer) -> None:
+    st = c_stream(p, lambda out: fill_schema(out, b"zz", p.keep), lambda out: 0)
+    gda().stream(Offer(stream=capsule(st, b"arrow_array_stream")))
+
+
+@case("ValueError", "device|cuda|cpu")
+def device_stream_chunk_of_another_device(p: Producer) -> None:
+    # declares CUDA, hands out a CPU chunk
+    st = p._c(ArrowArrayStream())
+
+    class DeviceStream(ctypes.Structure):
+        _fields_ = [
+            ("device_type", ctypes.c_int32),
+            ("get_schema", GET_SCHEMA),
+            ("get_next", GET_NEXT),
+            ("get_last_error", GET_LAST_ERROR),
+            ("release", STREAM_RELEASE),
+            ("private_data", ctypes.c_void_p),
+        ]
+
+    ds = p._c(DeviceStream())
+    ds.device_type = 2
+
+    def get_next(self_: Any, out: Any) -> int:
+        d = ArrowDeviceArray.from_address(ctypes.cast(out, ctypes.c_void_p).value)
+        p.array(3, [None, p.buffer(i32(1, 2, 3))], into=d.array)
+        d.device_type, d.device_id = 1, -1
+        return 0
+
+    ds.get_schema = p._c(GET_SCHEMA(lambda self_, out: fill_schema(out, b"i", p.keep)))
+    ds.get_next = p._c(GET_NEXT(get_next))
+    ds.get_last_error = p._c(GET_LAST_ERROR(lambda self_: None))
+    ds.release = p._counted("stream", ds, "stream")
+    p.roots["stream"] = ds
+    del st
+    s = gda().stream(Offer(stream=capsule(ds, b"arrow_device_array_stream"), device=True))
+    next(s)
+
+
+@case("ValueError", "consumed|already")
+def stream_consumed_twice(p: Producer) -> None:
+    st = c_stream(p, lambda out: fill_schema(out, b"i", p.keep), lambda out: 0)
+    cap = capsule(st, b"arrow_array_stream")
+    gda().stream(Offer(stream=cap))
+    gda().stream(Offer(stream=cap))
+
+
+# ---------------------------------------------------------------- runner
+
+
+def run(name: str) -> dict[str, Any]:
+    p = Producer()
+    result: dict[str, Any] = {"case": name, "exception": None}
+    try:
+        CASES[name](p)
+    except BaseException as e:  # noqa: BLE001 - the result is what we report
+        result["exception"] = type(e).__name__
+        result["bases"] = [c.__name__ for c in type(e).__mro__]
+        result["message"] = str(e)
+        result["traceback"] = traceback.format_exc()
+    import gc
+
+    gc.collect()
+    p.release_leftovers()
+    gc.collect()
+    result["releases"] = dict(p.counts)
+    result["live"] = gda().debug_live_objects()
+    return result
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    print(json.dumps(run(sys.argv[1])))

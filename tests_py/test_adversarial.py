@@ -1,0 +1,52 @@
+"""The adversarial corpus of hostile.py: every broken or hostile input gives a
+clean Python exception naming the problem, the producer's release callback
+runs exactly once per struct, nothing crashes (each case in its own process)
+and godevarrow holds nothing afterwards."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import re
+import subprocess
+import sys
+
+import hostile
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def params():
+    for name in hostile.CASES:
+        marks = [pytest.mark.fakecuda] if name in hostile.NEEDS_FAKE_CUDA else []
+        yield pytest.param(name, id=name, marks=marks)
+
+
+def test_the_corpus_is_large_enough():
+    assert len(hostile.CASES) >= 60, len(hostile.CASES)
+
+
+@pytest.mark.parametrize("name", list(params()))
+def test_hostile_input(name):
+    builtin, match = hostile.EXPECT[name]
+    proc = subprocess.run(
+        [sys.executable, os.path.join(HERE, "hostile.py"), name],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=HERE,
+    )
+    assert proc.returncode == 0, f"the case crashed the process (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["exception"] is not None, "no exception was raised"
+    assert builtin in result["bases"], f"{result['exception']} is not a {builtin}:\n{result.get('traceback')}"
+    assert issubclass(getattr(builtins, builtin), BaseException)
+    assert "GodevarrowError" in result["bases"], f"{result['exception']} is not a godevarrow error"
+    assert re.search(match, result["message"], re.IGNORECASE), f"message {result['message']!r} does not match {match!r}"
+    assert result["releases"] or name in hostile.NO_STRUCT, "the case handed over no struct"
+    for struct_, count in result["releases"].items():
+        assert count == 1, f"the {struct_} was released {count} times:\n{result.get('traceback')}"
+    live = {k: v for k, v in result["live"].items() if v}
+    assert not live, f"godevarrow still holds {live}"
