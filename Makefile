@@ -12,7 +12,7 @@ FAKECUDA := $(CURDIR)/tests_go/fakecuda/libfakecuda.so
 # The test suites run the CUDA paths against the strict fake driver.
 TEST_ENV := GODEVARROW_LIBCUDA=$(FAKECUDA) FAKECUDA_DEVICES=2
 
-.PHONY: all venv build fakecuda test test-go test-py demo info bench lint fmt clean
+.PHONY: all venv build fakecuda test test-go test-py test-strict fuzz fuzz-smoke valgrind demo info bench lint fmt clean
 
 all: build
 
@@ -32,12 +32,35 @@ build: venv fakecuda
 fakecuda:
 	$(MAKE) -s -C tests_go/fakecuda
 
-test: test-go test-py
+test: test-go test-py test-strict
 
 test-go: venv fakecuda
 	CGO_CFLAGS="-I$(PYINC)" go vet ./...
 	$(TEST_ENV) go test -count=1 ./gosrc/... ./tests_go/...
 	$(TEST_ENV) go test -count=1 -race ./tests_go/...
+	$(MAKE) -s fuzz-smoke
+
+# Coverage-guided fuzzing of the parsers and importers (seed corpora live in
+# testdata/fuzz). `make fuzz FUZZTIME=10m` for a longer run.
+FUZZTIME ?= 1m
+FUZZ_TARGETS := gosrc/cdevice:FuzzParseFormat gosrc/cdevice:FuzzDecodeMetadata tests_go:FuzzSchemaImport tests_go:FuzzArrayImport
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "fuzz $$t for $(FUZZTIME)"; \
+	  go test -run XXX -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*}/ || exit 1; \
+	done
+
+fuzz-smoke:
+	$(MAKE) -s fuzz FUZZTIME=5s
+
+# The Go and Python suites with cgo's strictest pointer checks: the
+# extension is rebuilt with GOEXPERIMENT=cgocheck2 and -d=checkptr (make
+# build restores the normal one).
+STRICT_ENV := GOEXPERIMENT=cgocheck2 GOFLAGS="-buildvcs=false -gcflags=all=-d=checkptr"
+test-strict: venv fakecuda
+	$(STRICT_ENV) $(TEST_ENV) go test -count=1 ./gosrc/... ./tests_go/...
+	$(STRICT_ENV) $(PY) -m pip install -q --no-build-isolation --no-deps --force-reinstall .
+	$(TEST_ENV) $(PY) -m pytest -q -m "not nocuda" tests_py
 
 # Two passes: everything with the fake CUDA driver, then the tests of life
 # without a driver in a process that cannot load one.

@@ -458,10 +458,41 @@ func decodeMetadata(p *C.char) (arrow.Metadata, error) {
 	if p == nil {
 		return arrow.Metadata{}, nil
 	}
-	readI32 := func(at uintptr) int32 {
-		return int32(binary.NativeEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(p), at)), 4)))
+	// a C blob carries no size: trust it as far as the limits above allow
+	return decodeMetadataFrom(func(at, n uintptr) ([]byte, bool) {
+		return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(p), at)), n), true
+	})
+}
+
+// DecodeMetadata decodes metadata in the C Data Interface's binary layout
+// (see EncodeMetadata) from b, never reading past its end. An empty b is
+// empty metadata.
+func DecodeMetadata(b []byte) (arrow.Metadata, error) {
+	if len(b) == 0 {
+		return arrow.Metadata{}, nil
 	}
-	n := readI32(0)
+	return decodeMetadataFrom(func(at, n uintptr) ([]byte, bool) {
+		if at > uintptr(len(b)) || n > uintptr(len(b))-at {
+			return nil, false
+		}
+		return b[at : at+n], true
+	})
+}
+
+// decodeMetadataFrom decodes through read, which returns n bytes at offset
+// at, or false when they are not there.
+func decodeMetadataFrom(read func(at, n uintptr) ([]byte, bool)) (arrow.Metadata, error) {
+	readI32 := func(at uintptr) (int32, bool) {
+		b, ok := read(at, 4)
+		if !ok {
+			return 0, false
+		}
+		return int32(binary.NativeEndian.Uint32(b)), true
+	}
+	n, ok := readI32(0)
+	if !ok {
+		return arrow.Metadata{}, fmt.Errorf("metadata is shorter than its entry count")
+	}
 	if n < 0 || n > 1<<20 {
 		return arrow.Metadata{}, fmt.Errorf("metadata declares %d entries", n)
 	}
@@ -470,12 +501,19 @@ func decodeMetadata(p *C.char) (arrow.Metadata, error) {
 	vals := make([]string, n)
 	for i := int32(0); i < n; i++ {
 		for _, dst := range []*string{&keys[i], &vals[i]} {
-			l := readI32(pos)
+			l, ok := readI32(pos)
+			if !ok {
+				return arrow.Metadata{}, fmt.Errorf("metadata entry %d is cut short", i)
+			}
 			if l < 0 || l > metadataLimit {
 				return arrow.Metadata{}, fmt.Errorf("metadata entry %d declares length %d", i, l)
 			}
 			pos += 4
-			*dst = C.GoStringN((*C.char)(unsafe.Add(unsafe.Pointer(p), pos)), C.int(l))
+			b, ok := read(pos, uintptr(l))
+			if !ok {
+				return arrow.Metadata{}, fmt.Errorf("metadata entry %d declares length %d, past the end", i, l)
+			}
+			*dst = string(b)
 			pos += uintptr(l)
 		}
 	}

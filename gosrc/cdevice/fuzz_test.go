@@ -1,0 +1,54 @@
+package cdevice_test
+
+import (
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+)
+
+// FuzzParseFormat: any string is parsed or rejected, never a panic, and a
+// format that parses describes a buffer layout.
+func FuzzParseFormat(f *testing.F) {
+	for _, s := range []string{
+		"n", "b", "c", "C", "s", "S", "i", "I", "l", "L", "e", "f", "g", "z", "Z", "u", "U", "vz", "vu",
+		"d:10,2", "d:38,10,128", "d:76,5,256", "d:9,2,32", "d:18,3,64", "w:16", "tdD", "tdm", "tts", "ttm",
+		"ttu", "ttn", "tss:", "tsu:UTC", "tsn:Europe/Paris", "tDs", "tDn", "tiM", "tiD", "tin",
+		"+l", "+L", "+vl", "+vL", "+w:3", "+s", "+m", "+ud:0,1", "+us:3,7", "+r", "w:", "d:", "+ud:", "+w:-1",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		info, err := cdevice.ParseFormat(s)
+		if err != nil {
+			return
+		}
+		if info.BufferCount() < 0 || info.BufferCount() > 4 {
+			t.Fatalf("%q: %d buffers", s, info.BufferCount())
+		}
+		again, err := cdevice.ParseFormat(s)
+		if err != nil || again.Layout != info.Layout {
+			t.Fatalf("%q parses differently the second time", s)
+		}
+	})
+}
+
+// FuzzDecodeMetadata: any blob decodes or is rejected without reading past
+// its end, and what decodes encodes back to the same metadata.
+func FuzzDecodeMetadata(f *testing.F) {
+	f.Add([]byte{})
+	f.Add(cdevice.EncodeMetadata(arrow.NewMetadata([]string{"k"}, []string{"v"})))
+	f.Add(cdevice.EncodeMetadata(arrow.NewMetadata([]string{"ARROW:extension:name", "x"}, []string{"uuid", ""})))
+	f.Add([]byte{1, 0, 0, 0, 255, 255, 255, 127})
+	f.Add([]byte{255, 255, 255, 255})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		md, err := cdevice.DecodeMetadata(b)
+		if err != nil {
+			return
+		}
+		back, err := cdevice.DecodeMetadata(cdevice.EncodeMetadata(md))
+		if err != nil || !back.Equal(md) {
+			t.Fatalf("metadata %v does not survive encode/decode: %v, %v", md, back, err)
+		}
+	})
+}

@@ -1,0 +1,9 @@
+#pragma once
+#include <stddef.h>
+
+#include "../../gosrc/cdevice/arrow-c-abi.h"
+
+long long cfz_releases(void);
+void cfz_reset(void);
+void cfz_build_schema(const unsigned char* data, size_t n, struct ArrowSchema* out);
+int cfz_build_array(const unsigned char* data, size_t n, struct ArrowSchema* schema, struct ArrowArray* out);
