@@ -38,6 +38,7 @@ test-go: venv fakecuda
 	CGO_CFLAGS="-I$(PYINC)" go vet ./...
 	$(TEST_ENV) go test -count=1 ./gosrc/... ./tests_go/...
 	$(TEST_ENV) go test -count=1 -race ./tests_go/...
+	cd tests_go/asyncv18 && go vet ./... && go test -count=1 -race ./...
 	$(MAKE) -s fuzz-smoke
 
 # Coverage-guided fuzzing of the parsers and importers (seed corpora live in
@@ -65,7 +66,7 @@ valgrind:
 	mkdir -p $(VG_DIR)
 	go build -buildmode=c-shared -ldflags=-w -o $(VG_DIR)/libvg.so ./tests_go/valgrind/lib
 	gcc -O1 -g -o $(VG_DIR)/harness tests_go/valgrind/harness.c -L$(VG_DIR) -lvg -Wl,-rpath,$(VG_DIR)
-	valgrind -q --error-exitcode=9 --leak-check=full --show-leak-kinds=definite \
+	GODEBUG=asyncpreemptoff=1 valgrind -q --error-exitcode=9 --leak-check=full --show-leak-kinds=definite \
 	  --errors-for-leak-kinds=definite --suppressions=tests_go/valgrind/go-runtime.supp $(VG_DIR)/harness
 
 # The Go and Python suites with cgo's strictest pointer checks: the

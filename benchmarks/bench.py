@@ -156,6 +156,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     header = ["job"] + names + ["godevarrow / fastest peer"]
     machine = machine_description(impls)
     text = render(header, table, machine, argv)
+    text += stream_section(args)
     text += device_section(args)
     print()
     print(text)
@@ -302,6 +303,66 @@ def device_section(args: argparse.Namespace) -> str:
         "| " + " | ".join(header) + " |",
         "| " + " | ".join("---" for _ in header) + " |",
     ]
+    lines += ["| " + " | ".join(r) + " |" for r in rows_out]
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------- streams
+
+
+def stream_section(args: argparse.Namespace) -> str:
+    """Reading one stream of small batches, batch by batch: godevarrow's
+    synchronous, prefetching and asyncio reads beside pyarrow's
+    RecordBatchReader and nanoarrow, in batches per second."""
+    import asyncio
+
+    try:
+        import godevarrow as gda
+    except ImportError:
+        return ""
+    n = args.batches
+    batch = pa.record_batch({"x": pa.array(np.arange(10, dtype=np.int64))})
+
+    def source() -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(batch.schema, (batch for _ in range(n)))
+
+    def count(it: Any) -> int:
+        k = 0
+        for _ in it:
+            k += 1
+        return k
+
+    async def acount(s: Any) -> int:
+        k = 0
+        async for _ in s:
+            k += 1
+        return k
+
+    jobs: list[tuple[str, Callable[[], int]]] = [
+        ("pyarrow RecordBatchReader", lambda: count(source())),
+        ("godevarrow stream (sync)", lambda: count(gda.stream(source()))),
+        ("godevarrow stream, prefetch(8)", lambda: count(gda.stream(source()).prefetch(8))),
+        ("godevarrow stream, async for", lambda: asyncio.run(acount(gda.stream(source())))),
+    ]
+    try:
+        import nanoarrow as na
+
+        jobs.insert(1, ("nanoarrow ArrayStream", lambda: count(na.ArrayStream(source()))))
+    except ImportError:
+        pass
+    rows_out = []
+    for label, fn in jobs:
+        fn()  # warm up
+        times = []
+        for _ in range(max(args.repeat // 2, 1)):
+            start = time.perf_counter()
+            got = fn()
+            times.append(time.perf_counter() - start)
+        assert got == n, (label, got)
+        per_s = n / statistics.median(times)
+        rows_out.append([label, f"{per_s:,.0f} batches/s"])
+        print(" | ".join(rows_out[-1]), flush=True)
+    lines = ["", f"## Reading a stream of {n:,} small batches", "", "| reader | throughput |", "| --- | --- |"]
     lines += ["| " + " | ".join(r) + " |" for r in rows_out]
     return "\n".join(lines) + "\n"
 

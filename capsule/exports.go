@@ -40,18 +40,13 @@ type pyStream struct {
 	// prefetcher is the read-ahead under reader, if any, while this handle
 	// owns it: Stop is called on it without the GIL before a close.
 	prefetcher atomic.Pointer[cdevice.PrefetchReader]
-	// pending is a read that a wait gave up on (Ctrl-C): the next wait
-	// takes its result, so no array is lost. Guarded by mu.
-	pending chan readResult
+	// held is an array read but not delivered because a signal (Ctrl-C)
+	// arrived meanwhile: the next read returns it, so nothing is lost.
+	// Guarded by mu.
+	held *cdevice.Array
 }
 
-type readResult struct {
-	a   *cdevice.Array
-	err error
-}
-
-// close ends the stream once. A read still pending (its waiter was
-// interrupted) releases its array itself when the producer returns.
+// close ends the stream once.
 func (s *pyStream) close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -59,13 +54,9 @@ func (s *pyStream) close() error {
 		return nil
 	}
 	s.consumed = true
-	if p := s.pending; p != nil {
-		s.pending = nil
-		go func() {
-			if r := <-p; r.a != nil {
-				r.a.Release()
-			}
-		}()
+	if s.held != nil {
+		s.held.Release()
+		s.held = nil
 	}
 	return s.reader.Close()
 }
@@ -76,8 +67,8 @@ func (s *pyStream) take() (cdevice.ArrayReader, error) {
 	if s.consumed {
 		return nil, &cdevice.Error{Kind: cdevice.ErrConsumed, Msg: "the stream was already consumed (exported or closed); a stream can be read only once"}
 	}
-	if s.pending != nil {
-		return nil, &cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "a read of this stream was interrupted and is still in progress; read the next array before moving the stream"}
+	if s.held != nil {
+		return nil, &cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "a read of this stream was interrupted; read the next array before moving the stream"}
 	}
 	s.consumed = true
 	s.prefetcher.Store(nil)
@@ -459,10 +450,12 @@ func gdaStreamInfo(h C.uintptr_t, schema *C.uintptr_t, devType *C.int32_t, e *C.
 
 // gdaStreamNext is called without the GIL: it may block in a producer.
 //
-// gdaStreamNext waits up to timeoutMs for the next array (0 in *out at the
-// end) and returns GDA_PENDING when the time ran out: the caller checks for
-// signals (Ctrl-C) and calls again, and the read goes on in the meantime.
-// Streams held in memory are read directly.
+// gdaStreamNext returns the next array (0 in *out at the end). A stream that
+// reads ahead (prefetch) is waited on for at most timeoutMs, returning
+// GDA_PENDING when the time ran out so that the caller can check for signals
+// (Ctrl-C) and call again. Other streams are read on the calling thread,
+// where a Python producer finds its thread state: reading them elsewhere
+// costs a thread switch and a new thread state per array.
 //
 //export gdaStreamNext
 func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, out *C.uintptr_t, e *C.gda_error) C.int {
@@ -473,42 +466,55 @@ func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, out *C.uintptr_t, e *C.gda_er
 			return err
 		}
 		s.mu.Lock()
+		defer s.mu.Unlock()
 		if s.consumed {
-			s.mu.Unlock()
 			return &cdevice.Error{Kind: cdevice.ErrConsumed, Msg: "the stream was already consumed (exported or closed); a stream can be read only once"}
 		}
-		ch := s.pending
-		if ch == nil {
-			if _, inMemory := s.reader.(*cdevice.ListReader); inMemory {
-				defer s.mu.Unlock()
-				return deliver(s.reader.Next())(out)
-			}
-			ch = make(chan readResult, 1)
-			s.pending = ch
-			r := s.reader
-			go func() {
-				a, err := r.Next()
-				ch <- readResult{a, err}
-			}()
-		}
-		s.mu.Unlock()
-		select {
-		case res := <-ch:
-			s.mu.Lock()
-			if s.pending == ch {
-				s.pending = nil
-			}
-			s.mu.Unlock()
-			return deliver(res.a, res.err)(out)
-		case <-time.After(time.Duration(timeoutMs) * time.Millisecond):
-			pending = true
+		if a := s.held; a != nil {
+			s.held = nil
+			newHandle(a, out)
 			return nil
 		}
+		if p, ok := s.reader.(*cdevice.PrefetchReader); ok {
+			a, err, ready := p.NextWithin(time.Duration(timeoutMs) * time.Millisecond)
+			if !ready {
+				pending = true
+				return nil
+			}
+			return deliver(a, err)(out)
+		}
+		return deliver(s.reader.Next())(out)
 	})
 	if rc == 0 && pending {
 		return C.GDA_PENDING
 	}
 	return rc
+}
+
+// gdaStreamUnread puts back an array that was read but could not be handed
+// to Python (a signal arrived): the next read returns it.
+//
+//export gdaStreamUnread
+func gdaStreamUnread(h, array C.uintptr_t) {
+	call(nil, func() error {
+		s, err := valueOf[*pyStream](h)
+		if err != nil {
+			return err
+		}
+		a, err := valueOf[*cdevice.Array](array)
+		if err != nil {
+			return err
+		}
+		a.Retain()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.held != nil || s.consumed {
+			a.Release()
+			return nil
+		}
+		s.held = a
+		return nil
+	})
 }
 
 // deliver turns a reader's result into a handle (0 at the end).

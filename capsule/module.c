@@ -464,8 +464,8 @@ static PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t
   if (get_handle(args[0], &h)) return NULL;
   gda_error e = {0};
   int rc;
-  // Wait in slices so that Ctrl-C (and other signals) are handled promptly
-  // while a producer blocks; an interrupted read is kept for the next call.
+  // A read-ahead stream is waited on in slices, so that Ctrl-C is handled
+  // promptly while its producer blocks; other reads run to completion.
   for (;;) {
     Py_BEGIN_ALLOW_THREADS rc = gdaStreamNext(h, 100, &out, &e);
     Py_END_ALLOW_THREADS if (rc != GDA_PENDING) break;
@@ -473,6 +473,13 @@ static PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t
   }
   if (rc) return raise_error(&e);
   if (!out) Py_RETURN_NONE;
+  if (PyErr_CheckSignals() < 0) {
+    // a signal arrived during the read: raise it, and keep the array for
+    // the next call instead of dropping it with the exception
+    gdaStreamUnread(h, out);
+    gdaHandleRelease(out);
+    return NULL;
+  }
   return wrap_handle(out);
 }
 

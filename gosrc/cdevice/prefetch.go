@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/godevarrow/godevarrow/gosrc/device"
 )
@@ -204,4 +205,31 @@ func (p *PrefetchReader) cleanup() error {
 		err = nil
 	}
 	return err
+}
+
+// NextWithin is Next waiting at most d: ready is false when nothing arrived
+// in time (then call again; nothing is lost).
+func (p *PrefetchReader) NextWithin(d time.Duration) (a *Array, err error, ready bool) {
+	p.readerMu.Lock()
+	final := p.final
+	p.readerMu.Unlock()
+	if final != nil {
+		return nil, final, true
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case res := <-p.results:
+		p.readerMu.Lock()
+		if res.err != nil {
+			p.final = res.err
+		}
+		p.readerMu.Unlock()
+		return res.a, res.err, true
+	case <-p.done:
+		a, err := p.Next()
+		return a, err, true
+	case <-timer.C:
+		return nil, nil, false
+	}
 }

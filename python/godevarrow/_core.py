@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Iterator, Optional, Sequen
 
 from . import _godevarrow as _lib
 from ._device import Device, DeviceLike, DeviceType, as_device
-from ._godevarrow import ArrowInvalid, ArrowNotImplementedError, GodevarrowTypeError
+from ._godevarrow import ArrowInvalid, ArrowNotImplementedError, GodevarrowTypeError, StreamError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow
@@ -414,7 +414,14 @@ class ArrayStream:
         return self
 
     def __next__(self) -> Array:
-        h = _lib.stream_next(self._h)
+        try:
+            h = _lib.stream_next(self._h)
+        except StreamError as e:
+            # a Python producer interrupted by Ctrl-C reports the interrupt as
+            # its error: give the user the KeyboardInterrupt they caused
+            if "KeyboardInterrupt" in str(e):
+                raise KeyboardInterrupt(str(e)) from e
+            raise
         if h is None:
             raise StopIteration
         return RecordBatch(h) if self._is_struct else Array(h)

@@ -1,0 +1,586 @@
+package cdevice
+
+/*
+#include <stdlib.h>
+#include "async.h"
+#include "cdevice.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime/cgo"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/godevarrow/godevarrow/gosrc/device"
+)
+
+var (
+	liveAsyncTasks    atomic.Int64
+	liveAsyncHandlers atomic.Int64
+)
+
+// The async device stream interface (ArrowAsyncDeviceStreamHandler,
+// ArrowAsyncProducer, ArrowAsyncTask).
+//
+// The consumer allocates a handler; the producer calls it: on_schema first
+// (with handler->producer populated), then on_next_task once per array the
+// consumer requested (ArrowAsyncProducer.request), on_next_task(NULL) at the
+// end, or on_error; release last. godevarrow implements both sides with one
+// goroutine per stream:
+//
+//   - ExportAsyncDeviceStream serves any ArrayReader to any C handler. A
+//     single driver goroutine makes every handler call, so they are strictly
+//     serialized; request and cancel only record what the consumer asked for
+//     and wake the driver, so they may be called from any thread, including
+//     from inside on_schema and on_next_task, without re-entrancy.
+//   - NewAsyncReader returns a C handler any producer can drive and an
+//     AsyncReader (an ArrayReader) that delivers its arrays in order through
+//     a bounded queue: it requests the queue's size after on_schema and one
+//     more array each time Next hands one out.
+
+// CArrowAsyncDeviceStreamHandler and its companions are the canonical structs.
+type (
+	CArrowAsyncDeviceStreamHandler = C.struct_ArrowAsyncDeviceStreamHandler
+	CArrowAsyncProducer            = C.struct_ArrowAsyncProducer
+	CArrowAsyncTask                = C.struct_ArrowAsyncTask
+)
+
+// AsyncHandlerAt views a pointer obtained elsewhere as a handler.
+func AsyncHandlerAt(p unsafe.Pointer) *CArrowAsyncDeviceStreamHandler {
+	return (*CArrowAsyncDeviceStreamHandler)(p)
+}
+
+// ------------------------------------------------------------- producer
+
+// AsyncExportOptions tune ExportAsyncDeviceStream.
+type AsyncExportOptions struct {
+	// AdditionalMetadata is offered as ArrowAsyncProducer.additional_metadata.
+	AdditionalMetadata map[string]string
+	// TaskMetadata, if set, gives the metadata passed with the k-th task.
+	TaskMetadata func(k int) map[string]string
+}
+
+type asyncProducer struct {
+	r       ArrayReader
+	handler *C.struct_ArrowAsyncDeviceStreamHandler
+	opts    AsyncExportOptions
+
+	mu        sync.Mutex
+	demand    int64
+	cancelled bool
+	badN      int64 // a request(n <= 0) to report
+	wake      chan struct{}
+}
+
+// ExportAsyncDeviceStream drives handler with the arrays of r, on a new
+// goroutine, and returns at once. The producer owns r from now on and closes
+// it when the stream ends. Errors of r reach the handler through on_error;
+// a non-zero return of on_schema or on_next_task stops the stream (only
+// release follows). cancel stops it without on_error. handler must not be
+// used by the caller afterwards.
+func ExportAsyncDeviceStream(r ArrayReader, handler *CArrowAsyncDeviceStreamHandler, opts AsyncExportOptions) error {
+	if handler == nil {
+		return errorf(ErrInvalid, "ArrowAsyncDeviceStreamHandler pointer is NULL")
+	}
+	if handler.on_schema == nil || handler.on_next_task == nil || handler.on_error == nil || handler.release == nil {
+		return errorf(ErrInvalid, "the ArrowAsyncDeviceStreamHandler lacks a mandatory callback")
+	}
+	p := &asyncProducer{r: r, handler: handler, opts: opts, wake: make(chan struct{}, 1)}
+	go p.drive()
+	return nil
+}
+
+func (p *asyncProducer) signal() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func metadataCString(md map[string]string) *C.char {
+	if len(md) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(md))
+	vals := make([]string, 0, len(md))
+	for k, v := range md {
+		keys = append(keys, k)
+		vals = append(vals, v)
+	}
+	b := EncodeMetadata(arrow.NewMetadata(keys, vals))
+	return (*C.char)(C.CBytes(b))
+}
+
+// producers maps the ids in our ArrowAsyncProducer structs to their state;
+// a late request or cancel (after release) finds nothing and does nothing.
+var (
+	producers      sync.Map
+	nextProducerID atomic.Uintptr
+)
+
+func producerOf(id C.uintptr_t) *asyncProducer {
+	if v, ok := producers.Load(uintptr(id)); ok {
+		return v.(*asyncProducer)
+	}
+	return nil
+}
+
+func (p *asyncProducer) drive() {
+	id := nextProducerID.Add(1)
+	producers.Store(id, p)
+	prod := C.gda_async_producer_new(C.int32_t(p.r.DeviceType()), metadataCString(p.opts.AdditionalMetadata), C.uintptr_t(id))
+	p.handler.producer = prod
+	defer func() {
+		// release is the last call; the producer struct outlives it, and
+		// request/cancel turn into no-ops before the handle goes
+		C.gda_async_call_release(p.handler)
+		C.gda_async_producer_free(prod)
+		producers.Delete(id)
+		_ = p.r.Close()
+	}()
+	onError := func(err error) {
+		msg := C.CString(err.Error())
+		defer C.free(unsafe.Pointer(msg))
+		C.gda_async_call_on_error(p.handler, C.int(errnoOf(err)), msg, nil)
+	}
+	schema := (*C.struct_ArrowSchema)(C.calloc(1, C.sizeof_struct_ArrowSchema))
+	defer C.free(unsafe.Pointer(schema))
+	if err := ExportSchema(p.r.Schema(), schema); err != nil {
+		onError(err)
+		return
+	}
+	rc := C.gda_async_call_on_schema(p.handler, schema)
+	if schema.release != nil { // the consumer did not move it
+		C.gda_call_schema_release(schema)
+	}
+	if rc != 0 {
+		return
+	}
+	for k := 0; ; k++ {
+		// wait for demand, a cancel, or a request to report
+		p.mu.Lock()
+		for p.demand == 0 && !p.cancelled && p.badN == 0 {
+			p.mu.Unlock()
+			<-p.wake
+			p.mu.Lock()
+		}
+		cancelled, badN := p.cancelled, p.badN
+		if !cancelled && badN == 0 {
+			p.demand--
+		}
+		p.mu.Unlock()
+		switch {
+		case cancelled:
+			return
+		case badN != 0:
+			onError(&StreamError{Errno: syscall.EINVAL, Msg: fmt.Sprintf("ArrowAsyncProducer.request(%d): n must be positive", badN)})
+			return
+		}
+		a, err := p.r.Next()
+		if errors.Is(err, io.EOF) {
+			C.gda_async_call_on_next_task(p.handler, nil, nil)
+			return
+		}
+		if err != nil {
+			onError(err)
+			return
+		}
+		if a.Device().Type != p.r.DeviceType() {
+			a.Release()
+			onError(errorf(ErrInvalid, "array %d is on %s but the stream is on %s", k, a.Device(), p.r.DeviceType()))
+			return
+		}
+		task := newAsyncTask(a)
+		var md *C.char
+		if p.opts.TaskMetadata != nil {
+			md = metadataCString(p.opts.TaskMetadata(k))
+		}
+		rc := C.gda_async_call_on_next_task(p.handler, task.c, md)
+		C.free(unsafe.Pointer(md))
+		task.handedOver(rc == 0)
+		if rc != 0 {
+			return
+		}
+	}
+}
+
+// request and cancel come from the consumer, on any thread.
+
+//export godevarrowAsyncRequest
+func godevarrowAsyncRequest(h C.uintptr_t, n C.int64_t) {
+	defer recoverInto(func(error) {})
+	p := producerOf(h)
+	if p == nil {
+		return // released: request is a no-op
+	}
+	p.mu.Lock()
+	if !p.cancelled {
+		if n <= 0 {
+			if p.badN == 0 {
+				p.badN = int64(n)
+				if p.badN == 0 {
+					p.badN = -1 << 63 // request(0): still report it
+				}
+			}
+		} else {
+			p.demand += int64(n)
+		}
+	}
+	p.mu.Unlock()
+	p.signal()
+}
+
+//export godevarrowAsyncCancel
+func godevarrowAsyncCancel(h C.uintptr_t) {
+	defer recoverInto(func(error) {})
+	p := producerOf(h)
+	if p == nil {
+		return // released: cancel is a no-op
+	}
+	p.mu.Lock()
+	p.cancelled = true
+	p.mu.Unlock()
+	p.signal()
+}
+
+// asyncTask is one array offered through on_next_task: extract_data moves it
+// out (or just drops it, for NULL), exactly once.
+type asyncTask struct {
+	mu        sync.Mutex
+	a         *Array
+	h         cgo.Handle
+	c         *C.struct_ArrowAsyncTask
+	extracted bool
+	orphan    bool // on_next_task failed: nobody will extract it
+}
+
+func newAsyncTask(a *Array) *asyncTask {
+	t := &asyncTask{a: a}
+	t.h = cgo.NewHandle(t)
+	t.c = C.gda_async_task_new(C.uintptr_t(t.h))
+	liveAsyncTasks.Add(1)
+	return t
+}
+
+// handedOver is called after on_next_task: when the consumer refused the
+// task and did not extract it, the producer cleans it up.
+func (t *asyncTask) handedOver(accepted bool) {
+	if accepted {
+		return
+	}
+	t.mu.Lock()
+	done := t.extracted
+	t.mu.Unlock()
+	if !done {
+		C.gda_async_call_extract(t.c, nil)
+	}
+}
+
+//export godevarrowAsyncExtract
+func godevarrowAsyncExtract(h C.uintptr_t, out *C.struct_ArrowDeviceArray) (rc C.int) {
+	defer recoverInto(func(error) { rc = C.int(syscall.EIO) })
+	t := cgo.Handle(h).Value().(*asyncTask)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.extracted {
+		return C.int(syscall.EINVAL)
+	}
+	t.extracted = true
+	defer func() {
+		t.a.Release()
+		t.a = nil
+		t.h.Delete()
+		C.free(unsafe.Pointer(t.c))
+		liveAsyncTasks.Add(-1)
+	}()
+	if out == nil {
+		return 0
+	}
+	if err := ExportDeviceArray(t.a, (*CArrowDeviceArray)(unsafe.Pointer(out))); err != nil {
+		return C.int(errnoOf(err))
+	}
+	return 0
+}
+
+// ------------------------------------------------------------- consumer
+
+// AsyncReader reads what a producer hands to the handler of NewAsyncReader.
+// It is an ArrayReader: Next blocks until the next array, the end (io.EOF)
+// or the producer's error (a *StreamError with its code and message), each
+// delivered in the producer's order.
+type AsyncReader struct {
+	queue int
+	items chan asyncItem
+	ready chan struct{} // closed when the schema (or an early error/end) arrived
+
+	mu       sync.Mutex
+	producer *C.struct_ArrowAsyncProducer // valid between on_schema and release
+	schema   *Schema
+	devType  device.Type
+	md       string // producer's additional metadata (encoded)
+	released bool
+	closed   bool
+	final    error
+	readyErr error
+	once     sync.Once
+}
+
+type asyncItem struct {
+	a   *Array
+	md  string
+	err error
+}
+
+// NewAsyncReader returns a reader and the C handler to give to a producer.
+// queue (at least 1) bounds how many arrays are requested ahead. The handler
+// is freed by its release callback.
+func NewAsyncReader(queue int) (*AsyncReader, *CArrowAsyncDeviceStreamHandler) {
+	queue = max(queue, 1)
+	r := &AsyncReader{queue: queue, items: make(chan asyncItem, queue+2), ready: make(chan struct{})}
+	h := cgo.NewHandle(r)
+	liveAsyncHandlers.Add(1)
+	return r, C.gda_async_handler_new(C.uintptr_t(h))
+}
+
+func (r *AsyncReader) markReady(err error) {
+	r.once.Do(func() {
+		r.readyErr = err
+		close(r.ready)
+	})
+}
+
+// Wait blocks until the producer sent the schema (nil) or failed first.
+func (r *AsyncReader) Wait() error {
+	<-r.ready
+	return r.readyErr
+}
+
+// Schema returns the stream's schema (nil until Wait returns nil).
+func (r *AsyncReader) Schema() *Schema {
+	<-r.ready
+	return r.schema
+}
+
+// DeviceType returns the producer's device type.
+func (r *AsyncReader) DeviceType() device.Type {
+	<-r.ready
+	return r.devType
+}
+
+// AdditionalMetadata returns the producer's additional_metadata.
+func (r *AsyncReader) AdditionalMetadata() map[string]string {
+	<-r.ready
+	return decodeToMap(r.md)
+}
+
+// Next returns the next array, io.EOF at the end, or the producer's error.
+func (r *AsyncReader) Next() (*Array, error) {
+	a, _, err := r.NextWithMetadata()
+	return a, err
+}
+
+// NextWithMetadata is Next with the metadata the producer passed with the task.
+func (r *AsyncReader) NextWithMetadata() (*Array, map[string]string, error) {
+	if err := r.Wait(); err != nil {
+		return nil, nil, err
+	}
+	r.mu.Lock()
+	if r.final != nil {
+		err := r.final
+		r.mu.Unlock()
+		return nil, nil, err
+	}
+	r.mu.Unlock()
+	it := <-r.items
+	if it.err != nil {
+		r.mu.Lock()
+		r.final = it.err
+		r.mu.Unlock()
+		return nil, nil, it.err
+	}
+	// room in the queue again: ask for one more
+	r.mu.Lock()
+	if !r.released && !r.closed && r.producer != nil {
+		C.gda_async_call_request(r.producer, 1)
+	}
+	r.mu.Unlock()
+	return it.a, decodeToMap(it.md), nil
+}
+
+// Close cancels the producer (if it is still running) and drops the arrays
+// already received. Idempotent.
+func (r *AsyncReader) Close() error {
+	r.mu.Lock()
+	if !r.closed {
+		r.closed = true
+		if !r.released && r.producer != nil {
+			C.gda_async_call_cancel(r.producer)
+		}
+		if r.final == nil {
+			r.final = errorf(ErrConsumed, "the async stream was closed")
+		}
+	}
+	r.mu.Unlock()
+	for {
+		select {
+		case it := <-r.items:
+			if it.a != nil {
+				it.a.Release()
+			}
+			continue
+		default:
+		}
+		return nil
+	}
+}
+
+func decodeToMap(encoded string) map[string]string {
+	if encoded == "" {
+		return nil
+	}
+	md, err := DecodeMetadata([]byte(encoded))
+	if err != nil {
+		return nil
+	}
+	out := make(map[string]string, md.Len())
+	for i, k := range md.Keys() {
+		out[k] = md.Values()[i]
+	}
+	return out
+}
+
+// rawMetadata copies a metadata blob of the C Data Interface (or nothing).
+func rawMetadata(p *C.char) string {
+	if p == nil {
+		return ""
+	}
+	md, err := decodeMetadata(p)
+	if err != nil {
+		return ""
+	}
+	return string(EncodeMetadata(md))
+}
+
+func readerOf(h C.uintptr_t) *AsyncReader { return cgo.Handle(h).Value().(*AsyncReader) }
+
+//export godevarrowAsyncOnSchema
+func godevarrowAsyncOnSchema(h C.uintptr_t, prod *C.struct_ArrowAsyncProducer, s *C.struct_ArrowSchema) (rc C.int) {
+	defer recoverInto(func(error) { rc = C.int(syscall.EIO) })
+	r := readerOf(h)
+	schema, err := ImportSchema((*CArrowSchema)(unsafe.Pointer(s)))
+	if err == nil && prod == nil {
+		err = errorf(ErrInvalid, "on_schema was called before the producer populated handler->producer")
+	}
+	if err != nil {
+		r.markReady(err)
+		return C.int(syscall.EINVAL)
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		r.markReady(errorf(ErrConsumed, "the async stream was closed"))
+		return C.int(syscall.ECANCELED)
+	}
+	r.schema, r.producer = schema, prod
+	r.devType = device.Type(prod.device_type)
+	r.md = rawMetadata(prod.additional_metadata)
+	r.mu.Unlock()
+	r.markReady(nil)
+	// allowed from inside on_schema by the spec
+	C.gda_async_call_request(prod, C.int64_t(r.queue))
+	return 0
+}
+
+// push queues an item without ever blocking the producer's thread: a full
+// queue means the producer sent more than was requested.
+func (r *AsyncReader) push(it asyncItem) bool {
+	select {
+	case r.items <- it:
+		return true
+	default:
+		if it.a != nil {
+			it.a.Release()
+		}
+		return false
+	}
+}
+
+//export godevarrowAsyncOnNextTask
+func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.char) (rc C.int) {
+	defer recoverInto(func(error) { rc = C.int(syscall.EIO) })
+	r := readerOf(h)
+	if t == nil {
+		r.push(asyncItem{err: io.EOF})
+		return 0
+	}
+	r.mu.Lock()
+	closed := r.closed
+	schema := r.schema
+	r.mu.Unlock()
+	if closed {
+		C.gda_async_call_extract(t, nil) // clean up, as the spec asks
+		return C.int(syscall.ECANCELED)
+	}
+	out := (*C.struct_ArrowDeviceArray)(C.calloc(1, C.sizeof_struct_ArrowDeviceArray))
+	defer C.free(unsafe.Pointer(out))
+	if code := C.gda_async_call_extract(t, out); code != 0 {
+		return 0 // the producer follows with on_error
+	}
+	a, err := ImportDeviceArray((*CArrowDeviceArray)(unsafe.Pointer(out)), schema)
+	if err == nil && a.Device().Type != r.devType {
+		err = errorf(ErrInvalid, "a task's array is on %s but the producer declared %s", a.Device(), r.devType)
+		a.Release()
+	}
+	if err != nil {
+		r.push(asyncItem{err: err})
+		return C.int(syscall.EINVAL)
+	}
+	if !r.push(asyncItem{a: a, md: rawMetadata(md)}) {
+		r.push(asyncItem{err: &StreamError{Errno: syscall.EOVERFLOW, Msg: "the async producer sent more arrays than were requested"}})
+		return C.int(syscall.EOVERFLOW)
+	}
+	return 0
+}
+
+//export godevarrowAsyncOnError
+func godevarrowAsyncOnError(h C.uintptr_t, code C.int, msg, md *C.char) {
+	defer recoverInto(func(error) {})
+	r := readerOf(h)
+	text := "the async producer failed"
+	if msg != nil {
+		text = C.GoString(msg)
+	}
+	err := &StreamError{Errno: syscall.Errno(code), Msg: text}
+	r.markReady(err)
+	r.push(asyncItem{err: err})
+}
+
+//export godevarrowAsyncRelease
+func godevarrowAsyncRelease(h C.uintptr_t) {
+	defer recoverInto(func(error) {})
+	handle := cgo.Handle(h)
+	r := handle.Value().(*AsyncReader)
+	r.mu.Lock()
+	r.released = true
+	r.producer = nil
+	r.mu.Unlock()
+	r.markReady(errorf(ErrInvalid, "the async producer released the handler without sending a schema"))
+	r.push(asyncItem{err: &StreamError{Errno: syscall.EPIPE, Msg: "the async producer ended the stream without an end marker"}})
+	handle.Delete()
+	liveAsyncHandlers.Add(-1)
+}
+
+// CancelAsyncProducer calls cancel on the producer a handler was given (a
+// convenience for Go code that holds a C handler it did not make).
+func CancelAsyncProducer(h *CArrowAsyncDeviceStreamHandler) {
+	if h != nil && h.producer != nil {
+		C.gda_async_call_cancel(h.producer)
+	}
+}
