@@ -749,6 +749,21 @@ func gdaArrayWithValidity(h, validity C.uintptr_t, nullCount C.int64_t, out *C.u
 	})
 }
 
+//export gdaArrayAsBatch
+func gdaArrayAsBatch(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		a, err := valueOf[*cdevice.Array](h)
+		if err != nil {
+			return err
+		}
+		b, err := cdevice.AsRecordBatch(a)
+		if err == nil {
+			newHandle(b, out)
+		}
+		return err
+	})
+}
+
 //export gdaArrayCopy
 func gdaArrayCopy(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {

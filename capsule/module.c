@@ -769,6 +769,15 @@ static PyObject* m_array_with_validity(PyObject* self, PyObject* const* args, Py
   return wrap_handle(out);
 }
 
+static PyObject* m_array_as_batch(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "array_as_batch");
+  uintptr_t h, out = 0;
+  if (get_handle(args[0], &h)) return NULL;
+  gda_error e = {0};
+  if (gdaArrayAsBatch(h, &out, &e)) return raise_error(&e);
+  return wrap_handle(out);
+}
+
 static PyObject* m_array_copy(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(1, "array_copy");
   uintptr_t h, out = 0;
@@ -792,6 +801,7 @@ static PyMethodDef methods[] = {
     {"cuda_status", (PyCFunction)(void (*)(void))m_cuda_status, METH_FASTCALL, "cuda_status() -> (available, device_count, library, message)"},
     {"array_to_device", (PyCFunction)(void (*)(void))m_array_to_device, METH_FASTCALL, "array_to_device(handle, device_type, device_id) -> handle"},
     {"array_with_validity", (PyCFunction)(void (*)(void))m_array_with_validity, METH_FASTCALL, "array_with_validity(handle, validity_handle, null_count) -> handle"},
+    {"array_as_batch", (PyCFunction)(void (*)(void))m_array_as_batch, METH_FASTCALL, "array_as_batch(handle) -> handle (a one-column record batch, zero-copy)"},
     {"array_copy", (PyCFunction)(void (*)(void))m_array_copy, METH_FASTCALL, "array_copy(handle) -> handle (a copy on the same device)"},
     {"dlpack_export", (PyCFunction)(void (*)(void))m_dlpack_export, METH_FASTCALL, "dlpack_export(handle, versioned, copied, stream) -> capsule"},
     {"dlpack_import", (PyCFunction)(void (*)(void))m_dlpack_import, METH_FASTCALL, "dlpack_import(capsule, stream_handle) -> handle"},

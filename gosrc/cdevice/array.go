@@ -313,3 +313,18 @@ func joinEvents(arrays ...*Array) (unsafe.Pointer, func(), error) {
 	}
 	return recordEvent(s)
 }
+
+// AsRecordBatch returns a one-column record batch (a struct array without
+// validity) whose column is a, zero-copy; the column's field is a's schema.
+func AsRecordBatch(a *Array) (*Array, error) {
+	s, err := NewSchema("+s", "", 0, arrow.Metadata{}, []*Schema{a.schema}, nil)
+	if err != nil {
+		return nil, err
+	}
+	dt, err := s.DataType()
+	if err != nil {
+		return nil, err
+	}
+	data := array.NewData(dt, a.Len(), []*memory.Buffer{nil}, []arrow.ArrayData{a.data}, 0, 0)
+	return a.derive(s, data), nil
+}

@@ -125,6 +125,10 @@ class Schema:
                 return NotImplemented
         return bool(_lib.schema_equal(self._h, other._h))  # type: ignore[union-attr]
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled as Arrow IPC (the schema of an empty batch, exact field)."""
+        return (_schema_from_ipc, (_ipc_bytes_of_schema(self),))
+
     def __hash__(self) -> int:
         return hash((self.format, self.name, self.flags))
 
@@ -231,6 +235,12 @@ class Array:
     def _on_host(self) -> Array:
         return self if self.device_type == DeviceType.CPU else self.to_device("cpu")
 
+    # -- pickling
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled as Arrow IPC: device data is copied to the host, and put
+        back on the same kind of device when the loading process has one."""
+        return (_array_from_ipc, (_ipc_bytes_of_array(self), int(self.device_type), self.device_id))
+
     # -- operations
     # -- DLPack
     def __dlpack__(
@@ -324,6 +334,77 @@ class RecordBatch(Array):
         import pyarrow as pa
 
         return pa.record_batch(self._on_host())
+
+
+# ------------------------------------------------------------- pickling
+# Arrow IPC carries every type, field names, nullability and metadata. A
+# non-struct Array travels as the single column of a batch whose field is the
+# array's own (name, flags, metadata); a record batch travels as itself.
+
+_IPC_COLUMN = "godevarrow:array"
+
+
+def _ipc_bytes(batch: Any) -> bytes:
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]
+
+
+def _ipc_bytes_of_array(arr: Array) -> bytes:
+    import pyarrow as pa
+
+    host = arr._on_host()
+    if host._get_info()[6]:
+        return _ipc_bytes(pa.record_batch(host))
+    # through a one-column batch made in Go: pyarrow has no Python class for
+    # some array types (month intervals) but reads any record batch
+    batch = pa.record_batch(RecordBatch(_lib.array_as_batch(host._h)))
+    return _ipc_bytes(batch.replace_schema_metadata({_IPC_COLUMN: "1"}))
+
+
+def _ipc_bytes_of_schema(sch: Schema) -> bytes:
+    import pyarrow as pa
+
+    if sch.format == "+s" and sch.dictionary is None:
+        target = pa.schema(sch)
+    else:
+        target = pa.schema([pa.field(sch)], metadata={_IPC_COLUMN: "1"})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, target):
+        pass  # the schema message alone
+    return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]
+
+
+def _read_ipc(data: bytes) -> Any:
+    import pyarrow as pa
+
+    return pa.ipc.open_stream(pa.py_buffer(data)).read_next_batch()
+
+
+def _array_from_ipc(data: bytes, device_type: int, device_id: int) -> Array:
+    batch = _read_ipc(data)
+    meta = batch.schema.metadata or {}
+    if meta.get(_IPC_COLUMN.encode()) == b"1":
+        arr: Array = record_batch(batch.replace_schema_metadata(None)).column(0)
+    else:
+        arr = record_batch(batch)
+    if device_type != DeviceType.CPU and device_type == DeviceType.CUDA and cuda_available():
+        target = Device(device_type, device_id if device_id < cuda_device_count() else 0)
+        arr = arr.to_device(target)
+    return arr
+
+
+def _schema_from_ipc(data: bytes) -> Schema:
+    import pyarrow as pa
+
+    ipc_schema = pa.ipc.open_stream(pa.py_buffer(data)).schema
+    meta = ipc_schema.metadata or {}
+    if meta.get(_IPC_COLUMN.encode()) == b"1":
+        return schema(ipc_schema.field(0))
+    return schema(ipc_schema)
 
 
 def _pair(result: object, method: str) -> tuple[object, object]:
@@ -479,6 +560,11 @@ class ArrayStream:
 
     def __arrow_c_schema__(self) -> object:
         return self._schema.__arrow_c_schema__()
+
+    def __reduce__(self) -> Any:
+        raise GodevarrowTypeError(
+            "an ArrayStream is read once and cannot be pickled; pickle its arrays (read_all()) instead"
+        )
 
     def __arrow_c_stream__(self, requested_schema: object = None) -> object:
         """Move the stream out as an ArrowArrayStream; chunks on a device are copied to the host."""
