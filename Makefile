@@ -97,14 +97,14 @@ bench: build
 	$(DEMO_ENV) $(PY) benchmarks/bench.py
 
 lint: venv
-	@test -z "$$(gofmt -l gosrc capsule tests_go)" || (gofmt -l gosrc capsule tests_go; echo "gofmt: files above need formatting"; exit 1)
+	@test -z "$$(gofmt -l gosrc capsule tests_go examples)" || (gofmt -l gosrc capsule tests_go examples; echo "gofmt: files above need formatting"; exit 1)
 	CGO_CFLAGS="-I$(PYINC)" go vet ./...
-	$(PY) -m ruff check python tests_py benchmarks
-	$(PY) -m ruff format --check python tests_py benchmarks
+	$(PY) -m ruff check python tests_py benchmarks examples
+	$(PY) -m ruff format --check python tests_py benchmarks examples
 
 fmt: venv
-	gofmt -w gosrc capsule tests_go
-	$(PY) -m ruff format python tests_py benchmarks
+	gofmt -w gosrc capsule tests_go examples
+	$(PY) -m ruff format python tests_py benchmarks examples
 
 clean:
 	rm -rf build dist *.egg-info python/*.egg-info .pytest_cache
