@@ -12,7 +12,7 @@ FAKECUDA := $(CURDIR)/tests_go/fakecuda/libfakecuda.so
 # The test suites run the CUDA paths against the strict fake driver.
 TEST_ENV := GODEVARROW_LIBCUDA=$(FAKECUDA) FAKECUDA_DEVICES=2
 
-.PHONY: all venv build fakecuda test test-go test-py test-strict fuzz fuzz-smoke valgrind valgrind-if-present demo info bench lint fmt clean
+.PHONY: all venv build fakecuda test test-go test-py typecheck test-strict fuzz fuzz-smoke valgrind valgrind-if-present demo info bench lint fmt clean
 
 all: build
 
@@ -32,7 +32,7 @@ build: venv fakecuda
 fakecuda:
 	$(MAKE) -s -C tests_go/fakecuda
 
-test: test-go test-py test-strict valgrind-if-present
+test: test-go test-py typecheck test-strict valgrind-if-present
 
 test-go: venv fakecuda
 	CGO_CFLAGS="-I$(PYINC)" go vet ./...
@@ -57,6 +57,12 @@ valgrind-if-present:
 
 fuzz-smoke:
 	$(MAKE) -s fuzz FUZZTIME=5s
+
+# mypy --strict on the package, and the extension's stubs checked against
+# the built module.
+typecheck: build
+	$(PY) -m mypy
+	$(PY) -m mypy.stubtest godevarrow._godevarrow
 
 # A C program exports, reads, imports and releases Arrow data through
 # godevarrow 200 times under valgrind's memcheck: no invalid access, nothing

@@ -47,7 +47,7 @@ def _schema_capsule(requested_schema: object) -> object:
         return None
     if not hasattr(requested_schema, "__arrow_c_schema__"):
         raise _no_protocol(requested_schema, "requested schema", "__arrow_c_schema__")
-    return requested_schema.__arrow_c_schema__()  # type: ignore[attr-defined]
+    return requested_schema.__arrow_c_schema__()
 
 
 def _decode_metadata(blob: Optional[bytes]) -> dict[bytes, bytes]:
@@ -123,7 +123,7 @@ class Schema:
                 other = schema(other)
             else:
                 return NotImplemented
-        return bool(_lib.schema_equal(self._h, other._h))  # type: ignore[union-attr]
+        return bool(_lib.schema_equal(self._h, other._h))
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickled as Arrow IPC (the schema of an empty batch, exact field)."""
@@ -156,7 +156,7 @@ def schema(obj: object) -> Schema:
         return obj.schema
     if not hasattr(obj, "__arrow_c_schema__"):
         raise _no_protocol(obj, "schema", "__arrow_c_schema__")
-    return Schema(_lib.import_schema(obj.__arrow_c_schema__(), True))  # type: ignore[attr-defined]
+    return Schema(_lib.import_schema(obj.__arrow_c_schema__(), True))
 
 
 # ------------------------------------------------------------------ Array
@@ -257,7 +257,7 @@ class Array:
         return _dlpack.export(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        return _lib.dlpack_device(self._h)  # type: ignore[no-any-return]
+        return _lib.dlpack_device(self._h)
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
@@ -421,10 +421,10 @@ def _import_array(obj: object, requested_schema: object) -> Array:
     if isinstance(obj, Array):
         arr = obj
     elif hasattr(obj, "__arrow_c_device_array__"):
-        s, a = _pair(obj.__arrow_c_device_array__(_schema_capsule(requested_schema)), "__arrow_c_device_array__")  # type: ignore[attr-defined]
+        s, a = _pair(obj.__arrow_c_device_array__(_schema_capsule(requested_schema)), "__arrow_c_device_array__")
         arr = Array(_lib.import_array(s, a, True))
     elif hasattr(obj, "__arrow_c_array__"):
-        s, a = _pair(obj.__arrow_c_array__(_schema_capsule(requested_schema)), "__arrow_c_array__")  # type: ignore[attr-defined]
+        s, a = _pair(obj.__arrow_c_array__(_schema_capsule(requested_schema)), "__arrow_c_array__")
         arr = Array(_lib.import_array(s, a, False))
     elif hasattr(obj, "__dlpack__"):
         from . import _dlpack
@@ -586,10 +586,10 @@ def stream(obj: object, *, requested_schema: object = None) -> ArrayStream:
     elif isinstance(obj, Array):
         st = ArrayStream(_lib.stream_from_arrays([obj._h], None))
     elif hasattr(obj, "__arrow_c_device_stream__"):
-        cap = obj.__arrow_c_device_stream__(_schema_capsule(requested_schema))  # type: ignore[attr-defined]
+        cap = obj.__arrow_c_device_stream__(_schema_capsule(requested_schema))
         st = ArrayStream(_lib.import_stream(cap, True))
     elif hasattr(obj, "__arrow_c_stream__"):
-        cap = obj.__arrow_c_stream__(_schema_capsule(requested_schema))  # type: ignore[attr-defined]
+        cap = obj.__arrow_c_stream__(_schema_capsule(requested_schema))
         st = ArrayStream(_lib.import_stream(cap, False))
     else:
         raise _no_protocol(obj, "stream", "__arrow_c_device_stream__, __arrow_c_stream__")

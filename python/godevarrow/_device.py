@@ -35,6 +35,8 @@ class Device:
     """
 
     __slots__ = ("_type", "_id")
+    _type: DeviceType
+    _id: int
 
     def __init__(self, device_type: int | DeviceType, device_id: int = -1) -> None:
         try:

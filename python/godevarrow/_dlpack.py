@@ -83,7 +83,7 @@ def export(
     dl_device: Optional[tuple[int, int]],
     copy: Optional[bool],
 ) -> object:
-    device = tuple(arr.__dlpack_device__())
+    device: tuple[int, int] = arr.__dlpack_device__()
     target = device if dl_device is None else (int(dl_device[0]), int(dl_device[1]))
     copied = False
     if target != device:
@@ -97,7 +97,7 @@ def export(
         from ._core import Array
 
         arr, copied = Array(_lib.array_copy(arr._h)), True
-    device = tuple(arr.__dlpack_device__())
+    device = arr.__dlpack_device__()
     consumer_stream = _cuda_stream(stream, device)
     versioned = max_version is not None and max_version[0] >= 1
     if copied and not versioned:
