@@ -12,7 +12,7 @@ FAKECUDA := $(CURDIR)/tests_go/fakecuda/libfakecuda.so
 # The test suites run the CUDA paths against the strict fake driver.
 TEST_ENV := GODEVARROW_LIBCUDA=$(FAKECUDA) FAKECUDA_DEVICES=2
 
-.PHONY: all venv build fakecuda test test-go test-py typecheck test-strict fuzz fuzz-smoke valgrind valgrind-if-present demo info bench lint fmt clean
+.PHONY: all venv build fakecuda test test-go test-py typecheck wheel test-wheel test-strict fuzz fuzz-smoke valgrind valgrind-if-present demo info bench lint fmt clean
 
 all: build
 
@@ -32,7 +32,7 @@ build: venv fakecuda
 fakecuda:
 	$(MAKE) -s -C tests_go/fakecuda
 
-test: test-go test-py typecheck test-strict valgrind-if-present
+test: test-go test-py typecheck test-strict valgrind-if-present test-wheel
 
 test-go: venv fakecuda
 	CGO_CFLAGS="-I$(PYINC)" go vet ./...
@@ -57,6 +57,23 @@ valgrind-if-present:
 
 fuzz-smoke:
 	$(MAKE) -s fuzz FUZZTIME=5s
+
+# A platform-tagged wheel (Go is needed only here) and an sdist.
+wheel: venv
+	rm -rf dist
+	$(PY) -m pip wheel -q --no-build-isolation --no-deps -w dist .
+	$(PY) setup.py -q sdist -d dist 2>/dev/null
+	@ls -l dist
+
+# The wheel in a fresh virtualenv with no Go on PATH passes the Python suite.
+WHEEL_VENV := build/wheel-venv
+NO_GO_PATH = $(shell echo "$$PATH" | tr ':' '\n' | grep -v -e '/go/bin' -e '/usr/local/go' | paste -sd:)
+test-wheel: wheel fakecuda
+	rm -rf $(WHEEL_VENV)
+	$(PYTHON) -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/python -m pip install -q -r requirements-dev.txt dist/*.whl
+	cd tests_py && PATH="$(NO_GO_PATH)" $(TEST_ENV) ../$(WHEEL_VENV)/bin/python -c "import shutil, godevarrow; assert shutil.which('go') is None, 'go is on PATH'; print('godevarrow', godevarrow.__version__, 'from', godevarrow.__file__)"
+	cd tests_py && PATH="$(NO_GO_PATH)" $(TEST_ENV) ../$(WHEEL_VENV)/bin/python -m pytest -q -p no:cacheprovider -m "not nocuda" --rootdir=. .
 
 # mypy --strict on the package, and the extension's stubs checked against
 # the built module.

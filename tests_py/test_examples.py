@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -19,6 +20,8 @@ def test_there_are_examples():
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[str(s.relative_to(EXAMPLES)) for s in SCRIPTS])
 def test_example_runs(script):
+    if script.parent.name.startswith("go_") and shutil.which("go") is None:
+        pytest.skip("this example builds Go code: the Go toolchain is not on PATH (a wheel install needs none)")
     env = dict(os.environ)
     r = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=script.parent, env=env
