@@ -12,7 +12,7 @@ FAKECUDA := $(CURDIR)/tests_go/fakecuda/libfakecuda.so
 # The test suites run the CUDA paths against the strict fake driver.
 TEST_ENV := GODEVARROW_LIBCUDA=$(FAKECUDA) FAKECUDA_DEVICES=2
 
-.PHONY: all venv build fakecuda test test-go test-py typecheck wheel test-wheel test-strict fuzz fuzz-smoke valgrind valgrind-if-present demo info bench lint fmt clean
+.PHONY: all venv build fakecuda test test-go test-py typecheck docs wheel test-wheel test-strict fuzz fuzz-smoke valgrind valgrind-if-present demo info bench lint fmt clean
 
 all: build
 
@@ -32,7 +32,7 @@ build: venv fakecuda
 fakecuda:
 	$(MAKE) -s -C tests_go/fakecuda
 
-test: test-go test-py typecheck test-strict valgrind-if-present test-wheel
+test: test-go test-py typecheck docs test-strict valgrind-if-present test-wheel
 
 test-go: venv fakecuda
 	CGO_CFLAGS="-I$(PYINC)" go vet ./...
@@ -74,6 +74,10 @@ test-wheel: wheel fakecuda
 	$(WHEEL_VENV)/bin/python -m pip install -q -r requirements-dev.txt dist/*.whl
 	cd tests_py && PATH="$(NO_GO_PATH)" $(TEST_ENV) ../$(WHEEL_VENV)/bin/python -c "import shutil, godevarrow; assert shutil.which('go') is None, 'go is on PATH'; print('godevarrow', godevarrow.__version__, 'from', godevarrow.__file__)"
 	cd tests_py && PATH="$(NO_GO_PATH)" $(TEST_ENV) ../$(WHEEL_VENV)/bin/python -m pytest -q -p no:cacheprovider -m "not nocuda" --rootdir=. .
+
+# The documentation site (MkDocs, strict: broken links and bad references fail).
+docs: venv
+	$(PY) -m mkdocs build --strict -q
 
 # mypy --strict on the package, and the extension's stubs checked against
 # the built module.

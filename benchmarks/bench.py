@@ -132,6 +132,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     impls = _peers()
     names = ["godevarrow"] + [n for n in ("pyarrow", "nanoarrow", "arro3") if n in impls]
     table: list[list[str]] = []
+    raw: list[tuple[str, dict[str, Optional[float]]]] = []
     for label, kind, make in rows(args):
         cells: dict[str, Optional[float]] = {}
         for name in names:
@@ -151,6 +152,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         peers = [v for k, v in cells.items() if k != "godevarrow" and v is not None]
         ratio = cells.get("godevarrow") / min(peers) if peers and cells.get("godevarrow") else None
         table.append([label] + [fmt(cells[n]) for n in names] + [f"{ratio:.2f}x" if ratio else "n/a"])
+        raw.append((label, dict(cells)))
         print(" | ".join(table[-1]), flush=True)
 
     header = ["job"] + names + ["godevarrow / fastest peer"]
@@ -161,6 +163,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     print()
     print(text)
     if args.out:
+        png = os.path.splitext(args.out)[0] + ".png"
+        if chart(raw, names, png):
+            text += f"\n![godevarrow beside its peers]({os.path.basename(png)})\n"
         with open(args.out, "w") as f:
             f.write(text)
     return 0
@@ -305,6 +310,38 @@ def device_section(args: argparse.Namespace) -> str:
     ]
     lines += ["| " + " | ".join(r) + " |" for r in rows_out]
     return "\n".join(lines) + "\n"
+
+
+def chart(raw: list[tuple[str, dict[str, Optional[float]]]], names: list[str], path: str) -> bool:
+    """A PNG: each job's time per implementation, relative to the fastest."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no chart", file=sys.stderr)
+        return False
+    fig, ax = plt.subplots(figsize=(9, 1 + 0.9 * len(raw)))
+    height = 0.8 / len(names)
+    for j, name in enumerate(names):
+        ys, xs = [], []
+        for i, (_, cells) in enumerate(raw):
+            values = [v for v in cells.values() if v]
+            if cells.get(name) and values:
+                ys.append(i + j * height)
+                xs.append(cells[name] / min(values))  # type: ignore[operator]
+        ax.barh(ys, xs, height=height, label=name)
+    ax.set_yticks([i + 0.4 - height / 2 for i in range(len(raw))])
+    ax.set_yticklabels([label for label, _ in raw], fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_xlabel("time relative to the fastest implementation (lower is better)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
 
 
 # ----------------------------------------------------------------- streams
