@@ -28,6 +28,30 @@ func (d deviceAllocator) Free(b []byte) {
 	}
 }
 
+// hostCopyAllocator allocates host memory that a copy then overwrites
+// entirely, so it is not zeroed first: Arrow Go's mallocator falls back to
+// malloc + memset whenever calloc leaves errno set, a second pass over every
+// byte of a large copy.
+type hostCopyAllocator struct{}
+
+func (hostCopyAllocator) Allocate(n int) []byte {
+	p := C.malloc(C.size_t(max(n, 1)))
+	if p == nil {
+		panic("cdevice: out of host memory")
+	}
+	liveAllocatedBytes.Add(int64(n))
+	return unsafe.Slice((*byte)(p), n)
+}
+
+func (hostCopyAllocator) Reallocate(int, []byte) []byte {
+	panic("cdevice: copied buffers cannot grow")
+}
+
+func (hostCopyAllocator) Free(b []byte) {
+	C.free(unsafe.Pointer(unsafe.SliceData(b)))
+	liveAllocatedBytes.Add(-int64(len(b)))
+}
+
 // CopyToDevice returns a copy of a on dst (a itself, retained, when it is
 // already there). CPU and CUDA devices are supported in every direction,
 // including between CUDA devices; every type is copied buffer by buffer, the
@@ -167,12 +191,12 @@ func (c *copier) copyRange(b *memory.Buffer, from, to int64) (*memory.Buffer, er
 		liveDeviceBytes.Add(max(n, 1))
 		dstPtr = p
 		out = memory.NewBufferWithAllocator(unsafe.Slice((*byte)(dstPtr), max(n, 1))[:n], deviceAllocator{dev: int(c.dst.ID)})
+	} else if n > 0 {
+		b := hostCopyAllocator{}.Allocate(int(n))
+		out = memory.NewBufferWithAllocator(b, hostCopyAllocator{})
+		dstPtr = unsafe.Pointer(&b[0])
 	} else {
 		out = memory.NewResizableBuffer(Allocator)
-		out.Resize(int(n))
-		if n > 0 {
-			dstPtr = unsafe.Pointer(&out.Bytes()[0])
-		}
 	}
 	if n == 0 || srcPtr == nil {
 		return out, nil
