@@ -1,7 +1,23 @@
 package cdevice
 
 /*
+#define _DEFAULT_SOURCE
 #include <stdlib.h>
+#include <sys/mman.h>
+
+// Host memory for a copy. Large buffers are 2 MiB aligned and asked to use
+// transparent huge pages, as numpy does: a copy then takes 512x fewer page
+// faults.
+static void* gda_host_alloc(size_t n) {
+  if (n >= ((size_t)4 << 20)) {
+    void* p = NULL;
+    if (posix_memalign(&p, (size_t)2 << 20, n) == 0) {
+      madvise(p, n, MADV_HUGEPAGE);
+      return p;
+    }
+  }
+  return malloc(n ? n : 1);
+}
 */
 import "C"
 
@@ -35,7 +51,7 @@ func (d deviceAllocator) Free(b []byte) {
 type hostCopyAllocator struct{}
 
 func (hostCopyAllocator) Allocate(n int) []byte {
-	p := C.malloc(C.size_t(max(n, 1)))
+	p := C.gda_host_alloc(C.size_t(n))
 	if p == nil {
 		panic("cdevice: out of host memory")
 	}
