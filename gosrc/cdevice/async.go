@@ -26,25 +26,6 @@ var (
 	liveAsyncHandlers atomic.Int64
 )
 
-// The async device stream interface (ArrowAsyncDeviceStreamHandler,
-// ArrowAsyncProducer, ArrowAsyncTask).
-//
-// The consumer allocates a handler; the producer calls it: on_schema first
-// (with handler->producer populated), then on_next_task once per array the
-// consumer requested (ArrowAsyncProducer.request), on_next_task(NULL) at the
-// end, or on_error; release last. godevarrow implements both sides with one
-// goroutine per stream:
-//
-//   - ExportAsyncDeviceStream serves any ArrayReader to any C handler. A
-//     single driver goroutine makes every handler call, so they are strictly
-//     serialized; request and cancel only record what the consumer asked for
-//     and wake the driver, so they may be called from any thread, including
-//     from inside on_schema and on_next_task, without re-entrancy.
-//   - NewAsyncReader returns a C handler any producer can drive and an
-//     AsyncReader (an ArrayReader) that delivers its arrays in order through
-//     a bounded queue: it requests the queue's size after on_schema and one
-//     more array each time Next hands one out.
-
 // CArrowAsyncDeviceStreamHandler and its companions are the canonical structs.
 type (
 	CArrowAsyncDeviceStreamHandler = C.struct_ArrowAsyncDeviceStreamHandler
