@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/cgo"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +25,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/checksum"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
+	"github.com/godevarrow/godevarrow/gosrc/handle"
 )
 
 func main() {}
@@ -75,30 +75,43 @@ func (s *pyStream) take() (cdevice.ArrayReader, error) {
 	return s.reader, nil
 }
 
-var liveHandles atomic.Int64
+// handles holds the Go objects Python holds (one per handle capsule).
+var handles handle.Table
 
 func newHandle(v any, out *C.uintptr_t) {
-	liveHandles.Add(1)
-	*out = C.uintptr_t(cgo.NewHandle(v))
+	*out = C.uintptr_t(handles.Put(v))
+}
+
+// lookup returns the value of a live handle.
+func lookup(h C.uintptr_t) (any, error) {
+	v, ok := handles.Get(handle.Handle(h))
+	if !ok {
+		return nil, fmt.Errorf("%w: stale or invalid handle %#x", errType, uintptr(h))
+	}
+	return v, nil
 }
 
 func valueOf[T any](h C.uintptr_t) (T, error) {
 	var zero T
-	if h == 0 {
-		return zero, fmt.Errorf("%w: NULL handle", errType)
+	v, err := lookup(h)
+	if err != nil {
+		return zero, err
 	}
-	v, ok := cgo.Handle(h).Value().(T)
+	t, ok := v.(T)
 	if !ok {
-		return zero, fmt.Errorf("%w: handle holds %T, not %T", errType, cgo.Handle(h).Value(), zero)
+		return zero, fmt.Errorf("%w: handle holds %T, not %T", errType, v, zero)
 	}
-	return v, nil
+	return t, nil
 }
 
 //export gdaHandleRelease
 func gdaHandleRelease(h C.uintptr_t) {
 	call(nil, func() error {
-		handle := cgo.Handle(h)
-		switch v := handle.Value().(type) {
+		v, ok := handles.Delete(handle.Handle(h))
+		if !ok {
+			return fmt.Errorf("%w: handle %#x released twice", cdevice.ErrInternal, uintptr(h))
+		}
+		switch v := v.(type) {
 		case *cdevice.Array:
 			v.Release()
 		case *device.Stream:
@@ -106,8 +119,6 @@ func gdaHandleRelease(h C.uintptr_t) {
 		case *pyStream:
 			_ = v.close()
 		}
-		handle.Delete()
-		liveHandles.Add(-1)
 		return nil
 	})
 }
@@ -179,7 +190,11 @@ func gdaExportSchema(h C.uintptr_t, out unsafe.Pointer, e *C.gda_error) C.int {
 
 // schemaOf accepts a Schema, Array or stream handle.
 func schemaOf(h C.uintptr_t) (*cdevice.Schema, error) {
-	switch v := cgo.Handle(h).Value().(type) {
+	v, err := lookup(h)
+	if err != nil {
+		return nil, err
+	}
+	switch v := v.(type) {
 	case *cdevice.Schema:
 		return v, nil
 	case *cdevice.Array:
@@ -580,7 +595,7 @@ func gdaStreamFromArrays(handles *C.uintptr_t, n C.int64_t, schema C.uintptr_t, 
 //export gdaDebugCounters
 func gdaDebugCounters(out *C.int64_t) {
 	st := cdevice.LiveStats()
-	vals := []int64{liveHandles.Load(), st.ExportedSchemas, st.ExportedArrays, st.ExportedStreams,
+	vals := []int64{int64(handles.Len()), st.ExportedSchemas, st.ExportedArrays, st.ExportedStreams,
 		st.ImportedArrays, st.ImportedStreams, st.AllocatedBytes, st.Arrays, dlpack.LiveExports()}
 	for i, v := range vals {
 		unsafe.Slice(out, len(vals))[i] = C.int64_t(v)
@@ -680,7 +695,7 @@ func gdaStreamPrefetch(h C.uintptr_t, depth C.int64_t, out *C.uintptr_t, e *C.gd
 //export gdaStreamStop
 func gdaStreamStop(h C.uintptr_t) {
 	call(nil, func() error {
-		if s, ok := cgo.Handle(h).Value().(*pyStream); ok {
+		if s, err := valueOf[*pyStream](h); err == nil {
 			if p := s.prefetcher.Load(); p != nil {
 				p.Stop()
 			}

@@ -76,7 +76,18 @@ static PyObject* wrap_handle(uintptr_t h) {
   return cap;
 }
 
+static PyTypeObject ArrayBase_Type;
+typedef struct {
+  PyObject_HEAD uintptr_t h;  // the Go handle of a cdevice.Array
+  PyObject* owner;            // what releases h: the handle capsule or ArrayBase it came from; NULL: we do
+  PyObject* info;             // array_info(), computed once
+} ArrayBaseObject;
+
 static int get_handle(PyObject* o, uintptr_t* h) {
+  if (PyObject_TypeCheck(o, &ArrayBase_Type)) {
+    *h = ((ArrayBaseObject*)o)->h;
+    return 0;
+  }
   if (!PyCapsule_IsValid(o, HANDLE_NAME)) {
     PyErr_SetString(GodevarrowTypeError, "expected a godevarrow handle");
     return -1;
@@ -246,11 +257,9 @@ static PyObject* m_export_schema(PyObject* self, PyObject* const* args, Py_ssize
   return cap;
 }
 
-static PyObject* m_export_array(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(3, "export_array");
-  uintptr_t h, req;
-  if (get_handle(args[0], &h) || get_optional_handle(args[1], &req)) return NULL;
-  int device = PyObject_IsTrue(args[2]);
+// The (schema capsule, array capsule) pair of an export of handle h, cast to
+// the requested schema handle req (0: none).
+static PyObject* export_array_pair(uintptr_t h, uintptr_t req, int device) {
   struct ArrowSchema* s = calloc(1, sizeof(*s));
   void* a = calloc(1, device ? sizeof(struct ArrowDeviceArray) : sizeof(struct ArrowArray));
   if (!s || !a) {
@@ -299,6 +308,15 @@ static PyObject* m_export_array(PyObject* self, PyObject* const* args, Py_ssize_
   return t;
 }
 
+static PyObject* m_export_array(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "export_array");
+  uintptr_t h, req;
+  if (get_handle(args[0], &h) || get_optional_handle(args[1], &req)) return NULL;
+  int device = PyObject_IsTrue(args[2]);
+  if (device < 0) return NULL;
+  return export_array_pair(h, req, device);
+}
+
 static PyObject* m_export_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(3, "export_stream");
   uintptr_t h, req;
@@ -324,16 +342,20 @@ static PyObject* m_export_stream(PyObject* self, PyObject* const* args, Py_ssize
   return cap;
 }
 
-static PyObject* m_array_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(1, "array_info");
-  uintptr_t h;
-  if (get_handle(args[0], &h)) return NULL;
+static PyObject* array_info(uintptr_t h) {
   gda_array_info info;
   gda_error e = {0};
   if (gdaArrayInfo(h, &info, &e)) return raise_error(&e);
   return Py_BuildValue("(LLLiLLO)", (long long)info.length, (long long)info.offset, (long long)info.null_count,
                        (int)info.device_type, (long long)info.device_id, (long long)info.n_children,
                        info.is_struct ? Py_True : Py_False);
+}
+
+static PyObject* m_array_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "array_info");
+  uintptr_t h;
+  if (get_handle(args[0], &h)) return NULL;
+  return array_info(h);
 }
 
 static PyObject* m_schema_of(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -796,6 +818,183 @@ static PyObject* m_debug_panic(PyObject* self, PyObject* const* args, Py_ssize_t
   Py_RETURN_NONE;
 }
 
+// ---------------------------------------------------------------- ArrayBase
+// The base class of godevarrow.Array. The exchange protocols of an array are
+// called once per exchange, so they live here in C: one call into Go each,
+// with no Python frames around it (docs/design.md, "The fixed cost").
+
+static PyObject* ArrayBase_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
+  PyObject* cap;
+  if (kwds && PyDict_GET_SIZE(kwds)) {
+    PyErr_Format(GodevarrowTypeError, "%.200s() takes no keyword arguments", type->tp_name);
+    return NULL;
+  }
+  if (!PyArg_UnpackTuple(args, type->tp_name, 1, 1, &cap)) return NULL;
+  uintptr_t h;
+  if (PyObject_TypeCheck(cap, &ArrayBase_Type)) {
+    // another view of the same Go array (an Array as a RecordBatch): keep that object alive
+    ArrayBaseObject* self = (ArrayBaseObject*)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    self->h = ((ArrayBaseObject*)cap)->h;
+    self->owner = Py_NewRef(cap);
+    return (PyObject*)self;
+  }
+  if (!PyCapsule_IsValid(cap, HANDLE_NAME)) {
+    PyErr_Format(GodevarrowTypeError,
+                 "%.200s objects are made by godevarrow.array() and friends, not from an object of type %.200s",
+                 type->tp_name, Py_TYPE(cap)->tp_name);
+    return NULL;
+  }
+  h = (uintptr_t)PyCapsule_GetPointer(cap, HANDLE_NAME);
+  ArrayBaseObject* self = (ArrayBaseObject*)type->tp_alloc(type, 0);
+  if (!self) return NULL;
+  self->h = h;
+  self->owner = Py_NewRef(cap);
+  return (PyObject*)self;
+}
+
+// A new instance of type owning handle h (released on failure).
+static PyObject* array_base_from_handle(PyTypeObject* type, uintptr_t h) {
+  ArrayBaseObject* self = (ArrayBaseObject*)type->tp_alloc(type, 0);
+  if (!self) {
+    gdaHandleRelease(h);
+    return NULL;
+  }
+  self->h = h;
+  return (PyObject*)self;
+}
+
+static void ArrayBase_dealloc(ArrayBaseObject* self) {
+  Py_CLEAR(self->info);
+  if (self->owner) {
+    Py_CLEAR(self->owner);
+  } else if (self->h) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    gdaHandleRelease(self->h);
+    PyErr_Restore(type, value, tb);
+  }
+  self->h = 0;
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+static PyObject* ArrayBase_get_h(ArrayBaseObject* self, void* closure) { return Py_NewRef(self); }
+
+static PyObject* ArrayBase_get_info(ArrayBaseObject* self, PyObject* unused) {
+  if (!self->info && !(self->info = array_info(self->h))) return NULL;
+  return Py_NewRef(self->info);
+}
+
+// __arrow_c_device_array__(requested_schema=None, **kwargs). The common call
+// (no requested schema, no keywords) is answered here; the rest goes to the
+// Python method _c_device_array_requested, which handles requests and
+// rejects unknown keywords.
+static PyObject* ArrayBase_device_array(ArrayBaseObject* self, PyObject* const* args, Py_ssize_t nargs,
+                                        PyObject* kwnames) {
+  int plain = nargs == 0 || (nargs == 1 && args[0] == Py_None);
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t i = 0; plain && i < nkw; i++) plain = args[nargs + i] == Py_None;
+  if (plain) return export_array_pair(self->h, 0, 1);
+  PyObject* slow = PyObject_GetAttrString((PyObject*)self, "_c_device_array_requested");
+  if (!slow) return NULL;
+  PyObject* result = PyObject_Vectorcall(slow, args, (size_t)nargs, kwnames);
+  Py_DECREF(slow);
+  return result;
+}
+
+static PyObject* ArrayBase_schema_capsule(ArrayBaseObject* self, PyObject* unused) {
+  PyObject* args[1] = {(PyObject*)self};
+  return m_export_schema(NULL, args, 1);
+}
+
+static PyMethodDef ArrayBase_methods[] = {
+    {"__arrow_c_device_array__", (PyCFunction)(void (*)(void))ArrayBase_device_array, METH_FASTCALL | METH_KEYWORDS,
+     "__arrow_c_device_array__(requested_schema=None, **kwargs) -> (schema capsule, device array capsule)\n\n"
+     "Zero-copy export on any device; fresh, independent capsules per call."},
+    {"__arrow_c_schema__", (PyCFunction)ArrayBase_schema_capsule, METH_NOARGS,
+     "__arrow_c_schema__() -> schema capsule of the array's field"},
+    {"_get_info", (PyCFunction)ArrayBase_get_info, METH_NOARGS,
+     "_get_info() -> (length, offset, null_count, device_type, device_id, n_children, is_struct)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef ArrayBase_getset[] = {
+    {"_h", (getter)ArrayBase_get_h, NULL, "the handle to pass to _godevarrow functions (the object itself)", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject ArrayBase_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "godevarrow._godevarrow.ArrayBase",
+    .tp_basicsize = sizeof(ArrayBaseObject),
+    .tp_dealloc = (destructor)ArrayBase_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "The C part of godevarrow.Array: a handle to a Go array and its exchange protocols.",
+    .tp_methods = ArrayBase_methods,
+    .tp_getset = ArrayBase_getset,
+    .tp_new = ArrayBase_new,
+};
+
+// Looks up an optional attribute: 1 and a new reference, 0 when absent, -1 on error.
+static int optional_attr(PyObject* obj, PyObject* name, PyObject** out) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return PyObject_GetOptionalAttr(obj, name, out);
+#else
+  return _PyObject_LookupAttr(obj, name, out);
+#endif
+}
+
+static PyObject* str_device_array;
+static PyObject* str_array;
+
+// import_from(obj, cls): an instance of cls (an ArrayBase subclass) imported
+// through obj's __arrow_c_device_array__ or __arrow_c_array__, called with no
+// requested schema; NotImplemented when obj has neither.
+static PyObject* m_import_from(PyObject* module, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "import_from");
+  PyObject* obj = args[0];
+  if (!PyType_Check(args[1]) || !PyType_IsSubtype((PyTypeObject*)args[1], &ArrayBase_Type)) {
+    PyErr_SetString(GodevarrowTypeError, "import_from() needs a subclass of ArrayBase");
+    return NULL;
+  }
+  PyObject* method;
+  int device = 1;
+  int found = optional_attr(obj, str_device_array, &method);
+  if (found == 0) {
+    device = 0;
+    found = optional_attr(obj, str_array, &method);
+  }
+  if (found < 0) return NULL;
+  if (found == 0) Py_RETURN_NOTIMPLEMENTED;
+  PyObject* pair = PyObject_CallNoArgs(method);
+  Py_DECREF(method);
+  if (!pair) return NULL;
+  const char* what = device ? "__arrow_c_device_array__" : "__arrow_c_array__";
+  if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+    if (PyTuple_Check(pair)) {
+      PyErr_Format(GodevarrowTypeError,
+                   "%s() must return a (schema capsule, array capsule) tuple, got tuple of length %zd", what,
+                   PyTuple_GET_SIZE(pair));
+    } else {
+      PyErr_Format(GodevarrowTypeError, "%s() must return a (schema capsule, array capsule) tuple, got %.200s",
+                   what, Py_TYPE(pair)->tp_name);
+    }
+    Py_DECREF(pair);
+    return NULL;
+  }
+  uintptr_t h = 0;
+  void* sp = capsule_pointer(PyTuple_GET_ITEM(pair, 0), "arrow_schema");
+  void* ap = sp ? capsule_pointer(PyTuple_GET_ITEM(pair, 1), device ? "arrow_device_array" : "arrow_array") : NULL;
+  if (!ap) {
+    Py_DECREF(pair);
+    return NULL;
+  }
+  gda_error e = {0};
+  int rc = gdaImportArray(sp, ap, device, &h, &e);
+  Py_DECREF(pair);  // the moved-out capsules only free their structs
+  if (rc) return raise_error(&e);
+  return array_base_from_handle((PyTypeObject*)args[1], h);
+}
+
 static PyMethodDef methods[] = {
     {"debug_panic", (PyCFunction)(void (*)(void))m_debug_panic, METH_FASTCALL, "debug_panic(): test-only, needs GODEVARROW_ALLOW_PANIC_TEST=1"},
     {"cuda_status", (PyCFunction)(void (*)(void))m_cuda_status, METH_FASTCALL, "cuda_status() -> (available, device_count, library, message)"},
@@ -810,6 +1009,7 @@ static PyMethodDef methods[] = {
     {"wrap_cuda_pointer", (PyCFunction)(void (*)(void))m_wrap_cuda_pointer, METH_FASTCALL, "wrap_cuda_pointer(owner, format, data, length, stream) -> handle"},
     {"dlpack_device", (PyCFunction)(void (*)(void))m_dlpack_device, METH_FASTCALL, "dlpack_device(handle) -> (device_type, device_id)"},
     {"import_schema", (PyCFunction)(void (*)(void))m_import_schema, METH_FASTCALL, "import_schema(capsule, consume) -> handle"},
+    {"import_from", (PyCFunction)(void (*)(void))m_import_from, METH_FASTCALL, "import_from(obj, cls) -> cls instance, or NotImplemented"},
     {"import_array", (PyCFunction)(void (*)(void))m_import_array, METH_FASTCALL, "import_array(schema_capsule, array_capsule, device) -> handle"},
     {"import_stream", (PyCFunction)(void (*)(void))m_import_stream, METH_FASTCALL, "import_stream(capsule, device) -> handle"},
     {"export_schema", (PyCFunction)(void (*)(void))m_export_schema, METH_FASTCALL, "export_schema(handle) -> capsule"},
@@ -858,8 +1058,16 @@ static PyObject* new_exception(PyObject* module, const char* name, PyObject* bas
 }
 
 PyMODINIT_FUNC PyInit__godevarrow(void) {
+  if (PyType_Ready(&ArrayBase_Type) < 0) return NULL;
+  if (!(str_device_array = PyUnicode_InternFromString("__arrow_c_device_array__")) ||
+      !(str_array = PyUnicode_InternFromString("__arrow_c_array__")))
+    return NULL;
   PyObject* m = PyModule_Create(&moduledef);
   if (!m) return NULL;
+  if (PyModule_AddObjectRef(m, "ArrayBase", (PyObject*)&ArrayBase_Type) < 0) {
+    Py_DECREF(m);
+    return NULL;
+  }
   if (!(GodevarrowError = new_exception(m, "GodevarrowError", NULL, "Base class of every godevarrow exception.")) ||
       !(ArrowInvalid = new_exception(m, "ArrowInvalid", PyTuple_Pack(2, GodevarrowError, PyExc_ValueError),
                                      "Malformed, released or wrongly named capsules or structs, or invalid data.")) ||

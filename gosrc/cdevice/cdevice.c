@@ -130,6 +130,76 @@ fail:
   return ENOMEM;
 }
 
+// ------------------------------------------------------ the import cache
+// Limits as in the Go import (schema.go): beyond them a tree is not hashed,
+// and the full import reports the problem.
+#define CACHE_MAX_DEPTH 256
+#define CACHE_MAX_CHILDREN (1 << 20)
+#define CACHE_MAX_METADATA_ENTRIES (1 << 20)
+#define CACHE_MAX_METADATA_LENGTH (1 << 28)
+
+static uint64_t fnv(uint64_t h, const void* p, size_t n) {
+  const unsigned char* b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+  return h;
+}
+
+// The size of a metadata blob within the limits, -1 beyond them; 0 for NULL
+// and for a blob of no entries (which imports as no metadata).
+static int64_t bounded_metadata_size(const char* m) {
+  if (!m) return 0;
+  int32_t n;
+  memcpy(&n, m, 4);
+  if (n < 0 || n > CACHE_MAX_METADATA_ENTRIES) return -1;
+  if (n == 0) return 0;
+  int64_t size = 4;
+  for (int32_t i = 0; i < 2 * n; i++) {
+    int32_t len;
+    memcpy(&len, m + size, 4);
+    if (len < 0 || len > CACHE_MAX_METADATA_LENGTH) return -1;
+    size += 4 + (int64_t)len;
+  }
+  return size;
+}
+
+static uint64_t schema_hash(const struct ArrowSchema* s, int depth, uint64_t h) {
+  if (depth > CACHE_MAX_DEPTH || !s->format || (depth > 0 && !s->release)) return 0;
+  if (s->n_children < 0 || s->n_children > CACHE_MAX_CHILDREN || (s->n_children > 0 && !s->children)) return 0;
+  int64_t md = bounded_metadata_size(s->metadata);
+  if (md < 0) return 0;
+  h = fnv(h, s->format, strlen(s->format) + 1);
+  h = s->name ? fnv(h, s->name, strlen(s->name) + 1) : fnv(h, "", 1);
+  h = fnv(h, &s->flags, sizeof(s->flags));
+  h = fnv(h, &md, sizeof(md));
+  if (md) h = fnv(h, s->metadata, (size_t)md);
+  h = fnv(h, &s->n_children, sizeof(s->n_children));
+  for (int64_t i = 0; i < s->n_children; i++) {
+    if (!s->children[i] || !(h = schema_hash(s->children[i], depth + 1, h))) return 0;
+  }
+  if (s->dictionary) {
+    h = fnv(h, "d", 1);
+    if (!(h = schema_hash(s->dictionary, depth + 1, h))) return 0;
+  }
+  return h ? h : 1;
+}
+
+uint64_t gda_schema_hash(const struct ArrowSchema* s) { return schema_hash(s, 0, 14695981039346656037ULL); }
+
+static int same_string(const char* a, const char* b) { return strcmp(a ? a : "", b ? b : "") == 0; }
+
+int gda_schema_matches(const struct ArrowSchema* s, const struct ArrowSchema* t) {
+  // s was hashed, so it is well-formed within the limits
+  if (!same_string(s->format, t->format) || !same_string(s->name, t->name) || s->flags != t->flags ||
+      s->n_children != t->n_children || !s->dictionary != !t->dictionary)
+    return 0;
+  int64_t ms = bounded_metadata_size(s->metadata), mt = bounded_metadata_size(t->metadata);
+  if (ms != mt || (ms && memcmp(s->metadata, t->metadata, (size_t)ms) != 0)) return 0;
+  for (int64_t i = 0; i < s->n_children; i++) {
+    if (!gda_schema_matches(s->children[i], t->children[i])) return 0;
+  }
+  return !s->dictionary || gda_schema_matches(s->dictionary, t->dictionary);
+}
+
 // ----------------------------------------------------------------- arrays
 
 struct gda_shared {

@@ -41,6 +41,17 @@ int gda_schema_node_init(struct ArrowSchema* s, int64_t n_children);
 void gda_schema_free_template(struct ArrowSchema* s);
 int64_t gda_live_exported_schemas(void);
 
+// ---- the schema import cache (schema_cache.go) ----
+// A hash of every member an import reads (format, name, flags, metadata,
+// children, dictionary), or 0 when the tree is not plainly well-formed (NULL
+// format or children, a released child, absurd counts, too deep): such trees
+// take the full, error-reporting import path. Metadata is read as far as its
+// declared lengths go, as the full import would.
+uint64_t gda_schema_hash(const struct ArrowSchema* s);
+// 1 when the foreign tree s imports to the same Schema as the template t (a
+// NULL name or metadata equals an empty one, as the import makes them).
+int gda_schema_matches(const struct ArrowSchema* s, const struct ArrowSchema* t);
+
 // ---- exported arrays: one private block per node, one shared record per export ----
 // The shared record counts the nodes of one export that are not yet released;
 // when it reaches zero the Go handle is released (one Go call per export).

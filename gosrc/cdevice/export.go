@@ -7,13 +7,13 @@ import "C"
 
 import (
 	"runtime"
-	"runtime/cgo"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/handle"
 )
 
 // exportRecord keeps an exported array's data alive until every node of the
@@ -25,12 +25,17 @@ type exportRecord struct {
 	pinner *runtime.Pinner  // pins buffers that live in Go memory (nil for C memory)
 }
 
+// exports holds the record of every live exported array, for its C release.
+var exports handle.Table
+
 //export godevarrowReleaseExport
 func godevarrowReleaseExport(h C.uintptr_t) {
 	defer recoverInto(func(error) {})
-	handle := cgo.Handle(h)
-	rec := handle.Value().(*exportRecord)
-	handle.Delete()
+	v, ok := exports.Delete(handle.Handle(h))
+	if !ok {
+		panic("cdevice: an exported array's record was released twice")
+	}
+	rec := v.(*exportRecord)
 	if rec.pinner != nil {
 		rec.pinner.Unpin()
 	}
@@ -92,10 +97,10 @@ func exportTree(a *Array, out *C.struct_ArrowArray) error {
 	if a.goMemory {
 		rec.pinner = new(runtime.Pinner)
 	}
-	h := cgo.NewHandle(rec)
+	h := exports.Put(rec)
 	shared := C.gda_shared_new(C.uintptr_t(h))
 	if shared == nil {
-		h.Delete()
+		exports.Delete(h)
 		return errorf(ErrInvalid, "out of memory exporting an array")
 	}
 	a.Retain()

@@ -382,7 +382,7 @@ func ImportSchema(c *CArrowSchema) (*Schema, error) {
 		return nil, errorf(ErrInvalid, "ArrowSchema was already released (consumed twice?)")
 	}
 	defer C.gda_call_schema_release(c)
-	return readSchema(c, 0, "")
+	return readSchemaCached(c)
 }
 
 // CopySchema copies a C schema into Go without taking ownership: the caller
@@ -395,7 +395,7 @@ func CopySchema(c *CArrowSchema) (*Schema, error) {
 	if c.release == nil {
 		return nil, errorf(ErrInvalid, "ArrowSchema was already released (consumed twice?)")
 	}
-	return readSchema(c, 0, "")
+	return readSchemaCached(c)
 }
 
 func readSchema(c *C.struct_ArrowSchema, depth int, path string) (*Schema, error) {

@@ -162,23 +162,16 @@ def schema(obj: object) -> Schema:
 # ------------------------------------------------------------------ Array
 
 
-class Array:
+class Array(_lib.ArrayBase):
     """An Arrow array whose buffers live on a device; zero-copy.
 
     Make one with :func:`godevarrow.array`. A struct-typed Array is a record
-    batch (:class:`RecordBatch`).
+    batch (:class:`RecordBatch`). The exchange protocols
+    ``__arrow_c_device_array__`` and ``__arrow_c_schema__`` are implemented
+    in C by the base class (one call into Go each).
     """
 
-    __slots__ = ("_h", "_info", "__weakref__")
-
-    def __init__(self, handle: Any) -> None:
-        self._h = handle
-        self._info: Optional[tuple[int, int, int, int, int, int, bool]] = None
-
-    def _get_info(self) -> tuple[int, int, int, int, int, int, bool]:
-        if self._info is None:
-            self._info = _lib.array_info(self._h)
-        return self._info
+    __slots__ = ("__weakref__",)
 
     # -- properties
     @property
@@ -210,12 +203,9 @@ class Array:
         """The number of nulls; -1 when unknown and the data is on a device."""
         return self._get_info()[2]
 
-    # -- protocols
-    def __arrow_c_schema__(self) -> object:
-        return _lib.export_schema(self._h)
-
-    def __arrow_c_device_array__(self, requested_schema: object = None, **kwargs: Any) -> tuple[object, object]:
-        """Zero-copy export on any device; fresh, independent capsules per call."""
+    # -- protocols (__arrow_c_schema__ and __arrow_c_device_array__: see ArrayBase)
+    def _c_device_array_requested(self, requested_schema: object = None, **kwargs: Any) -> tuple[object, object]:
+        # __arrow_c_device_array__ with a requested schema or keywords
         _check_kwargs("__arrow_c_device_array__", kwargs)
         return _lib.export_array(self._h, _requested_handle(requested_schema), True)
 
@@ -448,13 +438,21 @@ def _import_array(obj: object, requested_schema: object) -> Array:
 
 def array(obj: object, *, requested_schema: object = None) -> Array:
     """An Array from anything that speaks a protocol (see the API docs)."""
+    if requested_schema is None and not isinstance(obj, Array):
+        # the common case in one C call: obj's Arrow protocol and the import
+        imported = _lib.import_from(obj, Array)
+        if imported is not NotImplemented:
+            return imported  # type: ignore[no-any-return]
     arr = _import_array(obj, requested_schema)
     return arr if type(arr) is Array else Array(arr._h)
 
 
 def record_batch(obj: object, *, requested_schema: object = None) -> RecordBatch:
     """A RecordBatch: like :func:`array`, but the type must be a struct."""
-    arr = _import_array(obj, requested_schema)
+    imported = None
+    if requested_schema is None and not isinstance(obj, Array):
+        imported = _lib.import_from(obj, RecordBatch)
+    arr = _import_array(obj, requested_schema) if imported is None or imported is NotImplemented else imported
     if not arr._get_info()[6]:
         raise ArrowInvalid(
             f"a record batch must have a struct type, but the object exported {arr.schema} "
