@@ -442,7 +442,7 @@ def array(obj: object, *, requested_schema: object = None) -> Array:
         # the common case in one C call: obj's Arrow protocol and the import
         imported = _lib.import_from(obj, Array)
         if imported is not NotImplemented:
-            return imported  # type: ignore[no-any-return]
+            return imported
     arr = _import_array(obj, requested_schema)
     return arr if type(arr) is Array else Array(arr._h)
 
