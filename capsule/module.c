@@ -83,6 +83,8 @@ typedef struct {
   PyObject* info;             // array_info(), computed once
 } ArrayBaseObject;
 
+static PyObject* array_base_from_handle(PyTypeObject* type, uintptr_t h);
+
 static int get_handle(PyObject* o, uintptr_t* h) {
   if (PyObject_TypeCheck(o, &ArrayBase_Type)) {
     *h = ((ArrayBaseObject*)o)->h;
@@ -480,8 +482,21 @@ static PyObject* m_stream_info(PyObject* self, PyObject* const* args, Py_ssize_t
   return Py_BuildValue("(Ni)", sh, (int)device_type);
 }
 
+// stream_next(handle[, cls]): the next array as a handle, or as an instance
+// of cls (an ArrayBase subclass); None at the end.
 static PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(1, "stream_next");
+  if (nargs != 1 && nargs != 2) {
+    PyErr_Format(GodevarrowTypeError, "stream_next() takes 1 or 2 arguments (%zd given)", nargs);
+    return NULL;
+  }
+  PyTypeObject* cls = NULL;
+  if (nargs == 2) {
+    if (!PyType_Check(args[1]) || !PyType_IsSubtype((PyTypeObject*)args[1], &ArrayBase_Type)) {
+      PyErr_SetString(GodevarrowTypeError, "stream_next() needs a subclass of ArrayBase");
+      return NULL;
+    }
+    cls = (PyTypeObject*)args[1];
+  }
   uintptr_t h, out = 0;
   if (get_handle(args[0], &h)) return NULL;
   gda_error e = {0};
@@ -502,7 +517,7 @@ static PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t
     gdaHandleRelease(out);
     return NULL;
   }
-  return wrap_handle(out);
+  return cls ? array_base_from_handle(cls, out) : wrap_handle(out);
 }
 
 static PyObject* m_stream_close(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -902,6 +917,24 @@ static PyObject* ArrayBase_device_array(ArrayBaseObject* self, PyObject* const* 
   return result;
 }
 
+// __arrow_c_array__(requested_schema=None): CPU data is exported here; data
+// on another device (Go says "not implemented" for a plain export of it, and
+// nothing else without a requested schema) and requests go to the Python
+// method _c_array_slow, which copies to the host or casts.
+static PyObject* ArrayBase_array(ArrayBaseObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  int plain = (nargs == 0 || (nargs == 1 && args[0] == Py_None)) && !kwnames;
+  if (plain) {
+    PyObject* pair = export_array_pair(self->h, 0, 0);
+    if (pair || !PyErr_ExceptionMatches(ArrowNotImplementedError)) return pair;
+    PyErr_Clear();
+  }
+  PyObject* slow = PyObject_GetAttrString((PyObject*)self, "_c_array_slow");
+  if (!slow) return NULL;
+  PyObject* result = PyObject_Vectorcall(slow, args, (size_t)nargs, kwnames);
+  Py_DECREF(slow);
+  return result;
+}
+
 static PyObject* ArrayBase_schema_capsule(ArrayBaseObject* self, PyObject* unused) {
   PyObject* args[1] = {(PyObject*)self};
   return m_export_schema(NULL, args, 1);
@@ -911,6 +944,9 @@ static PyMethodDef ArrayBase_methods[] = {
     {"__arrow_c_device_array__", (PyCFunction)(void (*)(void))ArrayBase_device_array, METH_FASTCALL | METH_KEYWORDS,
      "__arrow_c_device_array__(requested_schema=None, **kwargs) -> (schema capsule, device array capsule)\n\n"
      "Zero-copy export on any device; fresh, independent capsules per call."},
+    {"__arrow_c_array__", (PyCFunction)(void (*)(void))ArrayBase_array, METH_FASTCALL | METH_KEYWORDS,
+     "__arrow_c_array__(requested_schema=None) -> (schema capsule, array capsule)\n\n"
+     "Zero-copy export of CPU data; data on another device is copied to the host."},
     {"__arrow_c_schema__", (PyCFunction)ArrayBase_schema_capsule, METH_NOARGS,
      "__arrow_c_schema__() -> schema capsule of the array's field"},
     {"_get_info", (PyCFunction)ArrayBase_get_info, METH_NOARGS,

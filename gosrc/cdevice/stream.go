@@ -43,6 +43,7 @@ type StreamReader struct {
 	devType device.Type
 	err     error // sticky error after a failed get_next
 	closed  bool
+	read    bool // get_next was called: the producer's stream is no longer pristine
 }
 
 // ImportArrayStream moves a C stream (CPU data) into a StreamReader and reads
@@ -162,6 +163,7 @@ func (r *StreamReader) Next() (*Array, error) {
 	if cell == nil {
 		return nil, errorf(ErrInvalid, "out of memory reading a stream")
 	}
+	r.read = true
 	var rc C.int
 	if r.plain != nil {
 		rc = C.gda_call_stream_get_next(r.plain, &cell.array)
@@ -216,6 +218,35 @@ func (r *StreamReader) Close() error {
 	}
 	liveStreamImports.Add(-1)
 	return nil
+}
+
+// handOver moves the producer's own C stream into out (one of plain and dev,
+// matching the kind imported) if the reader is pristine: not read, not
+// closed. The reader is then closed without releasing anything: the
+// consumer of out owns the producer's stream. Exporting an imported stream
+// unchanged this way costs nothing per array (the consumer talks to the
+// producer directly) and is exactly equivalent, since the reader would pass
+// on every array and error unchanged.
+func (r *StreamReader) handOver(plain *C.struct_ArrowArrayStream, dev *C.struct_ArrowDeviceArrayStream) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.read || r.err != nil {
+		return false
+	}
+	switch {
+	case plain != nil && r.plain != nil:
+		*plain = *r.plain
+		C.free(unsafe.Pointer(r.plain))
+	case dev != nil && r.dev != nil:
+		*dev = *r.dev
+		C.free(unsafe.Pointer(r.dev))
+	default:
+		return false
+	}
+	r.plain, r.dev = nil, nil
+	r.closed = true
+	liveStreamImports.Add(-1)
+	return true
 }
 
 // ---------------------------------------------------------------- sources
@@ -317,13 +348,18 @@ type exportedStream struct {
 }
 
 // ExportArrayStream exports r as an ArrowArrayStream (CPU arrays only). The
-// stream owns r: its release (from any thread) closes r.
+// stream owns r: its release (from any thread) closes r. A StreamReader of an
+// ArrowArrayStream that was never read is not wrapped: out receives the
+// producer's own stream.
 func ExportArrayStream(r ArrayReader, out *CArrowArrayStream) error {
 	if out == nil {
 		return errorf(ErrInvalid, "output ArrowArrayStream pointer is NULL")
 	}
 	if r.DeviceType() != device.CPU {
 		return errorf(ErrNotImplemented, "ArrowArrayStream can only carry CPU memory; the stream is on %s", r.DeviceType())
+	}
+	if sr, ok := r.(*StreamReader); ok && sr.handOver(out, nil) {
+		return nil
 	}
 	h := cgo.NewHandle(&exportedStream{reader: r})
 	if C.gda_stream_init(out, C.uintptr_t(h)) != 0 {
@@ -334,10 +370,15 @@ func ExportArrayStream(r ArrayReader, out *CArrowArrayStream) error {
 	return nil
 }
 
-// ExportDeviceArrayStream exports r as an ArrowDeviceArrayStream.
+// ExportDeviceArrayStream exports r as an ArrowDeviceArrayStream; as with
+// ExportArrayStream, an unread StreamReader of an ArrowDeviceArrayStream hands
+// over the producer's own stream.
 func ExportDeviceArrayStream(r ArrayReader, out *CArrowDeviceArrayStream) error {
 	if out == nil {
 		return errorf(ErrInvalid, "output ArrowDeviceArrayStream pointer is NULL")
+	}
+	if sr, ok := r.(*StreamReader); ok && sr.handOver(nil, out) {
+		return nil
 	}
 	h := cgo.NewHandle(&exportedStream{reader: r, device: true})
 	if C.gda_device_stream_init(out, C.uintptr_t(h), C.ArrowDeviceType(r.DeviceType())) != 0 {

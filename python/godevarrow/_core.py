@@ -209,8 +209,8 @@ class Array(_lib.ArrayBase):
         _check_kwargs("__arrow_c_device_array__", kwargs)
         return _lib.export_array(self._h, _requested_handle(requested_schema), True)
 
-    def __arrow_c_array__(self, requested_schema: object = None) -> tuple[object, object]:
-        """Zero-copy export of CPU data; data on another device is copied to the host."""
+    def _c_array_slow(self, requested_schema: object = None) -> tuple[object, object]:
+        # __arrow_c_array__ of data on a device (copied to the host) or with a request
         return _lib.export_array(self._on_host()._h, _requested_handle(requested_schema), False)
 
     def __arrow_c_stream__(self, requested_schema: object = None) -> object:
@@ -472,7 +472,7 @@ class ArrayStream:
     read or exported again.
     """
 
-    __slots__ = ("_h", "_schema", "_device_type", "_is_struct", "__weakref__")
+    __slots__ = ("_h", "_schema", "_device_type", "_is_struct", "_array_class", "__weakref__")
 
     def __init__(self, handle: Any) -> None:
         self._h = handle
@@ -480,6 +480,7 @@ class ArrayStream:
         self._schema = Schema(schema_handle)
         self._device_type = DeviceType(device_type)
         self._is_struct = self._schema.format == "+s" and self._schema.dictionary is None
+        self._array_class: type[Array] = RecordBatch if self._is_struct else Array
 
     @property
     def schema(self) -> Schema:
@@ -494,16 +495,16 @@ class ArrayStream:
 
     def __next__(self) -> Array:
         try:
-            h = _lib.stream_next(self._h)
+            arr = _lib.stream_next(self._h, self._array_class)
         except StreamError as e:
             # a Python producer interrupted by Ctrl-C reports the interrupt as
             # its error: give the user the KeyboardInterrupt they caused
             if "KeyboardInterrupt" in str(e):
                 raise KeyboardInterrupt(str(e)) from e
             raise
-        if h is None:
+        if arr is None:
             raise StopIteration
-        return RecordBatch(h) if self._is_struct else Array(h)
+        return arr
 
     def read_all(self) -> list[Array]:
         """Every remaining array, in order."""

@@ -1,0 +1,157 @@
+"""The fixed-cost fast paths (docs/design.md, "The fixed cost"): the C base
+class of Array, the one-call import, the schema import cache and the hand-over
+of unread streams. Each must behave exactly as the general path does."""
+
+import gc
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from conftest import ArrayOnly, DeviceArrayOnly, StreamOnly, live
+
+import godevarrow as gda
+from godevarrow import _godevarrow as lib
+
+pytestmark = pytest.mark.usefixtures("leak_check")
+
+
+def test_array_base_is_not_made_from_arbitrary_objects():
+    with pytest.raises(gda.GodevarrowTypeError, match="made by godevarrow.array"):
+        gda.Array(42)
+    with pytest.raises(gda.GodevarrowTypeError, match="keyword"):
+        gda.Array(handle=None)
+    with pytest.raises(TypeError):
+        gda.Array()
+
+
+def test_a_second_view_keeps_the_first_alive():
+    arr = gda.array(pa.array([{"a": 1}, {"a": 2}]))
+    batch = gda.RecordBatch(arr._h)
+    del arr
+    gc.collect()
+    assert batch.to_pyarrow().column(0).to_pylist() == [1, 2]
+
+
+def test_device_array_protocol_fast_and_general_calls_agree():
+    arr = gda.array(pa.array([1, None, 3]))
+    for call in (
+        lambda: arr.__arrow_c_device_array__(),
+        lambda: arr.__arrow_c_device_array__(None),
+        lambda: arr.__arrow_c_device_array__(requested_schema=None),
+        lambda: arr.__arrow_c_device_array__(None, future_keyword=None),
+        lambda: arr.__arrow_c_device_array__(pa.int64().__arrow_c_schema__()),
+    ):
+        assert pa.Array._import_from_c_device_capsule(*call()).to_pylist() == [1, None, 3]
+    with pytest.raises(gda.ArrowNotImplementedError, match="future_keyword"):
+        arr.__arrow_c_device_array__(future_keyword=1)
+    with pytest.raises(TypeError):
+        arr.__arrow_c_device_array__(None, None)
+
+
+def test_array_protocol_fast_and_general_calls_agree():
+    arr = gda.array(pa.array(["x", None]))
+    assert pa.Array._import_from_c_capsule(*arr.__arrow_c_array__()).to_pylist() == ["x", None]
+    got = pa.Array._import_from_c_capsule(*arr.__arrow_c_array__(pa.large_string().__arrow_c_schema__()))
+    assert got.type == pa.large_string() and got.to_pylist() == ["x", None]
+    with pytest.raises(TypeError):
+        arr.__arrow_c_array__(None, unexpected=1)
+
+
+@pytest.mark.fakecuda
+def test_array_protocol_copies_device_data_to_the_host():
+    arr = gda.array(pa.array([1, 2, 3])).to_device("cuda:0")
+    assert pa.Array._import_from_c_capsule(*arr.__arrow_c_array__()).to_pylist() == [1, 2, 3]
+
+
+@pytest.mark.parametrize("wrap", [lambda a: a, ArrayOnly, DeviceArrayOnly], ids=["pyarrow", "plain", "device"])
+def test_one_call_import_gives_the_requested_class(wrap):
+    source = pa.array([{"a": 1}])
+    arr = gda.array(wrap(source))
+    batch = gda.record_batch(wrap(source))
+    assert type(arr) is gda.Array and type(batch) is gda.RecordBatch
+    assert batch.to_pyarrow().to_pylist() == [{"a": 1}]
+
+
+def test_one_call_import_reports_what_the_general_path_does():
+    class NotAPair:
+        def __arrow_c_device_array__(self, requested_schema=None):
+            return pa.array([1]).__arrow_c_device_array__()[0]
+
+    with pytest.raises(gda.GodevarrowTypeError, match="must return a .schema capsule, array capsule. tuple"):
+        gda.array(NotAPair())
+
+    class Swapped:
+        def __arrow_c_array__(self, requested_schema=None):
+            s, a = pa.array([1]).__arrow_c_array__()
+            return a, s
+
+    with pytest.raises(gda.ArrowInvalid, match="arrow_schema"):
+        gda.array(Swapped())
+    with pytest.raises(gda.ArrowInvalid, match="struct"):
+        gda.record_batch(pa.array([1]))
+    assert lib.import_from(object(), gda.Array) is NotImplemented
+    with pytest.raises(gda.GodevarrowTypeError, match="subclass of ArrayBase"):
+        lib.import_from(pa.array([1]), object)
+
+
+def test_schema_cache_never_confuses_schemas():
+    # the same structure with different names, flags or metadata: each import
+    # must keep its own
+    fields = [
+        pa.field("a", pa.int64()),
+        pa.field("b", pa.int64()),
+        pa.field("a", pa.int64(), nullable=False),
+        pa.field("a", pa.int64(), metadata={"k": "v"}),
+        pa.field("a", pa.int64(), metadata={"k": "w"}),
+        pa.field("a", pa.int32()),
+    ]
+    for _ in range(2):  # the second round is served from the cache
+        for f in fields:
+            got = gda.schema(f).to_pyarrow()
+            assert got.equals(f, check_metadata=True), (got, f)
+            arr = gda.array(pa.array([1], f.type), requested_schema=None)
+            assert arr.schema.format == gda.schema(f.type).format
+
+
+def test_schema_cache_is_bounded():
+    for i in range(600):  # more distinct schemas than the cache holds
+        assert gda.schema(pa.field(f"f{i}", pa.int8())).name == f"f{i}"
+
+
+def test_unread_stream_is_handed_over():
+    batches = [pa.record_batch({"x": [i, i + 1]}) for i in range(3)]
+    reader = pa.RecordBatchReader.from_batches(batches[0].schema, batches)
+    before = live("exported_streams")
+    stream = gda.stream(reader)
+    capsule = stream.__arrow_c_stream__()
+    # the producer's own stream: nothing of godevarrow stands in between
+    assert live("exported_streams") == before
+    got = pa.RecordBatchReader._import_from_c_capsule(capsule).read_all()
+    assert got.to_batches() == batches
+
+
+def test_read_stream_is_wrapped():
+    batches = [pa.record_batch({"x": [i]}) for i in range(3)]
+    stream = gda.stream(StreamOnly(pa.RecordBatchReader.from_batches(batches[0].schema, batches)))
+    first = next(stream)
+    assert first.to_pyarrow() == batches[0]
+    rest = pa.RecordBatchReader.from_stream(stream).read_all()
+    assert rest.to_batches() == batches[1:]
+
+
+def test_handed_over_stream_reports_producer_errors():
+    def failing():
+        yield pa.record_batch({"x": [1]})
+        raise ValueError("boom from the producer")
+
+    reader = pa.RecordBatchReader.from_batches(pa.schema({"x": pa.int64()}), failing())
+    out = pa.RecordBatchReader.from_stream(gda.stream(reader))
+    assert out.read_next_batch().to_pylist() == [{"x": 1}]
+    with pytest.raises(Exception, match="boom from the producer"):
+        out.read_next_batch()
+
+
+def test_large_round_trip_is_zero_copy():
+    source = pa.array(np.arange(1 << 20, dtype=np.int64))
+    back = pa.array(gda.array(source))
+    assert back.buffers()[1].address == source.buffers()[1].address
