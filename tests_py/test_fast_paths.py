@@ -4,12 +4,11 @@ of unread streams. Each must behave exactly as the general path does."""
 
 import gc
 
+import godevarrow as gda
 import numpy as np
 import pyarrow as pa
 import pytest
 from conftest import ArrayOnly, DeviceArrayOnly, StreamOnly, live
-
-import godevarrow as gda
 from godevarrow import _godevarrow as lib
 
 pytestmark = pytest.mark.usefixtures("leak_check")
