@@ -121,7 +121,7 @@ info: build
 	$(DEMO_ENV) $(PY) -m godevarrow info
 
 bench: build
-	$(DEMO_ENV) $(PY) benchmarks/bench.py
+	$(DEMO_ENV) $(PY) benchmarks/bench.py --out docs/benchmarks.md
 
 lint: venv
 	@test -z "$$(gofmt -l gosrc capsule tests_go examples)" || (gofmt -l gosrc capsule tests_go examples; echo "gofmt: files above need formatting"; exit 1)

@@ -25,14 +25,38 @@ import pyarrow as pa
 Impl = Callable[[Any], Any]
 
 
+def _two_hops(kind: Any) -> Impl:
+    # pyarrow as X: pyarrow exports, imports (X), exports again and imports back
+    def trip(obj: Any) -> Any:
+        once = kind._import_from_c_device_capsule(*obj.__arrow_c_device_array__())
+        return kind._import_from_c_device_capsule(*once.__arrow_c_device_array__())
+
+    return trip
+
+
 def _peers() -> dict[str, dict[str, Optional[Impl]]]:
-    """For each implementation: how it imports an array, a batch and a stream
-    from pyarrow and how pyarrow takes each back (a round trip)."""
+    """For each implementation X, the jobs of the table:
+
+    - ``array``/``batch``: a round trip pyarrow -> X -> pyarrow (X imports
+      what pyarrow exports, then pyarrow imports what X exports);
+    - ``hold``: X's own object for a pyarrow one, ``export``: X exports it
+      (the capsules are dropped unconsumed, which releases them);
+    - ``import``: X imports from pyarrow (pyarrow's export included);
+    - ``stream``/``polars``: pyarrow or polars reads a stream pyarrow -> X.
+
+    Each uses the protocol the consumer would pick: the device protocols when
+    X offers them, else the plain ones."""
+    import polars as pl
+
     impls: dict[str, dict[str, Optional[Impl]]] = {
         "pyarrow": {
-            "array": lambda a: pa.Array._import_from_c_device_capsule(*a.__arrow_c_device_array__()),
-            "batch": lambda b: pa.RecordBatch._import_from_c_device_capsule(*b.__arrow_c_device_array__()),
+            "array": _two_hops(pa.Array),
+            "batch": _two_hops(pa.RecordBatch),
             "stream": lambda r: pa.RecordBatchReader._import_from_c_capsule(r.__arrow_c_stream__()),
+            "polars": lambda r: pl.DataFrame(r),
+            "hold": lambda a: a,
+            "export": lambda a: a.__arrow_c_device_array__(),
+            "import": lambda a: type(a)._import_from_c_device_capsule(*a.__arrow_c_device_array__()),
         }
     }
     try:
@@ -42,6 +66,10 @@ def _peers() -> dict[str, dict[str, Optional[Impl]]]:
             "array": lambda a: pa.array(gda.array(a)),
             "batch": lambda b: pa.record_batch(gda.record_batch(b)),
             "stream": lambda r: pa.RecordBatchReader.from_stream(gda.stream(r)),
+            "polars": lambda r: pl.DataFrame(gda.stream(r)),
+            "hold": gda.array,
+            "export": lambda g: g.__arrow_c_device_array__(),
+            "import": gda.array,
         }
     except ImportError as exc:
         print(f"godevarrow: not importable ({exc})", file=sys.stderr)
@@ -52,6 +80,10 @@ def _peers() -> dict[str, dict[str, Optional[Impl]]]:
             "array": lambda a: pa.array(na.c_array(a)),
             "batch": lambda b: pa.record_batch(na.c_array(b)),
             "stream": lambda r: pa.RecordBatchReader.from_stream(na.c_array_stream(r)),
+            "polars": lambda r: pl.DataFrame(na.c_array_stream(r)),
+            "hold": na.c_array,
+            "export": lambda n: n.__arrow_c_array__(),
+            "import": na.c_array,
         }
     except ImportError:
         pass
@@ -62,6 +94,10 @@ def _peers() -> dict[str, dict[str, Optional[Impl]]]:
             "array": lambda a: pa.array(a3.Array.from_arrow(a)),
             "batch": lambda b: pa.record_batch(a3.RecordBatch.from_arrow(b)),
             "stream": lambda r: pa.RecordBatchReader.from_stream(a3.RecordBatchReader.from_arrow(r)),
+            "polars": lambda r: pl.DataFrame(a3.RecordBatchReader.from_arrow(r)),
+            "hold": lambda a: (a3.RecordBatch if isinstance(a, pa.RecordBatch) else a3.Array).from_arrow(a),
+            "export": lambda x: x.__arrow_c_array__(),
+            "import": lambda a: (a3.RecordBatch if isinstance(a, pa.RecordBatch) else a3.Array).from_arrow(a),
         }
     except ImportError:
         pass
@@ -106,15 +142,20 @@ def rows(args: argparse.Namespace) -> list[tuple[str, str, Callable[[], Any]]]:
     wide = pa.record_batch({f"c{i}": pa.array(np.arange(10, dtype=np.int64)) for i in range(1000)})
     batch = pa.record_batch({"x": pa.array(np.arange(10, dtype=np.int64))})
     n_batches = args.batches
+
+    def source() -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(batch.schema, [batch] * n_batches)
+
     return [
         ("round trip, 1 int64 column, 10^3 rows", "array", lambda: small),
         (f"round trip, 1 int64 column, {args.rows_large:.0e} rows", "array", lambda: large),
         ("round trip, 1,000-column batch", "batch", lambda: wide),
-        (
-            f"stream of {n_batches:,} small batches, read by pyarrow (per stream)",
-            "stream",
-            lambda: pa.RecordBatchReader.from_batches(batch.schema, [batch] * n_batches),
-        ),
+        ("export only, 1 int64 column", "export", lambda: small),
+        ("export only, 1,000-column batch", "export", lambda: wide),
+        ("import only (pyarrow's export included), 1 int64 column", "import", lambda: small),
+        ("import only (pyarrow's export included), 1,000-column batch", "import", lambda: wide),
+        (f"stream of {n_batches:,} small batches, read by pyarrow (per stream)", "stream", source),
+        (f"stream of {n_batches:,} small batches, read by polars (per stream)", "polars", source),
     ]
 
 
@@ -124,7 +165,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--repeat", type=int, default=None, help="samples per cell (median reported)")
     parser.add_argument("--rows-large", type=int, default=None, help="rows of the large array (default 10^8)")
     parser.add_argument("--out", help="also write a Markdown report here")
+    parser.add_argument("--memory-worker", metavar="IMPL", help=argparse.SUPPRESS)
+    parser.add_argument("--memory-bytes", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--memory-trips", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.memory_worker:
+        return memory_worker(args.memory_worker, args.memory_bytes, args.memory_trips)
     args.repeat = args.repeat or (3 if args.quick else 7)
     args.rows_large = args.rows_large or (10**6 if args.quick else 10**8)
     args.batches = 1_000 if args.quick else 100_000
@@ -140,12 +186,17 @@ def main(argv: Optional[list[str]] = None) -> int:
             if fn is None:
                 cells[name] = None
                 continue
-            if kind == "stream":
+            if kind in ("stream", "polars"):
                 # a stream can be read once: build a fresh one per call
-                def call(fn: Impl = fn, make: Callable[[], Any] = make) -> None:
-                    fn(make()).read_all()
+                def call(fn: Impl = fn, make: Callable[[], Any] = make, kind: str = kind) -> None:
+                    out = fn(make())
+                    if kind == "stream":
+                        out.read_all()
 
                 cells[name] = median_time(call, max(args.repeat // 2, 1), min_seconds=0)
+            elif kind == "export":
+                held = impls[name]["hold"](make())  # type: ignore[misc]
+                cells[name] = median_time(lambda fn=fn, held=held: fn(held), args.repeat)
             else:
                 data = make()
                 cells[name] = median_time(lambda fn=fn, data=data: fn(data), args.repeat)
@@ -158,6 +209,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     header = ["job"] + names + ["godevarrow / fastest peer"]
     machine = machine_description(impls)
     text = render(header, table, machine, argv)
+    text += memory_section(args, names)
     text += stream_section(args)
     text += device_section(args)
     print()
@@ -344,6 +396,100 @@ def chart(raw: list[tuple[str, dict[str, Optional[float]]]], names: list[str], p
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+# ------------------------------------------------------------------ memory
+
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def memory_worker(name: str, data_bytes: int, trips: int) -> int:
+    """In a process of its own: the peak RSS growth of a round trip of a
+    batch of data_bytes, and the RSS growth over `trips` round trips of a
+    small array after a warm-up. Prints one JSON line."""
+    import gc
+    import json
+
+    impl = _peers()[name]
+    n_cols = 8
+    rows = data_bytes // 8 // n_cols
+    big = pa.record_batch({f"c{i}": pa.array(np.arange(rows, dtype=np.int64)) for i in range(n_cols)})
+    impl["batch"](pa.record_batch({"c": pa.array(np.arange(10, dtype=np.int64))}))  # type: ignore[misc]
+    gc.collect()
+    base = _status_kib("VmRSS")
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # resets the peak (VmHWM) to the current RSS
+    except OSError:
+        pass
+    back = impl["batch"](big)  # type: ignore[misc]
+    assert back.num_rows == rows and back.column(n_cols - 1)[rows - 1].as_py() == rows - 1
+    peak = max(_status_kib("VmHWM"), _status_kib("VmRSS"))
+    del back
+    small = pa.array(np.arange(1_000, dtype=np.int64))
+    trip = impl["array"]
+    for _ in range(trips):  # the Go heap and the allocators reach their steady state
+        trip(small)  # type: ignore[misc]
+    gc.collect()
+    before = _status_kib("VmRSS")
+    for _ in range(trips):
+        trip(small)  # type: ignore[misc]
+    gc.collect()
+    after = _status_kib("VmRSS")
+    print(json.dumps({"exchange_kib": peak - base, "data_kib": data_bytes // 1024, "leak_kib": after - before}))
+    return 0
+
+
+def memory_section(args: argparse.Namespace, names: list[str]) -> str:
+    """RSS rows, each implementation in a fresh process: zero-copy exchange
+    means no growth with the data, and repeated round trips must not grow."""
+    import json
+    import subprocess
+
+    data_bytes = (64 << 20) if args.quick else (1 << 30)
+    trips = 10_000 if args.quick else 100_000
+    results: dict[str, Optional[dict[str, int]]] = {}
+    for name in names:
+        cmd = [sys.executable, os.path.abspath(__file__), "--memory-worker", name]
+        cmd += ["--memory-bytes", str(data_bytes), "--memory-trips", str(trips)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"memory worker {name} failed: {proc.stderr.strip()[-500:]}", file=sys.stderr)
+            results[name] = None
+            continue
+        results[name] = json.loads(proc.stdout.strip().splitlines()[-1])
+
+    def cell(name: str, key: str) -> str:
+        r = results.get(name)
+        if r is None:
+            return "n/a"
+        if key == "exchange_kib":
+            return f"{r[key] / 1024:.1f} MiB ({100 * r[key] / r['data_kib']:.2f}% of the data)"
+        return f"{r[key]:,} KiB"
+
+    size = f"{data_bytes >> 20} MiB" if data_bytes < 1 << 30 else f"{data_bytes >> 30} GiB"
+    table = [
+        [f"peak RSS growth, round trip of a {size} batch"] + [cell(n, "exchange_kib") for n in names] + ["< 1%"],
+        [f"RSS growth over {trips:,} round trips (after warm-up)"] + [cell(n, "leak_kib") for n in names] + ["~0"],
+    ]
+    for row in table:
+        print(" | ".join(row), flush=True)
+    header = ["memory"] + names + ["target"]
+    lines = [
+        "",
+        "## Memory (each implementation in a fresh process; RSS from /proc/self/status)",
+        "",
+        "| " + " | ".join(header) + " |",
+        "| " + " | ".join("---" for _ in header) + " |",
+    ]
+    lines += ["| " + " | ".join(r) + " |" for r in table]
+    return "\n".join(lines) + "\n"
 
 
 # ----------------------------------------------------------------- streams

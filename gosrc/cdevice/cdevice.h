@@ -70,5 +70,9 @@ const void* gda_zero_block(void);
 #define GDA_ZERO_BLOCK_SIZE 64
 
 // ---- exported streams ----
+// Moves the CPU device stream *dev into out as a plain ArrowArrayStream that
+// forwards to it in C (no Go call per array); arrays on another device or with
+// a sync event fail get_next with EINVAL. Returns 0, or ENOMEM (dev untouched).
+int gda_plain_stream_over_device_stream(struct ArrowDeviceArrayStream* dev, struct ArrowArrayStream* out);
 int gda_stream_init(struct ArrowArrayStream* s, uintptr_t handle);
 int gda_device_stream_init(struct ArrowDeviceArrayStream* s, uintptr_t handle, ArrowDeviceType device_type);

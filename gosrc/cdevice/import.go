@@ -130,7 +130,7 @@ func importCell(cell *C.struct_ArrowDeviceArray, schema *Schema) (*Array, error)
 			im.cudaDevice = int(dev.ID)
 		}
 	}
-	data, err := im.node(&cell.array, schema, 0, "")
+	data, err := im.node(&cell.array, schema, 0, nil)
 	if err == nil && im.err != nil {
 		data.Release()
 		err = im.err
@@ -179,12 +179,29 @@ func checkedMul(a, b int64) (int64, bool) {
 	return a * b, true
 }
 
-func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path string) (arrow.ArrayData, error) {
+// nodePath locates a node in an array tree for error messages; it is
+// turned into text only when there is an error (imports are hot).
+type nodePath struct {
+	parent *nodePath
+	child  int // the child index, or -1 for the dictionary
+}
+
+func (p *nodePath) String() string {
+	if p == nil {
+		return ""
+	}
+	if p.child < 0 {
+		return p.parent.String() + ".dictionary"
+	}
+	return p.parent.String() + ".children[" + strconv.Itoa(p.child) + "]"
+}
+
+func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nodePath) (arrow.ArrayData, error) {
 	if depth > maxNesting {
 		return nil, errorf(ErrInvalid, "array nested deeper than %d levels (cyclic?)", maxNesting)
 	}
 	bad := func(format string, args ...any) (arrow.ArrayData, error) {
-		where := "ArrowArray" + path // built only on error: imports are hot
+		where := "ArrowArray" + path.String()
 		if s.Name != "" {
 			where = fmt.Sprintf("%s (field %q)", where, s.Name)
 		}
@@ -244,8 +261,12 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path stri
 		return bad("array has a dictionary but its field is not dictionary-encoded")
 	}
 
-	var buffers []*memory.Buffer
+	// sized once: Arrow Go's array data keeps these slices
+	buffers := make([]*memory.Buffer, 0, nBuf+1)
 	var children []arrow.ArrayData
+	if nChildren > 0 {
+		children = make([]arrow.ArrayData, 0, nChildren)
+	}
 	release := func() {
 		for _, b := range buffers {
 			if b != nil {
@@ -442,7 +463,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path stri
 			if k == nil {
 				return failf("children[%d] is NULL", i)
 			}
-			d, err := im.node(k, s.Children[i], depth+1, path+".children["+strconv.Itoa(i)+"]")
+			d, err := im.node(k, s.Children[i], depth+1, &nodePath{path, i})
 			if err != nil {
 				return fail(err)
 			}
@@ -455,7 +476,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path stri
 	}
 	var out arrow.ArrayData
 	if s.Dictionary != nil {
-		dict, err := im.node(c.dictionary, s.Dictionary, depth+1, path+".dictionary")
+		dict, err := im.node(c.dictionary, s.Dictionary, depth+1, &nodePath{path, -1})
 		if err != nil {
 			return fail(err)
 		}

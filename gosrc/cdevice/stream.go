@@ -220,9 +220,10 @@ func (r *StreamReader) Close() error {
 	return nil
 }
 
-// handOver moves the producer's own C stream into out (one of plain and dev,
-// matching the kind imported) if the reader is pristine: not read, not
-// closed. The reader is then closed without releasing anything: the
+// handOver moves the producer's own C stream into out (one of plain and dev)
+// if the reader is pristine: not read, not closed. A CPU device stream asked
+// for as a plain one is handed over behind a C adapter that checks each
+// array's device. The reader is then closed without releasing anything: the
 // consumer of out owns the producer's stream. Exporting an imported stream
 // unchanged this way costs nothing per array (the consumer talks to the
 // producer directly) and is exactly equivalent, since the reader would pass
@@ -239,6 +240,12 @@ func (r *StreamReader) handOver(plain *C.struct_ArrowArrayStream, dev *C.struct_
 		C.free(unsafe.Pointer(r.plain))
 	case dev != nil && r.dev != nil:
 		*dev = *r.dev
+		C.free(unsafe.Pointer(r.dev))
+	case plain != nil && r.dev != nil && r.devType == device.CPU:
+		// a CPU device stream consumed as a plain stream: a C adapter
+		if C.gda_plain_stream_over_device_stream(r.dev, plain) != 0 {
+			return false
+		}
 		C.free(unsafe.Pointer(r.dev))
 	default:
 		return false
