@@ -250,6 +250,13 @@ def render(header: list[str], table: list[list[str]], machine: str, argv: Option
         f"Run {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {machine}.",
         f"Command: `python benchmarks/bench.py {' '.join(argv or sys.argv[1:])}`. Medians; lower is better.",
         "",
+        "Every column does the same job. A round trip is pyarrow -> X -> pyarrow: pyarrow exports, X imports,",
+        "X exports, pyarrow imports (two exchanges; for X = pyarrow both are pyarrow's own). Each consumer uses",
+        "the protocol it prefers: the device protocols where X offers them (godevarrow, pyarrow), the plain ones",
+        "otherwise. Export-only drops the capsules unconsumed (which releases them); import-only includes",
+        "pyarrow's export. Why godevarrow costs what it costs, and what was done about it: `docs/design.md`,",
+        '"The fixed cost of an exchange".',
+        "",
         "| " + " | ".join(header) + " |",
         "| " + " | ".join("---" for _ in header) + " |",
     ]
