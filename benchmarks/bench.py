@@ -90,14 +90,17 @@ def _peers() -> dict[str, dict[str, Optional[Impl]]]:
     try:
         import arro3.core as a3
 
+        def _arro3_import(a: Any) -> Any:
+            return (a3.RecordBatch if isinstance(a, pa.RecordBatch) else a3.Array).from_arrow(a)
+
         impls["arro3"] = {
             "array": lambda a: pa.array(a3.Array.from_arrow(a)),
             "batch": lambda b: pa.record_batch(a3.RecordBatch.from_arrow(b)),
             "stream": lambda r: pa.RecordBatchReader.from_stream(a3.RecordBatchReader.from_arrow(r)),
             "polars": lambda r: pl.DataFrame(a3.RecordBatchReader.from_arrow(r)),
-            "hold": lambda a: (a3.RecordBatch if isinstance(a, pa.RecordBatch) else a3.Array).from_arrow(a),
+            "hold": _arro3_import,
             "export": lambda x: x.__arrow_c_array__(),
-            "import": lambda a: (a3.RecordBatch if isinstance(a, pa.RecordBatch) else a3.Array).from_arrow(a),
+            "import": _arro3_import,
         }
     except ImportError:
         pass
@@ -243,6 +246,11 @@ def machine_description(impls: dict[str, Any]) -> str:
     return f"{cpu}, {os.cpu_count()} cores; " + ", ".join(versions)
 
 
+def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
 def render(header: list[str], table: list[list[str]], machine: str, argv: Optional[list[str]]) -> str:
     lines = [
         "# godevarrow benchmarks",
@@ -257,10 +265,8 @@ def render(header: list[str], table: list[list[str]], machine: str, argv: Option
         "pyarrow's export. Why godevarrow costs what it costs, and what was done about it: `docs/design.md`,",
         '"The fixed cost of an exchange".',
         "",
-        "| " + " | ".join(header) + " |",
-        "| " + " | ".join("---" for _ in header) + " |",
     ]
-    lines += ["| " + " | ".join(row) + " |" for row in table]
+    lines += markdown_table(header, table)
     return "\n".join(lines) + "\n"
 
 
@@ -366,10 +372,8 @@ def device_section(args: argparse.Namespace) -> str:
         "",
         f"## Devices ({count} CUDA device(s) via `{os.path.basename(library)}`)",
         "",
-        "| " + " | ".join(header) + " |",
-        "| " + " | ".join("---" for _ in header) + " |",
     ]
-    lines += ["| " + " | ".join(r) + " |" for r in rows_out]
+    lines += markdown_table(header, rows_out)
     return "\n".join(lines) + "\n"
 
 
@@ -492,10 +496,8 @@ def memory_section(args: argparse.Namespace, names: list[str]) -> str:
         "",
         "## Memory (each implementation in a fresh process; RSS from /proc/self/status)",
         "",
-        "| " + " | ".join(header) + " |",
-        "| " + " | ".join("---" for _ in header) + " |",
     ]
-    lines += ["| " + " | ".join(r) + " |" for r in table]
+    lines += markdown_table(header, table)
     return "\n".join(lines) + "\n"
 
 
@@ -554,8 +556,8 @@ def stream_section(args: argparse.Namespace) -> str:
         per_s = n / statistics.median(times)
         rows_out.append([label, f"{per_s:,.0f} batches/s"])
         print(" | ".join(rows_out[-1]), flush=True)
-    lines = ["", f"## Reading a stream of {n:,} small batches", "", "| reader | throughput |", "| --- | --- |"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows_out]
+    lines = ["", f"## Reading a stream of {n:,} small batches", ""]
+    lines += markdown_table(["reader", "throughput"], rows_out)
     return "\n".join(lines) + "\n"
 
 

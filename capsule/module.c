@@ -839,32 +839,27 @@ static PyObject* m_debug_panic(PyObject* self, PyObject* const* args, Py_ssize_t
 // with no Python frames around it (docs/design.md, "The fixed cost").
 
 static PyObject* ArrayBase_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
-  PyObject* cap;
+  PyObject* owner;
   if (kwds && PyDict_GET_SIZE(kwds)) {
     PyErr_Format(GodevarrowTypeError, "%.200s() takes no keyword arguments", type->tp_name);
     return NULL;
   }
-  if (!PyArg_UnpackTuple(args, type->tp_name, 1, 1, &cap)) return NULL;
+  if (!PyArg_UnpackTuple(args, type->tp_name, 1, 1, &owner)) return NULL;
   uintptr_t h;
-  if (PyObject_TypeCheck(cap, &ArrayBase_Type)) {
-    // another view of the same Go array (an Array as a RecordBatch): keep that object alive
-    ArrayBaseObject* self = (ArrayBaseObject*)type->tp_alloc(type, 0);
-    if (!self) return NULL;
-    self->h = ((ArrayBaseObject*)cap)->h;
-    self->owner = Py_NewRef(cap);
-    return (PyObject*)self;
-  }
-  if (!PyCapsule_IsValid(cap, HANDLE_NAME)) {
+  if (PyObject_TypeCheck(owner, &ArrayBase_Type)) {
+    h = ((ArrayBaseObject*)owner)->h;  // another view of the same Go array (an Array as a RecordBatch)
+  } else if (PyCapsule_IsValid(owner, HANDLE_NAME)) {
+    h = (uintptr_t)PyCapsule_GetPointer(owner, HANDLE_NAME);
+  } else {
     PyErr_Format(GodevarrowTypeError,
                  "%.200s objects are made by godevarrow.array() and friends, not from an object of type %.200s",
-                 type->tp_name, Py_TYPE(cap)->tp_name);
+                 type->tp_name, Py_TYPE(owner)->tp_name);
     return NULL;
   }
-  h = (uintptr_t)PyCapsule_GetPointer(cap, HANDLE_NAME);
   ArrayBaseObject* self = (ArrayBaseObject*)type->tp_alloc(type, 0);
   if (!self) return NULL;
   self->h = h;
-  self->owner = Py_NewRef(cap);
+  self->owner = Py_NewRef(owner);  // it releases h, so it lives as long as we do
   return (PyObject*)self;
 }
 
@@ -900,6 +895,17 @@ static PyObject* ArrayBase_get_info(ArrayBaseObject* self, PyObject* unused) {
   return Py_NewRef(self->info);
 }
 
+// Calls the Python method `name` of self with a vectorcall's arguments: the
+// general path behind a protocol method's C fast path.
+static PyObject* call_general_path(PyObject* self, const char* name, PyObject* const* args, Py_ssize_t nargs,
+                                   PyObject* kwnames) {
+  PyObject* method = PyObject_GetAttrString(self, name);
+  if (!method) return NULL;
+  PyObject* result = PyObject_Vectorcall(method, args, (size_t)nargs, kwnames);
+  Py_DECREF(method);
+  return result;
+}
+
 // __arrow_c_device_array__(requested_schema=None, **kwargs). The common call
 // (no requested schema, no keywords) is answered here; the rest goes to the
 // Python method _c_device_array_requested, which handles requests and
@@ -910,11 +916,7 @@ static PyObject* ArrayBase_device_array(ArrayBaseObject* self, PyObject* const* 
   Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   for (Py_ssize_t i = 0; plain && i < nkw; i++) plain = args[nargs + i] == Py_None;
   if (plain) return export_array_pair(self->h, 0, 1);
-  PyObject* slow = PyObject_GetAttrString((PyObject*)self, "_c_device_array_requested");
-  if (!slow) return NULL;
-  PyObject* result = PyObject_Vectorcall(slow, args, (size_t)nargs, kwnames);
-  Py_DECREF(slow);
-  return result;
+  return call_general_path((PyObject*)self, "_c_device_array_requested", args, nargs, kwnames);
 }
 
 // __arrow_c_array__(requested_schema=None): CPU data is exported here; data
@@ -928,11 +930,7 @@ static PyObject* ArrayBase_array(ArrayBaseObject* self, PyObject* const* args, P
     if (pair || !PyErr_ExceptionMatches(ArrowNotImplementedError)) return pair;
     PyErr_Clear();
   }
-  PyObject* slow = PyObject_GetAttrString((PyObject*)self, "_c_array_slow");
-  if (!slow) return NULL;
-  PyObject* result = PyObject_Vectorcall(slow, args, (size_t)nargs, kwnames);
-  Py_DECREF(slow);
-  return result;
+  return call_general_path((PyObject*)self, "_c_array_slow", args, nargs, kwnames);
 }
 
 static PyObject* ArrayBase_schema_capsule(ArrayBaseObject* self, PyObject* unused) {

@@ -75,17 +75,28 @@ void gda_schema_free_template(struct ArrowSchema* s) {
   free(s);
 }
 
-static int64_t metadata_size(const char* m) {
+// --------------------------------------------------------- metadata blobs
+// Limits as in the Go import (schema.go): beyond them the import cache does
+// not hash a tree, and the full import reports the problem.
+#define CACHE_MAX_DEPTH 256
+#define CACHE_MAX_CHILDREN (1 << 20)
+#define CACHE_MAX_METADATA_ENTRIES (1 << 20)
+#define CACHE_MAX_METADATA_LENGTH (1 << 28)
+
+// The size of a metadata blob within the limits, -1 beyond them; 0 for NULL
+// and for a blob of no entries (which imports as no metadata).
+static int64_t bounded_metadata_size(const char* m) {
   if (!m) return 0;
   int32_t n;
   memcpy(&n, m, 4);
+  if (n < 0 || n > CACHE_MAX_METADATA_ENTRIES) return -1;
+  if (n == 0) return 0;
   int64_t size = 4;
-  for (int32_t i = 0; i < n; i++) {
+  for (int32_t i = 0; i < 2 * n; i++) {
     int32_t len;
     memcpy(&len, m + size, 4);
-    size += 4 + len;
-    memcpy(&len, m + size, 4);
-    size += 4 + len;
+    if (len < 0 || len > CACHE_MAX_METADATA_LENGTH) return -1;
+    size += 4 + (int64_t)len;
   }
   return size;
 }
@@ -115,7 +126,8 @@ static int schema_copy(const struct ArrowSchema* src, struct ArrowSchema* dst) {
   dst->flags = src->flags;
   if (src->format && !(dst->format = dup_bytes(src->format, strlen(src->format) + 1))) goto fail;
   if (src->name && !(dst->name = dup_bytes(src->name, strlen(src->name) + 1))) goto fail;
-  if (src->metadata && !(dst->metadata = dup_bytes(src->metadata, (size_t)metadata_size(src->metadata))))
+  // a template's metadata is within the limits and never an empty blob (Go encodes no entries as NULL)
+  if (src->metadata && !(dst->metadata = dup_bytes(src->metadata, (size_t)bounded_metadata_size(src->metadata))))
     goto fail;
   for (int64_t i = 0; i < src->n_children; i++) {
     if (schema_copy(src->children[i], dst->children[i]) != 0) goto fail;
@@ -131,35 +143,11 @@ fail:
 }
 
 // ------------------------------------------------------ the import cache
-// Limits as in the Go import (schema.go): beyond them a tree is not hashed,
-// and the full import reports the problem.
-#define CACHE_MAX_DEPTH 256
-#define CACHE_MAX_CHILDREN (1 << 20)
-#define CACHE_MAX_METADATA_ENTRIES (1 << 20)
-#define CACHE_MAX_METADATA_LENGTH (1 << 28)
 
 static uint64_t fnv(uint64_t h, const void* p, size_t n) {
   const unsigned char* b = p;
   for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
   return h;
-}
-
-// The size of a metadata blob within the limits, -1 beyond them; 0 for NULL
-// and for a blob of no entries (which imports as no metadata).
-static int64_t bounded_metadata_size(const char* m) {
-  if (!m) return 0;
-  int32_t n;
-  memcpy(&n, m, 4);
-  if (n < 0 || n > CACHE_MAX_METADATA_ENTRIES) return -1;
-  if (n == 0) return 0;
-  int64_t size = 4;
-  for (int32_t i = 0; i < 2 * n; i++) {
-    int32_t len;
-    memcpy(&len, m + size, 4);
-    if (len < 0 || len > CACHE_MAX_METADATA_LENGTH) return -1;
-    size += 4 + (int64_t)len;
-  }
-  return size;
 }
 
 static uint64_t schema_hash(const struct ArrowSchema* s, int depth, uint64_t h) {

@@ -58,10 +58,11 @@ func (t *Table) Put(v any) Handle {
 
 // index returns the slot of h if h is live; the caller holds mu.
 func (t *Table) index(h Handle) (uint32, bool) {
-	i := uint32(uint64(h)&(1<<32-1)) - 1
-	if uint64(h)&(1<<32-1) == 0 || int(i) >= len(t.slots) {
+	slotNumber := uint64(h) & (1<<32 - 1) // index+1; 0 is never a handle
+	if slotNumber == 0 || slotNumber > uint64(len(t.slots)) {
 		return 0, false
 	}
+	i := uint32(slotNumber - 1)
 	s := &t.slots[i]
 	return i, s.used && s.gen == uint32(uint64(h)>>32)
 }

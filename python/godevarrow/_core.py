@@ -436,23 +436,25 @@ def _import_array(obj: object, requested_schema: object) -> Array:
     return arr
 
 
-def array(obj: object, *, requested_schema: object = None) -> Array:
-    """An Array from anything that speaks a protocol (see the API docs)."""
+def _import_as(obj: object, requested_schema: object, cls: type[Array]) -> Array:
+    """_import_array, with the common case (an Arrow array protocol, no
+    requested schema) made in one C call that creates a cls directly."""
     if requested_schema is None and not isinstance(obj, Array):
-        # the common case in one C call: obj's Arrow protocol and the import
-        imported = _lib.import_from(obj, Array)
+        imported = _lib.import_from(obj, cls)
         if imported is not NotImplemented:
             return imported
-    arr = _import_array(obj, requested_schema)
+    return _import_array(obj, requested_schema)
+
+
+def array(obj: object, *, requested_schema: object = None) -> Array:
+    """An Array from anything that speaks a protocol (see the API docs)."""
+    arr = _import_as(obj, requested_schema, Array)
     return arr if type(arr) is Array else Array(arr._h)
 
 
 def record_batch(obj: object, *, requested_schema: object = None) -> RecordBatch:
     """A RecordBatch: like :func:`array`, but the type must be a struct."""
-    imported = None
-    if requested_schema is None and not isinstance(obj, Array):
-        imported = _lib.import_from(obj, RecordBatch)
-    arr = _import_array(obj, requested_schema) if imported is None or imported is NotImplemented else imported
+    arr = _import_as(obj, requested_schema, RecordBatch)
     if not arr._get_info()[6]:
         raise ArrowInvalid(
             f"a record batch must have a struct type, but the object exported {arr.schema} "
