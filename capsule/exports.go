@@ -160,6 +160,30 @@ func gdaImportArray(schemaPtr, arrayPtr unsafe.Pointer, isDevice C.int, out *C.u
 	})
 }
 
+// gdaImportHeld builds the Go array of a held import (the C fast path of
+// import_from) when Go code first needs it.
+//
+//export gdaImportHeld
+func gdaImportHeld(held unsafe.Pointer, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		a, err := cdevice.ImportHeld(held)
+		if err == nil {
+			newHandle(a, out)
+		}
+		return err
+	})
+}
+
+// gdaCacheSchema imports a schema into the import cache without consuming it.
+//
+//export gdaCacheSchema
+func gdaCacheSchema(schemaPtr unsafe.Pointer, e *C.gda_error) C.int {
+	return call(e, func() error {
+		_, err := cdevice.CopySchema(cdevice.SchemaAt(schemaPtr))
+		return err
+	})
+}
+
 //export gdaImportStream
 func gdaImportStream(p unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "module.h"
+#include "cdevice.h"
 #include "_cgo_export.h"
 
 #define HANDLE_NAME "godevarrow.handle"
@@ -78,18 +79,31 @@ static PyObject* wrap_handle(uintptr_t h) {
 
 static PyTypeObject ArrayBase_Type;
 typedef struct {
-  PyObject_HEAD uintptr_t h;  // the Go handle of a cdevice.Array
+  PyObject_HEAD uintptr_t h;  // the Go handle of a cdevice.Array; 0 until needed when held is set
   PyObject* owner;            // what releases h: the handle capsule or ArrayBase it came from; NULL: we do
   PyObject* info;             // array_info(), computed once
+  gda_held* held;             // a held import (the C fast path, docs/design.md), or NULL
 } ArrayBaseObject;
+
+// The Go handle of an ArrayBase, built from its held import on first need.
+static int array_base_handle(ArrayBaseObject* a, uintptr_t* h) {
+  if (!a->h && a->held) {
+    gda_error e = {0};
+    uintptr_t built = 0;
+    if (gdaImportHeld(a->held, &built, &e)) {
+      raise_error(&e);
+      return -1;
+    }
+    a->h = built;
+  }
+  *h = a->h;
+  return 0;
+}
 
 static PyObject* array_base_from_handle(PyTypeObject* type, uintptr_t h);
 
 static int get_handle(PyObject* o, uintptr_t* h) {
-  if (PyObject_TypeCheck(o, &ArrayBase_Type)) {
-    *h = ((ArrayBaseObject*)o)->h;
-    return 0;
-  }
+  if (PyObject_TypeCheck(o, &ArrayBase_Type)) return array_base_handle((ArrayBaseObject*)o, h);
   if (!PyCapsule_IsValid(o, HANDLE_NAME)) {
     PyErr_SetString(GodevarrowTypeError, "expected a godevarrow handle");
     return -1;
@@ -240,6 +254,16 @@ static PyObject* m_import_stream(PyObject* self, PyObject* const* args, Py_ssize
   return wrap_handle(h);
 }
 
+// A capsule owning the filled, malloc'd schema s.
+static PyObject* schema_capsule(struct ArrowSchema* s) {
+  PyObject* cap = PyCapsule_New(s, "arrow_schema", schema_capsule_destructor);
+  if (!cap) {
+    s->release(s);
+    free(s);
+  }
+  return cap;
+}
+
 static PyObject* m_export_schema(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(1, "export_schema");
   uintptr_t h;
@@ -251,30 +275,12 @@ static PyObject* m_export_schema(PyObject* self, PyObject* const* args, Py_ssize
     free(s);
     return raise_error(&e);
   }
-  PyObject* cap = PyCapsule_New(s, "arrow_schema", schema_capsule_destructor);
-  if (!cap) {
-    s->release(s);
-    free(s);
-  }
-  return cap;
+  return schema_capsule(s);
 }
 
-// The (schema capsule, array capsule) pair of an export of handle h, cast to
-// the requested schema handle req (0: none).
-static PyObject* export_array_pair(uintptr_t h, uintptr_t req, int device) {
-  struct ArrowSchema* s = calloc(1, sizeof(*s));
-  void* a = calloc(1, device ? sizeof(struct ArrowDeviceArray) : sizeof(struct ArrowArray));
-  if (!s || !a) {
-    free(s);
-    free(a);
-    return PyErr_NoMemory();
-  }
-  gda_error e = {0};
-  if (gdaExportArray(h, req, s, a, device, &e)) {
-    free(s);
-    free(a);
-    return raise_error(&e);
-  }
+// The (schema capsule, array capsule) pair of freshly filled export structs
+// (allocated with malloc), which the capsules then own.
+static PyObject* array_pair(struct ArrowSchema* s, void* a, int device) {
   PyObject* scap = PyCapsule_New(s, "arrow_schema", schema_capsule_destructor);
   if (!scap) {
     s->release(s);
@@ -310,13 +316,40 @@ static PyObject* export_array_pair(uintptr_t h, uintptr_t req, int device) {
   return t;
 }
 
+// The pair of an export of handle h (cast to the requested schema handle
+// req, 0: none), or of the held import `held` when it is not NULL.
+static PyObject* export_array_pair(uintptr_t h, gda_held* held, uintptr_t req, int device) {
+  struct ArrowSchema* s = calloc(1, sizeof(*s));
+  void* a = calloc(1, device ? sizeof(struct ArrowDeviceArray) : sizeof(struct ArrowArray));
+  if (!s || !a) {
+    free(s);
+    free(a);
+    return PyErr_NoMemory();
+  }
+  if (held) {
+    if (gda_held_export(held, s, a, device)) {
+      free(s);
+      free(a);
+      return PyErr_NoMemory();
+    }
+    return array_pair(s, a, device);
+  }
+  gda_error e = {0};
+  if (gdaExportArray(h, req, s, a, device, &e)) {
+    free(s);
+    free(a);
+    return raise_error(&e);
+  }
+  return array_pair(s, a, device);
+}
+
 static PyObject* m_export_array(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(3, "export_array");
   uintptr_t h, req;
   if (get_handle(args[0], &h) || get_optional_handle(args[1], &req)) return NULL;
   int device = PyObject_IsTrue(args[2]);
   if (device < 0) return NULL;
-  return export_array_pair(h, req, device);
+  return export_array_pair(h, NULL, req, device);
 }
 
 static PyObject* m_export_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -847,7 +880,8 @@ static PyObject* ArrayBase_new(PyTypeObject* type, PyObject* args, PyObject* kwd
   if (!PyArg_UnpackTuple(args, type->tp_name, 1, 1, &owner)) return NULL;
   uintptr_t h;
   if (PyObject_TypeCheck(owner, &ArrayBase_Type)) {
-    h = ((ArrayBaseObject*)owner)->h;  // another view of the same Go array (an Array as a RecordBatch)
+    // another view of the same Go array (an Array as a RecordBatch)
+    if (array_base_handle((ArrayBaseObject*)owner, &h)) return NULL;
   } else if (PyCapsule_IsValid(owner, HANDLE_NAME)) {
     h = (uintptr_t)PyCapsule_GetPointer(owner, HANDLE_NAME);
   } else {
@@ -874,6 +908,17 @@ static PyObject* array_base_from_handle(PyTypeObject* type, uintptr_t h) {
   return (PyObject*)self;
 }
 
+// A new instance of type holding the held import `held` (unreferenced on failure).
+static PyObject* array_base_from_held(PyTypeObject* type, gda_held* held) {
+  ArrayBaseObject* self = (ArrayBaseObject*)type->tp_alloc(type, 0);
+  if (!self) {
+    gda_held_unref(held);
+    return NULL;
+  }
+  self->held = held;
+  return (PyObject*)self;
+}
+
 static void ArrayBase_dealloc(ArrayBaseObject* self) {
   Py_CLEAR(self->info);
   if (self->owner) {
@@ -885,13 +930,16 @@ static void ArrayBase_dealloc(ArrayBaseObject* self) {
     PyErr_Restore(type, value, tb);
   }
   self->h = 0;
+  if (self->held) gda_held_unref(self->held);  // no Python is called: the producer's release is C
+  self->held = NULL;
   Py_TYPE(self)->tp_free((PyObject*)self);
 }
 
 static PyObject* ArrayBase_get_h(ArrayBaseObject* self, void* closure) { return Py_NewRef(self); }
 
 static PyObject* ArrayBase_get_info(ArrayBaseObject* self, PyObject* unused) {
-  if (!self->info && !(self->info = array_info(self->h))) return NULL;
+  uintptr_t h;
+  if (!self->info && (array_base_handle(self, &h) || !(self->info = array_info(h)))) return NULL;
   return Py_NewRef(self->info);
 }
 
@@ -915,7 +963,11 @@ static PyObject* ArrayBase_device_array(ArrayBaseObject* self, PyObject* const* 
   int plain = nargs == 0 || (nargs == 1 && args[0] == Py_None);
   Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   for (Py_ssize_t i = 0; plain && i < nkw; i++) plain = args[nargs + i] == Py_None;
-  if (plain) return export_array_pair(self->h, 0, 1);
+  if (plain) {
+    uintptr_t h = 0;
+    if (!self->held && array_base_handle(self, &h)) return NULL;
+    return export_array_pair(h, self->held, 0, 1);
+  }
   return call_general_path((PyObject*)self, "_c_device_array_requested", args, nargs, kwnames);
 }
 
@@ -926,7 +978,9 @@ static PyObject* ArrayBase_device_array(ArrayBaseObject* self, PyObject* const* 
 static PyObject* ArrayBase_array(ArrayBaseObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   int plain = (nargs == 0 || (nargs == 1 && args[0] == Py_None)) && !kwnames;
   if (plain) {
-    PyObject* pair = export_array_pair(self->h, 0, 0);
+    uintptr_t h = 0;
+    if (!self->held && array_base_handle(self, &h)) return NULL;
+    PyObject* pair = export_array_pair(h, self->held, 0, 0);
     if (pair || !PyErr_ExceptionMatches(ArrowNotImplementedError)) return pair;
     PyErr_Clear();
   }
@@ -934,6 +988,14 @@ static PyObject* ArrayBase_array(ArrayBaseObject* self, PyObject* const* args, P
 }
 
 static PyObject* ArrayBase_schema_capsule(ArrayBaseObject* self, PyObject* unused) {
+  if (self->held) {
+    struct ArrowSchema* s = calloc(1, sizeof(*s));
+    if (!s || gda_schema_copy(gda_held_template(self->held), s) != 0) {
+      free(s);
+      return PyErr_NoMemory();
+    }
+    return schema_capsule(s);
+  }
   PyObject* args[1] = {(PyObject*)self};
   return m_export_schema(NULL, args, 1);
 }
@@ -1022,9 +1084,25 @@ static PyObject* m_import_from(PyObject* module, PyObject* const* args, Py_ssize
     Py_DECREF(pair);
     return NULL;
   }
+  gda_held* held;
+  int taken = gda_held_import(sp, ap, device, &held);
+  if (taken == 0) {
+    // a schema seen for the first time: cache it in Go (which offers it to
+    // the held-schema table), then try again
+    gda_error e = {0};
+    if (gdaCacheSchema(sp, &e)) {
+      Py_DECREF(pair);
+      return raise_error(&e);
+    }
+    taken = gda_held_import(sp, ap, device, &held);
+  }
+  if (taken == 1) {
+    Py_DECREF(pair);  // the moved-out capsules only free their structs
+    return array_base_from_held((PyTypeObject*)args[1], held);
+  }
   gda_error e = {0};
   int rc = gdaImportArray(sp, ap, device, &h, &e);
-  Py_DECREF(pair);  // the moved-out capsules only free their structs
+  Py_DECREF(pair);
   if (rc) return raise_error(&e);
   return array_base_from_handle((PyTypeObject*)args[1], h);
 }

@@ -107,10 +107,11 @@ static char* dup_bytes(const char* src, size_t n) {
   return d;
 }
 
-
 int64_t gda_live_exported_schemas(void) { return atomic_load(&live_schemas); }
 
 static int schema_copy(const struct ArrowSchema* src, struct ArrowSchema* dst);
+
+int gda_schema_copy_uncounted(const struct ArrowSchema* src, struct ArrowSchema* dst) { return schema_copy(src, dst); }
 
 int gda_schema_copy(const struct ArrowSchema* src, struct ArrowSchema* dst) {
   int rc = schema_copy(src, dst);
@@ -193,25 +194,32 @@ int gda_schema_matches(const struct ArrowSchema* s, const struct ArrowSchema* t)
 struct gda_shared {
   _Atomic int64_t refs;
   uintptr_t handle;
+  void (*release)(uintptr_t handle);  // called once, when the last node is released
 };
 
 static _Atomic int64_t live_nodes;
 
 int64_t gda_live_exported_nodes(void) { return atomic_load(&live_nodes); }
 
-gda_shared* gda_shared_new(uintptr_t handle) {
+static void release_go_export(uintptr_t handle) { godevarrowReleaseExport(handle); }
+
+gda_shared* gda_shared_new_with(uintptr_t handle, void (*release)(uintptr_t)) {
   gda_shared* s = malloc(sizeof(gda_shared));
   if (!s) return NULL;
   atomic_init(&s->refs, 0);
   s->handle = handle;
+  s->release = release;
   return s;
 }
+
+gda_shared* gda_shared_new(uintptr_t handle) { return gda_shared_new_with(handle, release_go_export); }
 
 static void gda_shared_unref(gda_shared* s) {
   if (atomic_fetch_sub(&s->refs, 1) == 1) {
     uintptr_t h = s->handle;
+    void (*release)(uintptr_t) = s->release;
     free(s);
-    godevarrowReleaseExport(h);
+    release(h);
   }
 }
 

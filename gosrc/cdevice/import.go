@@ -96,7 +96,12 @@ func ImportDeviceArray(c *CArrowDeviceArray, schema *Schema) (*Array, error) {
 }
 
 func importCell(cell *C.struct_ArrowDeviceArray, schema *Schema) (*Array, error) {
-	owner := &foreignOwner{cell: cell}
+	return importOwned(cell, schema, &foreignOwner{cell: cell})
+}
+
+// importOwned imports the array in cell, which owner (fresh, unreferenced)
+// releases: on failure at once, else when the Array and its buffers are gone.
+func importOwned(cell *C.struct_ArrowDeviceArray, schema *Schema, owner *foreignOwner) (*Array, error) {
 	owner.refs.Store(1) // the Array's own reference
 	liveImports.Add(1)
 	fail := func(err error) (*Array, error) {
@@ -220,7 +225,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 		return bad("invalid null_count %d", nulls)
 	case nulls > length:
 		return bad("null_count %d exceeds length %d", nulls, length)
-	case offset > math.MaxInt64-length:
+	case offset > math.MaxInt64-8-length: // headroom for bitmap sizes, (end + 7) / 8
 		return bad("offset %d + length %d overflows", offset, length)
 	}
 	end := offset + length

@@ -61,6 +61,7 @@ func (sc *schemaCache) add(hash uint64, s *Schema) {
 		sc.m = make(map[uint64]*Schema, schemaCacheSize)
 	}
 	sc.m[hash] = s
+	addHeldSchema(hash, s)
 }
 
 // readSchemaCached is readSchema through the cache.

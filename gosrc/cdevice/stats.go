@@ -43,9 +43,9 @@ func LiveStats() Stats {
 	return Stats{
 		Arrays:          liveArrays.Load(),
 		ExportedSchemas: int64(C.gda_live_exported_schemas()),
-		ExportedArrays:  liveExports.Load(),
+		ExportedArrays:  liveExports.Load() + int64(C.gda_live_held_exports()),
 		ExportedStreams: liveStreamExports.Load(),
-		ImportedArrays:  liveImports.Load(),
+		ImportedArrays:  liveImports.Load() + int64(C.gda_live_held()),
 		ImportedStreams: liveStreamImports.Load(),
 		AllocatedBytes:  liveAllocatedBytes.Load(),
 		DeviceBytes:     liveDeviceBytes.Load(),

@@ -1,0 +1,293 @@
+// Held imports: the C fast path of a CPU import (docs/design.md, "Held
+// imports"). A pass-through exchange (import, export again, release) then
+// never calls into Go and builds no Go data.
+//
+// The gate below accepts only what ImportArray accepts (FuzzHeldGate holds
+// it to that); it may decline more, and what it declines takes the full Go
+// import, which also writes the error messages.
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "cdevice.h"
+
+struct gda_held_schema {
+  _Atomic int64_t refs;  // the table's and one per held import
+  uint64_t hash;
+  struct ArrowSchema tmpl;  // our copy of the Schema's export template
+  int64_t n_nodes;
+  gda_gate_node nodes[];  // preorder
+};
+
+struct gda_held {
+  _Atomic int64_t refs;
+  struct ArrowDeviceArray array;  // moved from the producer; device CPU
+  gda_held_schema* schema;
+};
+
+static _Atomic int64_t live_held, live_held_exports;
+int64_t gda_live_held(void) { return atomic_load(&live_held); }
+int64_t gda_live_held_exports(void) { return atomic_load(&live_held_exports); }
+
+// ------------------------------------------------------------ the table
+// Open addressing on the hash, twice as many slots as entries.
+#define SLOTS (2 * GDA_HELD_SCHEMAS)
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static gda_held_schema* table[SLOTS];
+static int table_count;
+
+static void held_schema_unref(gda_held_schema* e) {
+  if (atomic_fetch_sub(&e->refs, 1) == 1) {
+    e->tmpl.release(&e->tmpl);
+    free(e);
+  }
+}
+
+static void table_clear_locked(void) {
+  for (int i = 0; i < SLOTS; i++) {
+    if (table[i]) held_schema_unref(table[i]);
+    table[i] = NULL;
+  }
+  table_count = 0;
+}
+
+void gda_held_schemas_clear(void) {
+  pthread_mutex_lock(&table_lock);
+  table_clear_locked();
+  pthread_mutex_unlock(&table_lock);
+}
+
+int gda_held_schema_add(uint64_t hash, const struct ArrowSchema* tmpl, const gda_gate_node* nodes, int64_t n_nodes) {
+  if (hash == 0 || n_nodes < 0) return EINVAL;
+  gda_held_schema* e = malloc(sizeof(*e) + (size_t)n_nodes * sizeof(gda_gate_node) + 1);
+  if (!e) return ENOMEM;
+  if (gda_schema_copy_uncounted(tmpl, &e->tmpl) != 0) {
+    free(e);
+    return ENOMEM;
+  }
+  atomic_init(&e->refs, 1);
+  e->hash = hash;
+  e->n_nodes = n_nodes;
+  if (n_nodes) memcpy(e->nodes, nodes, (size_t)n_nodes * sizeof(gda_gate_node));
+  pthread_mutex_lock(&table_lock);
+  if (table_count >= GDA_HELD_SCHEMAS) table_clear_locked();
+  size_t i = (size_t)(hash % SLOTS);
+  while (table[i] && table[i]->hash != hash) i = (i + 1) % SLOTS;
+  if (table[i]) {
+    held_schema_unref(table[i]);  // same hash: the newer schema wins, as in the Go cache
+  } else {
+    table_count++;
+  }
+  table[i] = e;
+  pthread_mutex_unlock(&table_lock);
+  return 0;
+}
+
+// The held schema matching the foreign tree s, with a reference, or NULL.
+static gda_held_schema* lookup(const struct ArrowSchema* s) {
+  uint64_t hash = gda_schema_hash(s);
+  if (hash == 0) return NULL;
+  gda_held_schema* found = NULL;
+  pthread_mutex_lock(&table_lock);
+  for (size_t i = (size_t)(hash % SLOTS); table[i]; i = (i + 1) % SLOTS) {
+    if (table[i]->hash == hash) {
+      found = table[i];
+      atomic_fetch_add(&found->refs, 1);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&table_lock);
+  if (found && !gda_schema_matches(s, &found->tmpl)) {
+    held_schema_unref(found);
+    found = NULL;
+  }
+  return found;
+}
+
+// ------------------------------------------------------------- the gate
+
+#define GATE_MAX_DEPTH 256  // maxNesting of the Go import
+
+// a*b for non-negative a, b; -1 on overflow
+static int64_t mul(int64_t a, int64_t b) {
+  if (a < 0 || b < 0 || (b != 0 && a > INT64_MAX / b)) return -1;
+  return a * b;
+}
+
+static int64_t read_offset(const void* p, int64_t i, int64_t width) {
+  if (width == 4) {
+    int32_t v;
+    memcpy(&v, (const char*)p + i * 4, 4);
+    return v;
+  }
+  int64_t v;
+  memcpy(&v, (const char*)p + i * 8, 8);
+  return v;
+}
+
+// The last offset of the range [offset, end] of an offsets buffer, or -1
+// when the offsets are missing, negative or decreasing there.
+static int64_t last_offset(const void* offsets, int64_t offset, int64_t end, int64_t width) {
+  if (mul(end + 1, width) < 0) return -1;
+  if (!offsets) return end == 0 ? 0 : -1;
+  int64_t first = read_offset(offsets, offset, width), last = read_offset(offsets, end, width);
+  return first < 0 || last < first ? -1 : last;
+}
+
+static int gate(const struct ArrowArray* c, const gda_held_schema* e, int64_t* next, int depth) {
+  if (*next >= e->n_nodes || depth > GATE_MAX_DEPTH) return 0;
+  const gda_gate_node* p = &e->nodes[(*next)++];
+  if (depth > 0 && !c->release) return 0;
+  int64_t length = c->length, offset = c->offset, nulls = c->null_count;
+  // 8 bytes of headroom: bitmap sizes are (end + 7) / 8
+  if (length < 0 || offset < 0 || nulls < -1 || nulls > length || offset > INT64_MAX - 8 - length) return 0;
+  int64_t end = offset + length;
+  if (c->n_buffers != p->n_buffers || (p->n_buffers > 0 && !c->buffers)) return 0;
+  if (c->n_children != p->n_children || (c->n_children > 0 && !c->children)) return 0;
+  for (int64_t i = 0; i < c->n_children; i++) {
+    if (!c->children[i]) return 0;
+  }
+  if (!c->dictionary != !p->has_dictionary) return 0;
+  const void* const* b = c->buffers;
+  if (p->has_validity && !b[0] && nulls > 0) return 0;
+  int64_t need, last;
+  switch (p->kind) {
+    case GDA_GATE_NULL:
+      break;
+    case GDA_GATE_BOOL:
+      if (!b[1] && end != 0) return 0;
+      break;
+    case GDA_GATE_FIXED:
+      if ((need = mul(end, p->width)) < 0 || (!b[1] && need != 0)) return 0;
+      break;
+    case GDA_GATE_BINARY:
+      if ((last = last_offset(b[1], offset, end, p->width)) < 0 || (!b[2] && last != 0)) return 0;
+      break;
+    case GDA_GATE_LIST:
+      if ((last = last_offset(b[1], offset, end, p->width)) < 0 || last > c->children[0]->length) return 0;
+      break;
+    case GDA_GATE_FIXED_LIST:
+      if ((need = mul(end, p->width)) < 0 || c->children[0]->length < need) return 0;
+      break;
+    case GDA_GATE_STRUCT:
+      for (int64_t i = 0; i < c->n_children; i++) {
+        if (c->children[i]->length < end) return 0;
+      }
+      break;
+    default:
+      return 0;
+  }
+  for (int64_t i = 0; i < c->n_children; i++) {
+    if (!gate(c->children[i], e, next, depth + 1)) return 0;
+  }
+  return !c->dictionary || gate(c->dictionary, e, next, depth + 1);
+}
+
+static int gate_tree(const struct ArrowArray* c, const gda_held_schema* e) {
+  int64_t next = 0;
+  return e->n_nodes > 0 && c->release && gate(c, e, &next, 0) && next == e->n_nodes;
+}
+
+// ------------------------------------------------------- import, export
+
+int gda_held_accepts(const struct ArrowSchema* schema, const struct ArrowArray* array) {
+  if (!schema || !schema->release || !array) return 0;
+  gda_held_schema* e = lookup(schema);
+  if (!e) return 0;
+  int ok = gate_tree(array, e);
+  held_schema_unref(e);
+  return ok;
+}
+
+int gda_held_import(struct ArrowSchema* schema, void* array, int is_device, gda_held** out) {
+  struct ArrowArray* a = array;
+  if (!schema || !schema->release || !array) return -1;
+  if (is_device) {
+    const struct ArrowDeviceArray* d = array;
+    if (d->device_type != ARROW_DEVICE_CPU || d->sync_event) return -1;
+    a = &((struct ArrowDeviceArray*)array)->array;
+  }
+  gda_held_schema* e = lookup(schema);
+  if (!e) return 0;
+  gda_held* h;
+  if (!gate_tree(a, e) || !(h = malloc(sizeof(*h)))) {
+    held_schema_unref(e);
+    return -1;
+  }
+  atomic_init(&h->refs, 1);
+  memset(&h->array, 0, sizeof(h->array));
+  h->array.array = *a;
+  h->array.device_type = ARROW_DEVICE_CPU;
+  h->array.device_id = -1;
+  h->schema = e;
+  a->release = NULL;
+  schema->release(schema);
+  atomic_fetch_add(&live_held, 1);
+  *out = h;
+  return 1;
+}
+
+void gda_held_ref(gda_held* h) { atomic_fetch_add(&h->refs, 1); }
+
+void gda_held_unref(gda_held* h) {
+  if (atomic_fetch_sub(&h->refs, 1) == 1) {
+    h->array.array.release(&h->array.array);
+    held_schema_unref(h->schema);
+    free(h);
+    atomic_fetch_sub(&live_held, 1);
+  }
+}
+
+struct ArrowDeviceArray* gda_held_array(gda_held* h) { return &h->array; }
+const struct ArrowSchema* gda_held_template(gda_held* h) { return &h->schema->tmpl; }
+
+static void release_held_export(uintptr_t h) {
+  atomic_fetch_sub(&live_held_exports, 1);
+  gda_held_unref((gda_held*)h);
+}
+
+// Fills dst as a node of the export sharing src's buffers; a failure leaves
+// what was filled for the caller to release.
+static int copy_node(const struct ArrowArray* src, struct ArrowArray* dst, gda_shared* shared) {
+  const void** buffers = gda_array_node_init(dst, shared, src->n_buffers, src->n_children, src->dictionary != NULL);
+  if (!buffers) return ENOMEM;
+  dst->length = src->length;
+  dst->offset = src->offset;
+  dst->null_count = src->null_count;
+  if (src->n_buffers > 0) memcpy(buffers, src->buffers, (size_t)src->n_buffers * sizeof(void*));
+  for (int64_t i = 0; i < src->n_children; i++) {
+    if (copy_node(src->children[i], dst->children[i], shared) != 0) return ENOMEM;
+  }
+  return src->dictionary ? copy_node(src->dictionary, dst->dictionary, shared) : 0;
+}
+
+int gda_held_export(gda_held* h, struct ArrowSchema* schema_out, void* array_out, int is_device) {
+  struct ArrowArray* a = is_device ? &((struct ArrowDeviceArray*)array_out)->array : array_out;
+  memset(a, 0, sizeof(*a));
+  gda_shared* shared = gda_shared_new_with((uintptr_t)h, release_held_export);
+  if (!shared) return ENOMEM;
+  gda_held_ref(h);
+  atomic_fetch_add(&live_held_exports, 1);
+  if (copy_node(&h->array.array, a, shared) != 0) {
+    if (a->release) {
+      a->release(a);  // the last node released ends the shared record and its reference
+    } else {
+      free(shared);
+      release_held_export((uintptr_t)h);
+    }
+    return ENOMEM;
+  }
+  if (gda_schema_copy(&h->schema->tmpl, schema_out) != 0) {
+    a->release(a);
+    return ENOMEM;
+  }
+  if (is_device) {
+    struct ArrowDeviceArray* d = array_out;
+    d->device_id = -1;
+    d->device_type = ARROW_DEVICE_CPU;
+    d->sync_event = NULL;
+    memset(d->reserved, 0, sizeof(d->reserved));
+  }
+  return 0;
+}

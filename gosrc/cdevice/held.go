@@ -1,0 +1,98 @@
+package cdevice
+
+/*
+#include "cdevice.h"
+*/
+import "C"
+
+import "unsafe"
+
+// Held imports (held.c) are the C fast path of a CPU import, used by the
+// Python layer: a pass-through exchange never calls into Go. Go's part is to
+// fill the held-schema table (every schema added to the import cache whose
+// layouts the C gate knows) and to build an Array from a held import when Go
+// code needs one.
+
+// gateNodes returns the C gate's preorder view of s, or false when a node's
+// layout is one the gate does not check (those imports take the Go path).
+func gateNodes(s *Schema, out []C.gda_gate_node) ([]C.gda_gate_node, bool) {
+	info := s.info
+	n := C.gda_gate_node{
+		n_buffers:  C.int32_t(info.BufferCount()),
+		n_children: C.int64_t(len(s.Children)),
+	}
+	if s.Dictionary != nil {
+		n.has_dictionary = 1
+	}
+	if info.HasValidity() {
+		n.has_validity = 1
+	}
+	switch info.Layout {
+	case LayoutNull:
+		n.kind = C.GDA_GATE_NULL
+	case LayoutBool:
+		n.kind = C.GDA_GATE_BOOL
+	case LayoutFixedWidth:
+		n.kind, n.width = C.GDA_GATE_FIXED, C.int64_t(info.ByteWidth)
+	case LayoutBinary:
+		n.kind, n.width = C.GDA_GATE_BINARY, 4
+	case LayoutLargeBinary:
+		n.kind, n.width = C.GDA_GATE_BINARY, 8
+	case LayoutList, LayoutMap:
+		n.kind, n.width = C.GDA_GATE_LIST, 4
+	case LayoutLargeList:
+		n.kind, n.width = C.GDA_GATE_LIST, 8
+	case LayoutFixedSizeList:
+		n.kind, n.width = C.GDA_GATE_FIXED_LIST, C.int64_t(info.ListSize)
+	case LayoutStruct:
+		n.kind = C.GDA_GATE_STRUCT
+	default:
+		return out, false
+	}
+	if _, err := s.DataType(); err != nil {
+		return out, false // the Go import would fail: let it say why
+	}
+	out = append(out, n)
+	for _, c := range s.Children {
+		var ok bool
+		if out, ok = gateNodes(c, out); !ok {
+			return out, false
+		}
+	}
+	if s.Dictionary != nil {
+		return gateNodes(s.Dictionary, out)
+	}
+	return out, true
+}
+
+// addHeldSchema adds s (cached under hash, its template built) to the
+// held-schema table.
+func addHeldSchema(hash uint64, s *Schema) {
+	nodes, ok := gateNodes(s, nil)
+	if !ok {
+		nodes = nil // known, but its arrays take the Go import
+	}
+	C.gda_held_schema_add(C.uint64_t(hash), s.template, unsafe.SliceData(nodes), C.int64_t(len(nodes)))
+}
+
+// ImportHeld builds the Array of a held import (a gda_held record made by the
+// C fast path). The Array takes its own reference on the record; the caller
+// keeps its own.
+func ImportHeld(held unsafe.Pointer) (*Array, error) {
+	h := (*C.gda_held)(held)
+	schema, err := readSchemaCached(C.gda_held_template(h))
+	if err != nil {
+		return nil, err
+	}
+	C.gda_held_ref(h)
+	owner := &foreignOwner{release: func() { C.gda_held_unref(h) }}
+	return importOwned(C.gda_held_array(h), schema, owner)
+}
+
+// HeldImportAccepts reports whether the C fast path of the Python layer would
+// take the pair as a held import (schema cached and held, CPU array passing
+// the checks ImportArray makes); it touches neither struct. For tests that
+// hold the fast path to ImportArray.
+func HeldImportAccepts(schema *CArrowSchema, array *CArrowArray) bool {
+	return C.gda_held_accepts(schema, array) != 0
+}
