@@ -44,7 +44,7 @@ test-go: venv fakecuda
 # Coverage-guided fuzzing of the parsers and importers (seed corpora live in
 # testdata/fuzz). `make fuzz FUZZTIME=10m` for a longer run.
 FUZZTIME ?= 1m
-FUZZ_TARGETS := gosrc/cdevice:FuzzParseFormat gosrc/cdevice:FuzzDecodeMetadata tests_go:FuzzSchemaImport tests_go:FuzzArrayImport
+FUZZ_TARGETS := gosrc/cdevice:FuzzParseFormat gosrc/cdevice:FuzzDecodeMetadata tests_go:FuzzSchemaImport tests_go:FuzzArrayImport tests_go:FuzzHeldGate
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 	  echo "fuzz $$t for $(FUZZTIME)"; \
@@ -120,8 +120,10 @@ demo: build
 info: build
 	$(DEMO_ENV) $(PY) -m godevarrow info
 
+# numpy's idle OpenBLAS threads spin on a small machine and blur the timings
+# of every implementation alike: one thread for the whole run
 bench: build
-	$(DEMO_ENV) $(PY) benchmarks/bench.py --out docs/benchmarks.md
+	$(DEMO_ENV) OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/bench.py --out docs/benchmarks.md
 
 lint: venv
 	@test -z "$$(gofmt -l gosrc capsule tests_go examples)" || (gofmt -l gosrc capsule tests_go examples; echo "gofmt: files above need formatting"; exit 1)

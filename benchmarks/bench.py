@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import os
 import platform
 import statistics
@@ -107,24 +108,39 @@ def _peers() -> dict[str, dict[str, Optional[Impl]]]:
     return impls
 
 
-def median_time(fn: Callable[[], Any], repeat: int, min_seconds: float = 0.05) -> float:
-    """Median seconds per call; short calls are looped so each sample lasts min_seconds."""
-    fn()  # warm up
+def _loops_for(fn: Callable[[], Any], min_seconds: float) -> int:
+    """How many calls make one sample last at least min_seconds (fn warmed up)."""
+    fn()
     loops = 1
     while True:
         start = time.perf_counter()
         for _ in range(loops):
             fn()
         if time.perf_counter() - start >= min_seconds or loops >= 1 << 20:
-            break
+            return loops
         loops *= 4
-    samples = []
+
+
+def median_times(fns: dict[str, Callable[[], Any]], repeat: int, min_seconds: float = 0.05) -> dict[str, float]:
+    """Median seconds per call of each function. Samples are taken in turns
+    (one of each function per round), so that a drift of the machine's speed
+    during the run (frequency, other load, heap growth) falls on all of them
+    alike; short calls are looped so each sample lasts min_seconds."""
+    loops = {name: _loops_for(fn, min_seconds) for name, fn in fns.items()}
+    samples: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(loops):
-            fn()
-        samples.append((time.perf_counter() - start) / loops)
-    return statistics.median(samples)
+        for name, fn in fns.items():
+            n = loops[name]
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            samples[name].append((time.perf_counter() - start) / n)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def median_time(fn: Callable[[], Any], repeat: int, min_seconds: float = 0.05) -> float:
+    """Median seconds per call of one function (see median_times)."""
+    return median_times({"fn": fn}, repeat, min_seconds)["fn"]
 
 
 def fmt(seconds: Optional[float]) -> str:
@@ -183,11 +199,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     table: list[list[str]] = []
     raw: list[tuple[str, dict[str, Optional[float]]]] = []
     for label, kind, make in rows(args):
-        cells: dict[str, Optional[float]] = {}
+        calls: dict[str, Callable[[], Any]] = {}
         for name in names:
             fn = impls.get(name, {}).get(kind)
             if fn is None:
-                cells[name] = None
                 continue
             if kind in ("stream", "polars"):
                 # a stream can be read once: build a fresh one per call
@@ -196,15 +211,18 @@ def main(argv: Optional[list[str]] = None) -> int:
                     if kind == "stream":
                         out.read_all()
 
-                cells[name] = median_time(call, max(args.repeat // 2, 1), min_seconds=0)
-            elif kind == "export":
-                held = impls[name]["hold"](make())  # type: ignore[misc]
-                cells[name] = median_time(lambda fn=fn, held=held: fn(held), args.repeat)
+                calls[name] = call
             else:
-                data = make()
-                cells[name] = median_time(lambda fn=fn, data=data: fn(data), args.repeat)
+                hold = impls[name]["hold"] if kind == "export" else None
+                calls[name] = functools.partial(fn, hold(make()) if hold else make())
+        if kind in ("stream", "polars"):
+            timed = median_times(calls, args.repeat, min_seconds=0)
+        else:
+            timed = median_times(calls, args.repeat)
+        cells: dict[str, Optional[float]] = {name: timed.get(name) for name in names}
         peers = [v for k, v in cells.items() if k != "godevarrow" and v is not None]
-        ratio = cells.get("godevarrow") / min(peers) if peers and cells.get("godevarrow") else None
+        own = cells.get("godevarrow")
+        ratio = own / min(peers) if peers and own else None
         table.append([label] + [fmt(cells[n]) for n in names] + [f"{ratio:.2f}x" if ratio else "n/a"])
         raw.append((label, dict(cells)))
         print(" | ".join(table[-1]), flush=True)
@@ -243,7 +261,9 @@ def machine_description(impls: dict[str, Any]) -> str:
             versions.append(f"{mod} {getattr(m, '__version__', '?')}")
         except ImportError:
             pass
-    return f"{cpu}, {os.cpu_count()} cores; " + ", ".join(versions)
+    blas = os.environ.get("OPENBLAS_NUM_THREADS")
+    threads = f"; OPENBLAS_NUM_THREADS={blas}" if blas else ""
+    return f"{cpu}, {os.cpu_count()} cores; " + ", ".join(versions) + threads
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:

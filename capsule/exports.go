@@ -620,7 +620,7 @@ func gdaStreamFromArrays(handles *C.uintptr_t, n C.int64_t, schema C.uintptr_t, 
 func gdaDebugCounters(out *C.int64_t) {
 	st := cdevice.LiveStats()
 	vals := []int64{int64(handles.Len()), st.ExportedSchemas, st.ExportedArrays, st.ExportedStreams,
-		st.ImportedArrays, st.ImportedStreams, st.AllocatedBytes, st.Arrays, dlpack.LiveExports()}
+		st.ImportedArrays, st.ImportedStreams, st.AllocatedBytes, st.Arrays, dlpack.LiveExports(), st.HeldImports}
 	for i, v := range vals {
 		unsafe.Slice(out, len(vals))[i] = C.int64_t(v)
 	}

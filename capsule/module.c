@@ -623,10 +623,11 @@ static PyObject* m_stream_from_arrays(PyObject* self, PyObject* const* args, Py_
 
 static PyObject* m_debug_counters(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(0, "debug_counters");
-  int64_t v[9];
+  int64_t v[10];
   gdaDebugCounters(v);
-  return Py_BuildValue("(LLLLLLLLL)", (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3],
-                       (long long)v[4], (long long)v[5], (long long)v[6], (long long)v[7], (long long)v[8]);
+  return Py_BuildValue("(LLLLLLLLLL)", (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3],
+                       (long long)v[4], (long long)v[5], (long long)v[6], (long long)v[7], (long long)v[8],
+                       (long long)v[9]);
 }
 
 static PyObject* m_checksums(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -943,6 +944,20 @@ static PyObject* ArrayBase_get_info(ArrayBaseObject* self, PyObject* unused) {
   return Py_NewRef(self->info);
 }
 
+// _is_struct(): whether the array is a struct array (a record batch), as
+// _get_info()[6] says; a held import answers from its schema without Go.
+static PyObject* ArrayBase_is_struct(ArrayBaseObject* self, PyObject* unused) {
+  if (self->held) {
+    const struct ArrowSchema* t = gda_held_template(self->held);
+    return PyBool_FromLong(strcmp(t->format, "+s") == 0 && !t->dictionary);
+  }
+  PyObject* info = ArrayBase_get_info(self, NULL);
+  if (!info) return NULL;
+  PyObject* is_struct = Py_NewRef(PyTuple_GET_ITEM(info, 6));
+  Py_DECREF(info);
+  return is_struct;
+}
+
 // Calls the Python method `name` of self with a vectorcall's arguments: the
 // general path behind a protocol method's C fast path.
 static PyObject* call_general_path(PyObject* self, const char* name, PyObject* const* args, Py_ssize_t nargs,
@@ -1009,6 +1024,8 @@ static PyMethodDef ArrayBase_methods[] = {
      "Zero-copy export of CPU data; data on another device is copied to the host."},
     {"__arrow_c_schema__", (PyCFunction)ArrayBase_schema_capsule, METH_NOARGS,
      "__arrow_c_schema__() -> schema capsule of the array's field"},
+    {"_is_struct", (PyCFunction)ArrayBase_is_struct, METH_NOARGS,
+     "_is_struct() -> whether the array is a struct array (a record batch)"},
     {"_get_info", (PyCFunction)ArrayBase_get_info, METH_NOARGS,
      "_get_info() -> (length, offset, null_count, device_type, device_id, n_children, is_struct)"},
     {NULL, NULL, 0, NULL},
@@ -1042,16 +1059,19 @@ static int optional_attr(PyObject* obj, PyObject* name, PyObject** out) {
 static PyObject* str_device_array;
 static PyObject* str_array;
 
-// import_from(obj, cls): an instance of cls (an ArrayBase subclass) imported
-// through obj's __arrow_c_device_array__ or __arrow_c_array__, called with no
-// requested schema; NotImplemented when obj has neither.
+// import_from(obj, cls, requested_schema): an instance of cls (an ArrayBase
+// subclass) imported through obj's __arrow_c_device_array__ or
+// __arrow_c_array__, called with no requested schema. NotImplemented, for the
+// general path, when a schema is requested, obj is one of ours, or obj has
+// neither method.
 static PyObject* m_import_from(PyObject* module, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(2, "import_from");
+  CHECK_NARGS(3, "import_from");
   PyObject* obj = args[0];
   if (!PyType_Check(args[1]) || !PyType_IsSubtype((PyTypeObject*)args[1], &ArrayBase_Type)) {
     PyErr_SetString(GodevarrowTypeError, "import_from() needs a subclass of ArrayBase");
     return NULL;
   }
+  if (args[2] != Py_None || PyObject_TypeCheck(obj, &ArrayBase_Type)) Py_RETURN_NOTIMPLEMENTED;
   PyObject* method;
   int device = 1;
   int found = optional_attr(obj, str_device_array, &method);
@@ -1121,7 +1141,7 @@ static PyMethodDef methods[] = {
     {"wrap_cuda_pointer", (PyCFunction)(void (*)(void))m_wrap_cuda_pointer, METH_FASTCALL, "wrap_cuda_pointer(owner, format, data, length, stream) -> handle"},
     {"dlpack_device", (PyCFunction)(void (*)(void))m_dlpack_device, METH_FASTCALL, "dlpack_device(handle) -> (device_type, device_id)"},
     {"import_schema", (PyCFunction)(void (*)(void))m_import_schema, METH_FASTCALL, "import_schema(capsule, consume) -> handle"},
-    {"import_from", (PyCFunction)(void (*)(void))m_import_from, METH_FASTCALL, "import_from(obj, cls) -> cls instance, or NotImplemented"},
+    {"import_from", (PyCFunction)(void (*)(void))m_import_from, METH_FASTCALL, "import_from(obj, cls, requested_schema) -> cls instance, or NotImplemented"},
     {"import_array", (PyCFunction)(void (*)(void))m_import_array, METH_FASTCALL, "import_array(schema_capsule, array_capsule, device) -> handle"},
     {"import_stream", (PyCFunction)(void (*)(void))m_import_stream, METH_FASTCALL, "import_stream(capsule, device) -> handle"},
     {"export_schema", (PyCFunction)(void (*)(void))m_export_schema, METH_FASTCALL, "export_schema(handle) -> capsule"},

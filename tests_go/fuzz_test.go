@@ -77,3 +77,40 @@ func FuzzArrayImport(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHeldGate holds the C fast path of imports (held.c) to ImportArray:
+// every pair the fast path would take, ImportArray takes too (the fast path
+// may decline more; the Go import then reports why).
+func FuzzHeldGate(f *testing.F) {
+	for shape := byte(0); shape < 8; shape++ {
+		f.Add([]byte{shape, 3, 0, 0, 1, 0xff, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+		f.Add([]byte{shape, 5, 2, 2, 0, 0, 4, 8, 12, 16, 20, 24, 28, 32, 1, 2, 3})
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		baseline(t)
+		cfuzz.Reset()
+		s, a := cfuzz.Array(data)
+		defer cfuzz.Free(s)
+		defer cfuzz.Free(a)
+		schema, err := cdevice.ImportSchema(s) // caches the schema: the fast path knows it
+		if err != nil {
+			t.Fatalf("the shapes' schemas are valid: %v", err)
+		}
+		exported := cb.NewSchema()
+		defer cb.Free(exported)
+		if err := cdevice.ExportSchema(schema, exported); err != nil {
+			t.Fatal(err)
+		}
+		accepted := cdevice.HeldImportAccepts(exported, a)
+		if _, err := cdevice.ImportSchema(exported); err != nil { // releases it
+			t.Fatal(err)
+		}
+		arr, err := cdevice.ImportArray(a, schema)
+		if accepted && err != nil {
+			t.Fatalf("the fast path takes an array that ImportArray rejects: %v", err)
+		}
+		if err == nil {
+			arr.Release()
+		}
+	})
+}

@@ -88,9 +88,12 @@ def test_one_call_import_reports_what_the_general_path_does():
         gda.array(Swapped())
     with pytest.raises(gda.ArrowInvalid, match="struct"):
         gda.record_batch(pa.array([1]))
-    assert lib.import_from(object(), gda.Array) is NotImplemented
+    assert lib.import_from(object(), gda.Array, None) is NotImplemented
+    # requests and our own arrays take the general path
+    assert lib.import_from(pa.array([1]), gda.Array, pa.int8()) is NotImplemented
+    assert lib.import_from(gda.array(pa.array([1])), gda.Array, None) is NotImplemented
     with pytest.raises(gda.GodevarrowTypeError, match="subclass of ArrayBase"):
-        lib.import_from(pa.array([1]), object)
+        lib.import_from(pa.array([1]), object, None)
 
 
 def test_schema_cache_never_confuses_schemas():

@@ -145,10 +145,23 @@ fail:
 
 // ------------------------------------------------------ the import cache
 
+// An FNV-style hash taken 8 bytes at a time (imports hash wide schemas once
+// per exchange; lookups compare the trees, so collisions are harmless).
+static uint64_t mix(uint64_t h, uint64_t w) {
+  h = (h ^ w) * 1099511628211ULL;
+  return h ^ (h >> 29);
+}
+
 static uint64_t fnv(uint64_t h, const void* p, size_t n) {
   const unsigned char* b = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
-  return h;
+  for (; n >= 8; b += 8, n -= 8) {
+    uint64_t w;
+    memcpy(&w, b, 8);
+    h = mix(h, w);
+  }
+  uint64_t tail = (uint64_t)n << 56;  // the length keeps "a" and "a\0" apart
+  memcpy(&tail, b, n);
+  return mix(h, tail);
 }
 
 static uint64_t schema_hash(const struct ArrowSchema* s, int depth, uint64_t h) {
@@ -158,15 +171,14 @@ static uint64_t schema_hash(const struct ArrowSchema* s, int depth, uint64_t h) 
   if (md < 0) return 0;
   h = fnv(h, s->format, strlen(s->format) + 1);
   h = s->name ? fnv(h, s->name, strlen(s->name) + 1) : fnv(h, "", 1);
-  h = fnv(h, &s->flags, sizeof(s->flags));
-  h = fnv(h, &md, sizeof(md));
+  h = mix(mix(h, (uint64_t)s->flags), (uint64_t)md);
   if (md) h = fnv(h, s->metadata, (size_t)md);
-  h = fnv(h, &s->n_children, sizeof(s->n_children));
+  h = mix(h, (uint64_t)s->n_children);
   for (int64_t i = 0; i < s->n_children; i++) {
     if (!s->children[i] || !(h = schema_hash(s->children[i], depth + 1, h))) return 0;
   }
   if (s->dictionary) {
-    h = fnv(h, "d", 1);
+    h = mix(h, 'd');
     if (!(h = schema_hash(s->dictionary, depth + 1, h))) return 0;
   }
   return h ? h : 1;
@@ -174,19 +186,28 @@ static uint64_t schema_hash(const struct ArrowSchema* s, int depth, uint64_t h) 
 
 uint64_t gda_schema_hash(const struct ArrowSchema* s) { return schema_hash(s, 0, 14695981039346656037ULL); }
 
-static int same_string(const char* a, const char* b) { return strcmp(a ? a : "", b ? b : "") == 0; }
+// Equal strings, NULL being "". Inline: names and formats are a few bytes,
+// and a wide schema compares thousands of them per import.
+static int same_string(const char* a, const char* b) {
+  if (!a) a = "";
+  if (!b) b = "";
+  while (*a && *a == *b) a++, b++;
+  return *a == *b;
+}
 
 int gda_schema_matches(const struct ArrowSchema* s, const struct ArrowSchema* t) {
-  // s was hashed, so it is well-formed within the limits
+  // t is a template, well-formed and bounded; s is checked on the way, so
+  // it need not have been hashed
   if (!same_string(s->format, t->format) || !same_string(s->name, t->name) || s->flags != t->flags ||
-      s->n_children != t->n_children || !s->dictionary != !t->dictionary)
+      s->n_children != t->n_children || !s->dictionary != !t->dictionary || (s->n_children > 0 && !s->children))
     return 0;
   int64_t ms = bounded_metadata_size(s->metadata), mt = bounded_metadata_size(t->metadata);
   if (ms != mt || (ms && memcmp(s->metadata, t->metadata, (size_t)ms) != 0)) return 0;
   for (int64_t i = 0; i < s->n_children; i++) {
-    if (!gda_schema_matches(s->children[i], t->children[i])) return 0;
+    const struct ArrowSchema* c = s->children[i];
+    if (!c || !c->release || !gda_schema_matches(c, t->children[i])) return 0;
   }
-  return !s->dictionary || gda_schema_matches(s->dictionary, t->dictionary);
+  return !s->dictionary || (s->dictionary->release && gda_schema_matches(s->dictionary, t->dictionary));
 }
 
 // ----------------------------------------------------------------- arrays

@@ -51,7 +51,8 @@ int64_t gda_live_exported_schemas(void);
 // declared lengths go, as the full import would.
 uint64_t gda_schema_hash(const struct ArrowSchema* s);
 // 1 when the foreign tree s imports to the same Schema as the template t (a
-// NULL name or metadata equals an empty one, as the import makes them).
+// NULL name or metadata equals an empty one, as the import makes them). Safe
+// on any s whose pointers are NULL or valid: a malformed s does not match.
 int gda_schema_matches(const struct ArrowSchema* s, const struct ArrowSchema* t);
 
 // ---- exported arrays: one private block per node, one shared record per export ----

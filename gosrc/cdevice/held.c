@@ -44,12 +44,18 @@ static void held_schema_unref(gda_held_schema* e) {
   }
 }
 
+// The entry found last (with its own reference): a program exchanges the
+// same schema again and again, and one comparison with it skips the hash.
+static gda_held_schema* last_found;
+
 static void table_clear_locked(void) {
   for (int i = 0; i < SLOTS; i++) {
     if (table[i]) held_schema_unref(table[i]);
     table[i] = NULL;
   }
   table_count = 0;
+  if (last_found) held_schema_unref(last_found);
+  last_found = NULL;
 }
 
 void gda_held_schemas_clear(void) {
@@ -86,6 +92,14 @@ int gda_held_schema_add(uint64_t hash, const struct ArrowSchema* tmpl, const gda
 
 // The held schema matching the foreign tree s, with a reference, or NULL.
 static gda_held_schema* lookup(const struct ArrowSchema* s) {
+  pthread_mutex_lock(&table_lock);
+  gda_held_schema* last = last_found;
+  if (last) atomic_fetch_add(&last->refs, 1);
+  pthread_mutex_unlock(&table_lock);
+  if (last) {
+    if (gda_schema_matches(s, &last->tmpl)) return last;
+    held_schema_unref(last);
+  }
   uint64_t hash = gda_schema_hash(s);
   if (hash == 0) return NULL;
   gda_held_schema* found = NULL;
@@ -93,15 +107,22 @@ static gda_held_schema* lookup(const struct ArrowSchema* s) {
   for (size_t i = (size_t)(hash % SLOTS); table[i]; i = (i + 1) % SLOTS) {
     if (table[i]->hash == hash) {
       found = table[i];
-      atomic_fetch_add(&found->refs, 1);
+      atomic_fetch_add(&found->refs, 2);  // the caller's and last_found's
       break;
     }
   }
   pthread_mutex_unlock(&table_lock);
-  if (found && !gda_schema_matches(s, &found->tmpl)) {
+  if (!found) return NULL;
+  if (!gda_schema_matches(s, &found->tmpl)) {
     held_schema_unref(found);
-    found = NULL;
+    held_schema_unref(found);
+    return NULL;
   }
+  pthread_mutex_lock(&table_lock);
+  gda_held_schema* old = last_found;
+  last_found = found;
+  pthread_mutex_unlock(&table_lock);
+  if (old) held_schema_unref(old);
   return found;
 }
 

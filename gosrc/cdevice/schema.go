@@ -8,6 +8,7 @@ import "C"
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -238,6 +239,9 @@ func (s *Schema) computeDataType() (arrow.DataType, error) {
 	case f == "+vL":
 		return arrow.LargeListViewOfField(fields[0]), nil
 	case strings.HasPrefix(f, "+w:"):
+		if s.info.ListSize <= 0 || s.info.ListSize > math.MaxInt32 {
+			return nil, errorf(ErrNotImplemented, "%s: Arrow Go has no fixed-size list of %d values", s.describe(), s.info.ListSize)
+		}
 		return arrow.FixedSizeListOfField(int32(s.info.ListSize), fields[0]), nil
 	case f == "+s":
 		return arrow.StructOf(fields...), nil

@@ -31,6 +31,7 @@ type Stats struct {
 	ExportedArrays  int64 // exported ArrowArray/ArrowDeviceArray trees not yet fully released
 	ExportedStreams int64 // exported streams not yet released
 	ImportedArrays  int64 // foreign arrays we hold (their release not yet called)
+	HeldImports     int64 // of those, held imports: kept in C by the fast path (held.c)
 	ImportedStreams int64 // foreign streams we hold
 	AllocatedBytes  int64 // bytes allocated by Allocator and not yet freed
 	DeviceBytes     int64 // device bytes allocated by CopyToDevice and not yet freed
@@ -46,6 +47,7 @@ func LiveStats() Stats {
 		ExportedArrays:  liveExports.Load() + int64(C.gda_live_held_exports()),
 		ExportedStreams: liveStreamExports.Load(),
 		ImportedArrays:  liveImports.Load() + int64(C.gda_live_held()),
+		HeldImports:     int64(C.gda_live_held()),
 		ImportedStreams: liveStreamImports.Load(),
 		AllocatedBytes:  liveAllocatedBytes.Load(),
 		DeviceBytes:     liveDeviceBytes.Load(),

@@ -347,7 +347,7 @@ def _ipc_bytes_of_array(arr: Array) -> bytes:
     import pyarrow as pa
 
     host = arr._on_host()
-    if host._get_info()[6]:
+    if host._is_struct():
         return _ipc_bytes(pa.record_batch(host))
     # through a one-column batch made in Go: pyarrow has no Python class for
     # some array types (month intervals) but reads any record batch
@@ -436,26 +436,19 @@ def _import_array(obj: object, requested_schema: object) -> Array:
     return arr
 
 
-def _import_as(obj: object, requested_schema: object, cls: type[Array]) -> Array:
-    """_import_array, with the common case (an Arrow array protocol, no
-    requested schema) made in one C call that creates a cls directly."""
-    if requested_schema is None and not isinstance(obj, Array):
-        imported = _lib.import_from(obj, cls)
-        if imported is not NotImplemented:
-            return imported
-    return _import_array(obj, requested_schema)
-
-
 def array(obj: object, *, requested_schema: object = None) -> Array:
     """An Array from anything that speaks a protocol (see the API docs)."""
-    arr = _import_as(obj, requested_schema, Array)
+    # the common case is one C call that creates the Array (one frame here)
+    imported = _lib.import_from(obj, Array, requested_schema)
+    arr = _import_array(obj, requested_schema) if imported is NotImplemented else imported
     return arr if type(arr) is Array else Array(arr._h)
 
 
 def record_batch(obj: object, *, requested_schema: object = None) -> RecordBatch:
     """A RecordBatch: like :func:`array`, but the type must be a struct."""
-    arr = _import_as(obj, requested_schema, RecordBatch)
-    if not arr._get_info()[6]:
+    imported = _lib.import_from(obj, RecordBatch, requested_schema)
+    arr = _import_array(obj, requested_schema) if imported is NotImplemented else imported
+    if not arr._is_struct():
         raise ArrowInvalid(
             f"a record batch must have a struct type, but the object exported {arr.schema} "
             f"(format {arr.schema.format!r})"
@@ -664,6 +657,7 @@ _COUNTER_NAMES = (
     "bytes_held",
     "arrays",
     "exported_tensors",
+    "held_imports",
 )
 
 
