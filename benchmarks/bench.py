@@ -216,6 +216,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                 hold = impls[name]["hold"] if kind == "export" else None
                 calls[name] = functools.partial(fn, hold(make()) if hold else make())
         if kind in ("stream", "polars"):
+            # one call per sample: as many samples as the other rows, the first of each call is noisy
             timed = median_times(calls, args.repeat, min_seconds=0)
         else:
             timed = median_times(calls, args.repeat)

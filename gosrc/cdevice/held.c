@@ -130,10 +130,11 @@ static gda_held_schema* lookup(const struct ArrowSchema* s) {
 
 #define GATE_MAX_DEPTH 256  // maxNesting of the Go import
 
-// a*b for non-negative a, b; -1 on overflow
+// a*b for non-negative a, b; -1 on overflow (no division: this runs per node)
 static int64_t mul(int64_t a, int64_t b) {
-  if (a < 0 || b < 0 || (b != 0 && a > INT64_MAX / b)) return -1;
-  return a * b;
+  int64_t r;
+  if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r)) return -1;
+  return r;
 }
 
 static int64_t read_offset(const void* p, int64_t i, int64_t width) {
