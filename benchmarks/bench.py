@@ -125,11 +125,18 @@ def median_times(fns: dict[str, Callable[[], Any]], repeat: int, min_seconds: fl
     """Median seconds per call of each function. Samples are taken in turns
     (one of each function per round), so that a drift of the machine's speed
     during the run (frequency, other load, heap growth) falls on all of them
-    alike; short calls are looped so each sample lasts min_seconds."""
+    alike, and the order rotates from round to round, so that no function
+    always runs after the same other one (what one leaves behind, e.g. freed
+    memory to fault in again, slows the next); short calls are looped so
+    each sample lasts min_seconds. At least `repeat` samples are taken."""
     loops = {name: _loops_for(fn, min_seconds) for name, fn in fns.items()}
     samples: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
+    names = list(fns)
+    rounds = -(-repeat // len(names)) * len(names)  # every order equally often
+    for round_ in range(rounds):
+        k = round_ % len(names)
+        for name in names[k:] + names[:k]:
+            fn = fns[name]
             n = loops[name]
             start = time.perf_counter()
             for _ in range(n):
