@@ -308,6 +308,7 @@ type AsyncReader struct {
 	md       string // producer's additional metadata (encoded)
 	released bool
 	closed   bool
+	ended    bool // the producer sent its end marker or an error: request no more
 	final    error
 	readyErr error
 	once     sync.Once
@@ -388,7 +389,7 @@ func (r *AsyncReader) NextWithMetadata() (*Array, map[string]string, error) {
 	}
 	// room in the queue again: ask for one more
 	r.mu.Lock()
-	if !r.released && !r.closed && r.producer != nil {
+	if !r.released && !r.closed && !r.ended && r.producer != nil {
 		C.gda_async_call_request(r.producer, 1)
 	}
 	r.mu.Unlock()
@@ -479,6 +480,15 @@ func godevarrowAsyncOnSchema(h C.uintptr_t, prod *C.struct_ArrowAsyncProducer, s
 	return 0
 }
 
+// end records that the producer finished. Taking r.mu also orders it after
+// any request call in flight (made under r.mu): a producer may tear its
+// state down as soon as this callback returns (arrow-go's does).
+func (r *AsyncReader) end() {
+	r.mu.Lock()
+	r.ended = true
+	r.mu.Unlock()
+}
+
 // push queues an item without ever blocking the producer's thread: a full
 // queue means the producer sent more than was requested.
 func (r *AsyncReader) push(it asyncItem) bool {
@@ -498,6 +508,7 @@ func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.
 	defer recoverInto(func(error) { rc = C.int(syscall.EIO) })
 	r := readerOf(h)
 	if t == nil {
+		r.end()
 		r.push(asyncItem{err: io.EOF})
 		return 0
 	}
@@ -539,6 +550,7 @@ func godevarrowAsyncOnError(h C.uintptr_t, code C.int, msg, md *C.char) {
 		text = C.GoString(msg)
 	}
 	err := &StreamError{Errno: syscall.Errno(code), Msg: text}
+	r.end()
 	r.markReady(err)
 	r.push(asyncItem{err: err})
 }
