@@ -223,8 +223,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                 hold = impls[name]["hold"] if kind == "export" else None
                 calls[name] = functools.partial(fn, hold(make()) if hold else make())
         if kind in ("stream", "polars"):
-            # one call per sample: as many samples as the other rows, the first of each call is noisy
-            timed = median_times(calls, args.repeat, min_seconds=0)
+            # one call per sample; a whole stream read is long and the
+            # machine's noise large against it: three rounds per order
+            timed = median_times(calls, max(args.repeat, 3 * len(calls)), min_seconds=0)
         else:
             timed = median_times(calls, args.repeat)
         cells: dict[str, Optional[float]] = {name: timed.get(name) for name in names}
