@@ -100,7 +100,7 @@ static int array_base_handle(ArrayBaseObject* a, uintptr_t* h) {
   return 0;
 }
 
-static PyObject* array_base_from_handle(PyTypeObject* type, uintptr_t h);
+static PyObject* array_base_owning(PyTypeObject* type, uintptr_t h, gda_held* held);
 
 static int get_handle(PyObject* o, uintptr_t* h) {
   if (PyObject_TypeCheck(o, &ArrayBase_Type)) return array_base_handle((ArrayBaseObject*)o, h);
@@ -326,19 +326,12 @@ static PyObject* export_array_pair(uintptr_t h, gda_held* held, uintptr_t req, i
     free(a);
     return PyErr_NoMemory();
   }
-  if (held) {
-    if (gda_held_export(held, s, a, device)) {
-      free(s);
-      free(a);
-      return PyErr_NoMemory();
-    }
-    return array_pair(s, a, device);
-  }
   gda_error e = {0};
-  if (gdaExportArray(h, req, s, a, device, &e)) {
+  int failed = held ? gda_held_export(held, s, a, device) != 0 : gdaExportArray(h, req, s, a, device, &e) != 0;
+  if (failed) {
     free(s);
     free(a);
-    return raise_error(&e);
+    return held ? PyErr_NoMemory() : raise_error(&e);
   }
   return array_pair(s, a, device);
 }
@@ -550,7 +543,7 @@ static PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t
     gdaHandleRelease(out);
     return NULL;
   }
-  return cls ? array_base_from_handle(cls, out) : wrap_handle(out);
+  return cls ? array_base_owning(cls, out, NULL) : wrap_handle(out);
 }
 
 static PyObject* m_stream_close(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -898,24 +891,16 @@ static PyObject* ArrayBase_new(PyTypeObject* type, PyObject* args, PyObject* kwd
   return (PyObject*)self;
 }
 
-// A new instance of type owning handle h (released on failure).
-static PyObject* array_base_from_handle(PyTypeObject* type, uintptr_t h) {
+// A new instance of type owning the Go handle h and/or the held import
+// `held` (0/NULL: none); on failure both are released.
+static PyObject* array_base_owning(PyTypeObject* type, uintptr_t h, gda_held* held) {
   ArrayBaseObject* self = (ArrayBaseObject*)type->tp_alloc(type, 0);
   if (!self) {
-    gdaHandleRelease(h);
+    if (h) gdaHandleRelease(h);
+    if (held) gda_held_unref(held);
     return NULL;
   }
   self->h = h;
-  return (PyObject*)self;
-}
-
-// A new instance of type holding the held import `held` (unreferenced on failure).
-static PyObject* array_base_from_held(PyTypeObject* type, gda_held* held) {
-  ArrayBaseObject* self = (ArrayBaseObject*)type->tp_alloc(type, 0);
-  if (!self) {
-    gda_held_unref(held);
-    return NULL;
-  }
   self->held = held;
   return (PyObject*)self;
 }
@@ -958,6 +943,14 @@ static PyObject* ArrayBase_is_struct(ArrayBaseObject* self, PyObject* unused) {
   return is_struct;
 }
 
+// The plain export of self (no requested schema): from C for a held import,
+// else through its Go handle.
+static PyObject* array_base_export(ArrayBaseObject* self, int device) {
+  uintptr_t h = 0;
+  if (!self->held && array_base_handle(self, &h)) return NULL;
+  return export_array_pair(h, self->held, 0, device);
+}
+
 // Calls the Python method `name` of self with a vectorcall's arguments: the
 // general path behind a protocol method's C fast path.
 static PyObject* call_general_path(PyObject* self, const char* name, PyObject* const* args, Py_ssize_t nargs,
@@ -978,11 +971,7 @@ static PyObject* ArrayBase_device_array(ArrayBaseObject* self, PyObject* const* 
   int plain = nargs == 0 || (nargs == 1 && args[0] == Py_None);
   Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   for (Py_ssize_t i = 0; plain && i < nkw; i++) plain = args[nargs + i] == Py_None;
-  if (plain) {
-    uintptr_t h = 0;
-    if (!self->held && array_base_handle(self, &h)) return NULL;
-    return export_array_pair(h, self->held, 0, 1);
-  }
+  if (plain) return array_base_export(self, 1);
   return call_general_path((PyObject*)self, "_c_device_array_requested", args, nargs, kwnames);
 }
 
@@ -993,9 +982,7 @@ static PyObject* ArrayBase_device_array(ArrayBaseObject* self, PyObject* const* 
 static PyObject* ArrayBase_array(ArrayBaseObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   int plain = (nargs == 0 || (nargs == 1 && args[0] == Py_None)) && !kwnames;
   if (plain) {
-    uintptr_t h = 0;
-    if (!self->held && array_base_handle(self, &h)) return NULL;
-    PyObject* pair = export_array_pair(h, self->held, 0, 0);
+    PyObject* pair = array_base_export(self, 0);
     if (pair || !PyErr_ExceptionMatches(ArrowNotImplementedError)) return pair;
     PyErr_Clear();
   }
@@ -1118,13 +1105,13 @@ static PyObject* m_import_from(PyObject* module, PyObject* const* args, Py_ssize
   }
   if (taken == 1) {
     Py_DECREF(pair);  // the moved-out capsules only free their structs
-    return array_base_from_held((PyTypeObject*)args[1], held);
+    return array_base_owning((PyTypeObject*)args[1], 0, held);
   }
   gda_error e = {0};
   int rc = gdaImportArray(sp, ap, device, &h, &e);
   Py_DECREF(pair);
   if (rc) return raise_error(&e);
-  return array_base_from_handle((PyTypeObject*)args[1], h);
+  return array_base_owning((PyTypeObject*)args[1], h, NULL);
 }
 
 static PyMethodDef methods[] = {

@@ -2,7 +2,7 @@
 // imports"). A pass-through exchange (import, export again, release) then
 // never calls into Go and builds no Go data.
 //
-// The gate below accepts only what ImportArray accepts (FuzzHeldGate holds
+// The gate below accepts only what ImportArray accepts (FuzzArrayImport holds
 // it to that); it may decline more, and what it declines takes the full Go
 // import, which also writes the error messages.
 #include <errno.h>
@@ -66,7 +66,7 @@ void gda_held_schemas_clear(void) {
 
 int gda_held_schema_add(uint64_t hash, const struct ArrowSchema* tmpl, const gda_gate_node* nodes, int64_t n_nodes) {
   if (hash == 0 || n_nodes < 0) return EINVAL;
-  gda_held_schema* e = malloc(sizeof(*e) + (size_t)n_nodes * sizeof(gda_gate_node) + 1);
+  gda_held_schema* e = malloc(sizeof(*e) + (size_t)n_nodes * sizeof(gda_gate_node));
   if (!e) return ENOMEM;
   if (gda_schema_copy_uncounted(tmpl, &e->tmpl) != 0) {
     free(e);
