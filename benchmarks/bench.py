@@ -121,23 +121,47 @@ def _loops_for(fn: Callable[[], Any], min_seconds: float) -> int:
         loops *= 4
 
 
+def balanced_orders(n: int) -> list[list[int]]:
+    """Orders of n items in which every item directly follows every other
+    one equally often (a Williams design: n orders for even n, 2n for odd).
+    A plain rotation of one order is not enough: it keeps the cyclic
+    neighbours, so each item would still nearly always run right after the
+    same other one."""
+    first = [0]
+    low, high = 1, n - 1
+    while len(first) < n:
+        first.append(low)
+        low += 1
+        if len(first) < n:
+            first.append(high)
+            high -= 1
+    orders = [[(k + i) % n for k in first] for i in range(n)]
+    if n % 2:
+        orders += [order[::-1] for order in orders]
+    return orders
+
+
 def median_times(fns: dict[str, Callable[[], Any]], repeat: int, min_seconds: float = 0.05) -> dict[str, float]:
     """Median seconds per call of each function. Samples are taken in turns
     (one of each function per round), so that a drift of the machine's speed
     during the run (frequency, other load, heap growth) falls on all of them
-    alike, and the order rotates from round to round, so that no function
-    always runs after the same other one (what one leaves behind, e.g. freed
-    memory to fault in again, slows the next); short calls are looped so
-    each sample lasts min_seconds. At least `repeat` samples are taken."""
+    alike. What one implementation leaves behind slows the next one (arro3's
+    stream read leaves the allocator in a state that costs the next polars
+    read 20%), so each sample is preceded by one untimed call of the same
+    function, and the rounds follow balanced orders (every function follows
+    every other equally often). Short calls are looped so each sample lasts
+    min_seconds. At least `repeat` samples are taken, rounded up to whole
+    sets of orders."""
     loops = {name: _loops_for(fn, min_seconds) for name, fn in fns.items()}
     samples: dict[str, list[float]] = {name: [] for name in fns}
     names = list(fns)
-    rounds = -(-repeat // len(names)) * len(names)  # every order equally often
+    orders = balanced_orders(len(names))
+    rounds = -(-repeat // len(orders)) * len(orders)
     for round_ in range(rounds):
-        k = round_ % len(names)
-        for name in names[k:] + names[:k]:
+        for name in (names[i] for i in orders[round_ % len(orders)]):
             fn = fns[name]
             n = loops[name]
+            fn()  # settles what the previous function left behind
             start = time.perf_counter()
             for _ in range(n):
                 fn()
@@ -291,7 +315,10 @@ def render(header: list[str], table: list[list[str]], machine: str, argv: Option
         "X exports, pyarrow imports (two exchanges; for X = pyarrow both are pyarrow's own). Each consumer uses",
         "the protocol it prefers: the device protocols where X offers them (godevarrow, pyarrow), the plain ones",
         "otherwise. Export-only drops the capsules unconsumed (which releases them); import-only includes",
-        "pyarrow's export. Why godevarrow costs what it costs, and what was done about it: `docs/design.md`,",
+        "pyarrow's export. The implementations take turns, in balanced orders (each follows each other",
+        "equally often), and every sample follows an untimed call of its own (`median_times`). The stream",
+        "rows are ties by construction: godevarrow and nanoarrow hand pyarrow's stream over unchanged.",
+        "Why godevarrow costs what it costs, and what was done about it: `docs/design.md`,",
         '"The fixed cost of an exchange".',
         "",
     ]

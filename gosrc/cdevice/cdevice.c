@@ -195,17 +195,26 @@ static int same_string(const char* a, const char* b) {
   return *a == *b;
 }
 
-int gda_schema_matches(const struct ArrowSchema* s, const struct ArrowSchema* t) {
-  // t is a template, well-formed and bounded; s is checked on the way, so
-  // it need not have been hashed
+// One node of s against one node of t, children and dictionary aside.
+static inline int schema_node_matches(const struct ArrowSchema* s, const struct ArrowSchema* t) {
   if (!same_string(s->format, t->format) || !same_string(s->name, t->name) || s->flags != t->flags ||
       s->n_children != t->n_children || !s->dictionary != !t->dictionary || (s->n_children > 0 && !s->children))
     return 0;
+  if (!s->metadata && !t->metadata) return 1;
   int64_t ms = bounded_metadata_size(s->metadata), mt = bounded_metadata_size(t->metadata);
-  if (ms != mt || (ms && memcmp(s->metadata, t->metadata, (size_t)ms) != 0)) return 0;
+  return ms == mt && (!ms || memcmp(s->metadata, t->metadata, (size_t)ms) == 0);
+}
+
+int gda_schema_matches(const struct ArrowSchema* s, const struct ArrowSchema* t) {
+  // t is a template, well-formed and bounded; s is checked on the way, so
+  // it need not have been hashed
+  if (!schema_node_matches(s, t)) return 0;
   for (int64_t i = 0; i < s->n_children; i++) {
     const struct ArrowSchema* c = s->children[i];
-    if (!c || !c->release || !gda_schema_matches(c, t->children[i])) return 0;
+    const struct ArrowSchema* tc = t->children[i];
+    if (!c || !c->release) return 0;
+    // a leaf (the columns of a wide batch) is compared here, not in a call
+    if (tc->n_children == 0 && !tc->dictionary ? !schema_node_matches(c, tc) : !gda_schema_matches(c, tc)) return 0;
   }
   return !s->dictionary || (s->dictionary->release && gda_schema_matches(s->dictionary, t->dictionary));
 }

@@ -157,9 +157,10 @@ static int64_t last_offset(const void* offsets, int64_t offset, int64_t end, int
   return first < 0 || last < first ? -1 : last;
 }
 
-static int gate(const struct ArrowArray* c, const gda_held_schema* e, int64_t* next, int depth) {
-  if (*next >= e->n_nodes || depth > GATE_MAX_DEPTH) return 0;
-  const gda_gate_node* p = &e->nodes[(*next)++];
+// The checks of one node c against its gate node p that look at no child
+// beyond its pointer and length: what a leaf needs, all of it. The lengths of
+// a struct's children are checked by gate, in the loop over them.
+static inline int gate_node(const struct ArrowArray* c, const gda_gate_node* p, int depth) {
   if (depth > 0 && !c->release) return 0;
   int64_t length = c->length, offset = c->offset, nulls = c->null_count;
   // 8 bytes of headroom: bitmap sizes are (end + 7) / 8
@@ -167,41 +168,46 @@ static int gate(const struct ArrowArray* c, const gda_held_schema* e, int64_t* n
   int64_t end = offset + length;
   if (c->n_buffers != p->n_buffers || (p->n_buffers > 0 && !c->buffers)) return 0;
   if (c->n_children != p->n_children || (c->n_children > 0 && !c->children)) return 0;
-  for (int64_t i = 0; i < c->n_children; i++) {
-    if (!c->children[i]) return 0;
-  }
   if (!c->dictionary != !p->has_dictionary) return 0;
   const void* const* b = c->buffers;
   if (p->has_validity && !b[0] && nulls > 0) return 0;
   int64_t need, last;
   switch (p->kind) {
     case GDA_GATE_NULL:
-      break;
-    case GDA_GATE_BOOL:
-      if (!b[1] && end != 0) return 0;
-      break;
-    case GDA_GATE_FIXED:
-      if ((need = mul(end, p->width)) < 0 || (!b[1] && need != 0)) return 0;
-      break;
-    case GDA_GATE_BINARY:
-      if ((last = last_offset(b[1], offset, end, p->width)) < 0 || (!b[2] && last != 0)) return 0;
-      break;
-    case GDA_GATE_LIST:
-      if ((last = last_offset(b[1], offset, end, p->width)) < 0 || last > c->children[0]->length) return 0;
-      break;
-    case GDA_GATE_FIXED_LIST:
-      if ((need = mul(end, p->width)) < 0 || c->children[0]->length < need) return 0;
-      break;
     case GDA_GATE_STRUCT:
-      for (int64_t i = 0; i < c->n_children; i++) {
-        if (c->children[i]->length < end) return 0;
-      }
-      break;
+      return 1;
+    case GDA_GATE_BOOL:
+      return b[1] || end == 0;
+    case GDA_GATE_FIXED:
+      return (need = mul(end, p->width)) >= 0 && (b[1] || need == 0);
+    case GDA_GATE_BINARY:
+      return (last = last_offset(b[1], offset, end, p->width)) >= 0 && (b[2] || last == 0);
+    case GDA_GATE_LIST:
+      return c->children[0] && (last = last_offset(b[1], offset, end, p->width)) >= 0 &&
+             last <= c->children[0]->length;
+    case GDA_GATE_FIXED_LIST:
+      return c->children[0] && (need = mul(end, p->width)) >= 0 && c->children[0]->length >= need;
     default:
       return 0;
   }
+}
+
+static int gate(const struct ArrowArray* c, const gda_held_schema* e, int64_t* next, int depth) {
+  if (*next >= e->n_nodes || depth > GATE_MAX_DEPTH) return 0;
+  const gda_gate_node* p = &e->nodes[(*next)++];
+  if (!gate_node(c, p, depth)) return 0;
+  int64_t end = c->offset + c->length;  // no overflow: gate_node checked
   for (int64_t i = 0; i < c->n_children; i++) {
-    if (!gate(c->children[i], e, next, depth + 1)) return 0;
+    const struct ArrowArray* child = c->children[i];
+    if (!child || (p->kind == GDA_GATE_STRUCT && child->length < end)) return 0;
+    // a leaf (the columns of a wide batch) is gated here, not in a call
+    const gda_gate_node* q = &e->nodes[*next];
+    if (*next < e->n_nodes && q->n_children == 0 && !q->has_dictionary && depth < GATE_MAX_DEPTH) {
+      (*next)++;
+      if (!gate_node(child, q, depth + 1)) return 0;
+    } else if (!gate(child, e, next, depth + 1)) {
+      return 0;
+    }
   }
   return !c->dictionary || gate(c->dictionary, e, next, depth + 1);
 }
