@@ -219,27 +219,39 @@ static int gate_tree(const struct ArrowArray* c, const gda_held_schema* e) {
 
 // ------------------------------------------------------- import, export
 
-int gda_held_accepts(const struct ArrowSchema* schema, const struct ArrowArray* array) {
-  if (!schema || !schema->release || !array) return 0;
+// Whether the fast path takes a foreign pair: 1 (*out is the held schema, with
+// a reference), 0 (the schema is not in the table) or -1 (declined).
+static int admit(const struct ArrowSchema* schema, const struct ArrowArray* a, gda_held_schema** out) {
+  if (!schema || !schema->release || !a) return -1;
   gda_held_schema* e = lookup(schema);
   if (!e) return 0;
-  int ok = gate_tree(array, e);
+  if (!gate_tree(a, e)) {
+    held_schema_unref(e);
+    return -1;
+  }
+  *out = e;
+  return 1;
+}
+
+int gda_held_accepts(const struct ArrowSchema* schema, const struct ArrowArray* array) {
+  gda_held_schema* e;
+  if (admit(schema, array, &e) != 1) return 0;
   held_schema_unref(e);
-  return ok;
+  return 1;
 }
 
 int gda_held_import(struct ArrowSchema* schema, void* array, int is_device, gda_held** out) {
   struct ArrowArray* a = array;
-  if (!schema || !schema->release || !array) return -1;
-  if (is_device) {
+  if (is_device && array) {
     const struct ArrowDeviceArray* d = array;
     if (d->device_type != ARROW_DEVICE_CPU || d->sync_event) return -1;
     a = &((struct ArrowDeviceArray*)array)->array;
   }
-  gda_held_schema* e = lookup(schema);
-  if (!e) return 0;
-  gda_held* h;
-  if (!gate_tree(a, e) || !(h = malloc(sizeof(*h)))) {
+  gda_held_schema* e;
+  int admitted = admit(schema, a, &e);
+  if (admitted != 1) return admitted;
+  gda_held* h = malloc(sizeof(*h));
+  if (!h) {
     held_schema_unref(e);
     return -1;
   }
