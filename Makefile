@@ -12,7 +12,7 @@ FAKECUDA := $(CURDIR)/tests_go/fakecuda/libfakecuda.so
 # The test suites run the CUDA paths against the strict fake driver.
 TEST_ENV := GODEVARROW_LIBCUDA=$(FAKECUDA) FAKECUDA_DEVICES=2
 
-.PHONY: all venv build fakecuda test test-go test-py typecheck docs wheel test-wheel test-strict fuzz fuzz-smoke valgrind valgrind-if-present demo info bench lint fmt clean
+.PHONY: all venv build fakecuda test test-go test-py typecheck docs wheel test-wheel test-strict fuzz fuzz-smoke valgrind valgrind-if-present demo info bench profile lint fmt clean
 
 all: build
 
@@ -124,6 +124,19 @@ info: build
 # of every implementation alike: one thread for the whole run
 bench: build
 	$(DEMO_ENV) OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/bench.py --out docs/benchmarks.md
+
+# Where the time of one bench row goes: perf over a build that keeps its
+# symbols (the C and Go code by name). `make profile` lists the rows;
+# `make profile ROW=6 IMPL=nanoarrow` profiles one. The next `make build`
+# strips the extension again.
+ROW ?=
+IMPL ?= godevarrow
+profile: venv
+	@command -v perf >/dev/null || (echo "profile: perf is not installed (linux-tools)"; exit 1)
+	GODEVARROW_GO_LDFLAGS=-w $(PY) -m pip install -q --no-build-isolation --no-deps --force-reinstall .
+	@if [ -z "$(ROW)" ]; then $(PY) benchmarks/bench.py --profile; else \
+	  $(DEMO_ENV) OPENBLAS_NUM_THREADS=1 perf record -q -o build/perf.data $(PY) benchmarks/bench.py --profile $(ROW) --impl $(IMPL) && \
+	  perf report -i build/perf.data --no-children --sort dso,sym --stdio -g none 2>/dev/null | grep -v -e '^$$' -e '^#' | cut -c1-150 | head -40; fi
 
 lint: venv
 	@test -z "$$(gofmt -l gosrc capsule tests_go examples)" || (gofmt -l gosrc capsule tests_go examples; echo "gofmt: files above need formatting"; exit 1)

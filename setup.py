@@ -29,7 +29,9 @@ class GoBuildExt(build_ext):
         include = sysconfig.get_paths()["include"]
         env["CGO_CFLAGS"] = f"-I{include} -O2 " + env.get("CGO_CFLAGS", "")
         env.setdefault("GOFLAGS", "-buildvcs=false")
-        cmd = [go, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, "./capsule"]
+        # stripped unless asked otherwise (`make profile` keeps the symbols)
+        ldflags = os.environ.get("GODEVARROW_GO_LDFLAGS", "-s -w")
+        cmd = [go, "build", "-buildmode=c-shared", "-trimpath", f"-ldflags={ldflags}", "-o", out, "./capsule"]
         print(" ".join(cmd), flush=True)
         subprocess.check_call(cmd, cwd=ROOT, env=env)
         header = os.path.splitext(out)[0] + ".h"

@@ -187,26 +187,70 @@ def fmt(seconds: Optional[float]) -> str:
 
 
 def rows(args: argparse.Namespace) -> list[tuple[str, str, Callable[[], Any]]]:
-    small = pa.array(np.arange(1_000, dtype=np.int64))
-    large = pa.array(np.arange(args.rows_large, dtype=np.int64))
-    wide = pa.record_batch({f"c{i}": pa.array(np.arange(10, dtype=np.int64)) for i in range(1000)})
-    batch = pa.record_batch({"x": pa.array(np.arange(10, dtype=np.int64))})
+    # each built when a row first needs it (--profile builds its own row's only)
+    small = functools.cache(lambda: pa.array(np.arange(1_000, dtype=np.int64)))
+    large = functools.cache(lambda: pa.array(np.arange(args.rows_large, dtype=np.int64)))
+    wide = functools.cache(
+        lambda: pa.record_batch({f"c{i}": pa.array(np.arange(10, dtype=np.int64)) for i in range(1000)})
+    )
+    batch = functools.cache(lambda: pa.record_batch({"x": pa.array(np.arange(10, dtype=np.int64))}))
     n_batches = args.batches
 
     def source() -> pa.RecordBatchReader:
-        return pa.RecordBatchReader.from_batches(batch.schema, [batch] * n_batches)
+        return pa.RecordBatchReader.from_batches(batch().schema, [batch()] * n_batches)
 
     return [
-        ("round trip, 1 int64 column, 10^3 rows", "array", lambda: small),
-        (f"round trip, 1 int64 column, {args.rows_large:.0e} rows", "array", lambda: large),
-        ("round trip, 1,000-column batch", "batch", lambda: wide),
-        ("export only, 1 int64 column", "export", lambda: small),
-        ("export only, 1,000-column batch", "export", lambda: wide),
-        ("import only (pyarrow's export included), 1 int64 column", "import", lambda: small),
-        ("import only (pyarrow's export included), 1,000-column batch", "import", lambda: wide),
+        ("round trip, 1 int64 column, 10^3 rows", "array", small),
+        (f"round trip, 1 int64 column, {args.rows_large:.0e} rows", "array", large),
+        ("round trip, 1,000-column batch", "batch", wide),
+        ("export only, 1 int64 column", "export", small),
+        ("export only, 1,000-column batch", "export", wide),
+        ("import only (pyarrow's export included), 1 int64 column", "import", small),
+        ("import only (pyarrow's export included), 1,000-column batch", "import", wide),
         (f"stream of {n_batches:,} small batches, read by pyarrow (per stream)", "stream", source),
         (f"stream of {n_batches:,} small batches, read by polars (per stream)", "polars", source),
     ]
+
+
+def job(
+    impls: dict[str, dict[str, Optional[Impl]]], name: str, kind: str, make: Callable[[], Any]
+) -> Optional[Callable[[], Any]]:
+    """One call of a row's job by one implementation (None: it has none)."""
+    fn = impls.get(name, {}).get(kind)
+    if fn is None:
+        return None
+    if kind in ("stream", "polars"):
+        # a stream can be read once: build a fresh one per call
+        def call() -> None:
+            out = fn(make())
+            if kind == "stream":
+                out.read_all()
+
+        return call
+    hold = impls[name]["hold"] if kind == "export" else None
+    return functools.partial(fn, hold(make()) if hold else make())
+
+
+def profile(args: argparse.Namespace, impls: dict[str, dict[str, Optional[Impl]]]) -> int:
+    """Repeats one row's job by one implementation for --seconds, for a
+    profiler to watch: `perf record -g python benchmarks/bench.py --profile 6`
+    (`make profile ROW=6`). Without a row number, lists the rows."""
+    table = rows(args)
+    if not 0 <= args.profile < len(table):
+        for i, (label, _, _) in enumerate(table):
+            print(f"{i}: {label}")
+        return 0 if args.profile == -1 else 2
+    label, kind, make = table[args.profile]
+    call = job(impls, args.impl, kind, make)
+    if call is None:
+        print(f"{args.impl} has no job {label!r}", file=sys.stderr)
+        return 2
+    calls, deadline = 0, time.perf_counter() + args.seconds
+    while time.perf_counter() < deadline:
+        call()
+        calls += 1
+    print(f"{label}, {args.impl}: {calls} calls in {args.seconds:g} s")
+    return 0
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -215,6 +259,16 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--repeat", type=int, default=None, help="samples per cell (median reported)")
     parser.add_argument("--rows-large", type=int, default=None, help="rows of the large array (default 10^8)")
     parser.add_argument("--out", help="also write a Markdown report here")
+    parser.add_argument(
+        "--profile",
+        type=int,
+        nargs="?",
+        const=-1,
+        metavar="ROW",
+        help="repeat one row's job for a profiler (no ROW: list them)",
+    )
+    parser.add_argument("--impl", default="godevarrow", help="the implementation --profile runs")
+    parser.add_argument("--seconds", type=float, default=10.0, help="how long --profile runs")
     parser.add_argument("--memory-worker", metavar="IMPL", help=argparse.SUPPRESS)
     parser.add_argument("--memory-bytes", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--memory-trips", type=int, default=None, help=argparse.SUPPRESS)
@@ -229,23 +283,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     names = ["godevarrow"] + [n for n in ("pyarrow", "nanoarrow", "arro3") if n in impls]
     table: list[list[str]] = []
     raw: list[tuple[str, dict[str, Optional[float]]]] = []
+    if args.profile is not None:
+        return profile(args, impls)
     for label, kind, make in rows(args):
-        calls: dict[str, Callable[[], Any]] = {}
-        for name in names:
-            fn = impls.get(name, {}).get(kind)
-            if fn is None:
-                continue
-            if kind in ("stream", "polars"):
-                # a stream can be read once: build a fresh one per call
-                def call(fn: Impl = fn, make: Callable[[], Any] = make, kind: str = kind) -> None:
-                    out = fn(make())
-                    if kind == "stream":
-                        out.read_all()
-
-                calls[name] = call
-            else:
-                hold = impls[name]["hold"] if kind == "export" else None
-                calls[name] = functools.partial(fn, hold(make()) if hold else make())
+        calls = {name: call for name in names if (call := job(impls, name, kind, make)) is not None}
         if kind in ("stream", "polars"):
             # one call per sample; a whole stream read is long and the
             # machine's noise large against it: three rounds per order

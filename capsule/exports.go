@@ -321,6 +321,19 @@ func (o schemaOnly) DeviceType() device.Type       { return o.s.devType }
 func (o schemaOnly) Next() (*cdevice.Array, error) { return nil, io.EOF }
 func (o schemaOnly) Close() error                  { return nil }
 
+// isRecordBatch: arrays of this schema are record batches (a struct, not
+// dictionary-encoded). ArrayBase_is_struct (module.c) answers the same for
+// held arrays from their C template, without Go.
+func isRecordBatch(s *cdevice.Schema) bool { return s.Format == "+s" && s.Dictionary == nil }
+
+// cBool is C's 1 or 0.
+func cBool(b bool) C.int32_t {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 //export gdaArrayInfo
 func gdaArrayInfo(h C.uintptr_t, info *C.gda_array_info, e *C.gda_error) C.int {
 	return call(e, func() error {
@@ -334,10 +347,7 @@ func gdaArrayInfo(h C.uintptr_t, info *C.gda_array_info, e *C.gda_error) C.int {
 		info.device_type = C.int32_t(a.Device().Type)
 		info.device_id = C.int64_t(a.Device().ID)
 		info.n_children = C.int64_t(a.NumChildren())
-		info.is_struct = 0
-		if a.Schema().Format == "+s" && a.Schema().Dictionary == nil {
-			info.is_struct = 1
-		}
+		info.is_struct = cBool(isRecordBatch(a.Schema()))
 		return nil
 	})
 }
@@ -475,7 +485,7 @@ func gdaArrayCast(h, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int
 }
 
 //export gdaStreamInfo
-func gdaStreamInfo(h C.uintptr_t, schema *C.uintptr_t, devType *C.int32_t, e *C.gda_error) C.int {
+func gdaStreamInfo(h C.uintptr_t, schema *C.uintptr_t, devType *C.int32_t, isStruct *C.int32_t, e *C.gda_error) C.int {
 	return call(e, func() error {
 		s, err := valueOf[*pyStream](h)
 		if err != nil {
@@ -483,6 +493,7 @@ func gdaStreamInfo(h C.uintptr_t, schema *C.uintptr_t, devType *C.int32_t, e *C.
 		}
 		newHandle(s.schema, schema)
 		*devType = C.int32_t(s.devType)
+		*isStruct = cBool(isRecordBatch(s.schema))
 		return nil
 	})
 }

@@ -500,12 +500,12 @@ static PyObject* m_stream_info(PyObject* self, PyObject* const* args, Py_ssize_t
   CHECK_NARGS(1, "stream_info");
   uintptr_t h, schema = 0;
   if (get_handle(args[0], &h)) return NULL;
-  int32_t device_type = 0;
+  int32_t device_type = 0, is_struct = 0;
   gda_error e = {0};
-  if (gdaStreamInfo(h, &schema, &device_type, &e)) return raise_error(&e);
+  if (gdaStreamInfo(h, &schema, &device_type, &is_struct, &e)) return raise_error(&e);
   PyObject* sh = wrap_handle(schema);
   if (!sh) return NULL;
-  return Py_BuildValue("(Ni)", sh, (int)device_type);
+  return Py_BuildValue("(NiN)", sh, (int)device_type, PyBool_FromLong(is_struct));
 }
 
 // stream_next(handle[, cls]): the next array as a handle, or as an instance
@@ -1144,7 +1144,7 @@ static PyMethodDef methods[] = {
     {"array_column", (PyCFunction)(void (*)(void))m_array_column, METH_FASTCALL, "array_column(handle, i) -> handle"},
     {"array_validate", (PyCFunction)(void (*)(void))m_array_validate, METH_FASTCALL, "array_validate(handle, full)"},
     {"array_cast", (PyCFunction)(void (*)(void))m_array_cast, METH_FASTCALL, "array_cast(handle, schema_handle) -> handle"},
-    {"stream_info", (PyCFunction)(void (*)(void))m_stream_info, METH_FASTCALL, "stream_info(handle) -> (schema handle, device_type)"},
+    {"stream_info", (PyCFunction)(void (*)(void))m_stream_info, METH_FASTCALL, "stream_info(handle) -> (schema handle, device_type, is_struct)"},
     {"stream_next", (PyCFunction)(void (*)(void))m_stream_next, METH_FASTCALL, "stream_next(handle) -> handle or None"},
     {"stream_close", (PyCFunction)(void (*)(void))m_stream_close, METH_FASTCALL, "stream_close(handle)"},
     {"stream_prefetch", (PyCFunction)(void (*)(void))m_stream_prefetch, METH_FASTCALL, "stream_prefetch(handle, depth) -> handle (moves the stream)"},

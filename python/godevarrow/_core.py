@@ -467,15 +467,15 @@ class ArrayStream:
     read or exported again.
     """
 
-    __slots__ = ("_h", "_schema", "_device_type", "_is_struct", "_array_class", "__weakref__")
+    __slots__ = ("_h", "_schema", "_device_type", "_array_class", "__weakref__")
 
     def __init__(self, handle: Any) -> None:
+        # one Go call; the DeviceType member is made when asked for (an enum
+        # call costs as much as the rest of a stream's set-up in Python)
         self._h = handle
-        schema_handle, device_type = _lib.stream_info(handle)
+        schema_handle, self._device_type, is_struct = _lib.stream_info(handle)
         self._schema = Schema(schema_handle)
-        self._device_type = DeviceType(device_type)
-        self._is_struct = self._schema.format == "+s" and self._schema.dictionary is None
-        self._array_class: type[Array] = RecordBatch if self._is_struct else Array
+        self._array_class: type[Array] = RecordBatch if is_struct else Array
 
     @property
     def schema(self) -> Schema:
@@ -483,7 +483,7 @@ class ArrayStream:
 
     @property
     def device_type(self) -> DeviceType:
-        return self._device_type
+        return DeviceType(self._device_type)
 
     def __iter__(self) -> Iterator[Array]:
         return self
@@ -528,7 +528,7 @@ class ArrayStream:
         h = await asyncio.to_thread(_lib.stream_next, self._h)
         if h is None:
             raise StopAsyncIteration
-        return RecordBatch(h) if self._is_struct else Array(h)
+        return self._array_class(h)
 
     async def aclose(self) -> None:
         """Close the stream without blocking the event loop."""
@@ -570,7 +570,7 @@ class ArrayStream:
         return _lib.export_stream(self._h, _requested_handle(requested_schema), True)
 
     def __repr__(self) -> str:
-        return f"godevarrow.ArrayStream<{self._schema}> on {self._device_type.name}"
+        return f"godevarrow.ArrayStream<{self._schema}> on {self.device_type.name}"
 
 
 def stream(obj: object, *, requested_schema: object = None) -> ArrayStream:
