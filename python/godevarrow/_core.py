@@ -471,7 +471,7 @@ class ArrayStream:
 
     def __init__(self, handle: Any) -> None:
         # one Go call; the DeviceType member is made when asked for (an enum
-        # call costs as much as the rest of a stream's set-up in Python)
+        # call costs 1.3 µs, a sixth of a stream's whole set-up)
         self._h = handle
         schema_handle, self._device_type, is_struct = _lib.stream_info(handle)
         self._schema = Schema(schema_handle)
