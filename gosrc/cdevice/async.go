@@ -117,7 +117,8 @@ func (p *asyncProducer) drive() {
 	id := nextProducerID.Add(1)
 	producers.Store(id, p)
 	prod := C.gda_async_producer_new(C.int32_t(p.r.DeviceType()), metadataCString(p.opts.AdditionalMetadata), C.uintptr_t(id))
-	p.handler.producer = prod
+	// the handler is the consumer's memory: its producer member may hold anything
+	storeCPointer(unsafe.Pointer(&p.handler.producer), unsafe.Pointer(prod))
 	defer func() {
 		// release is the last call; the producer struct outlives it, and
 		// request/cancel turn into no-ops before the handle goes

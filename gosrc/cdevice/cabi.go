@@ -66,3 +66,11 @@ const (
 	SizeofArrowArrayStream       = C.sizeof_struct_ArrowArrayStream
 	SizeofArrowDeviceArrayStream = C.sizeof_struct_ArrowDeviceArrayStream
 )
+
+// storeCPointer stores p (a C pointer) at slot, in C memory that may hold
+// anything, as an integer: a store of a pointer type would run the GC's
+// write barrier on the slot's old garbage, which kills the process if it
+// points into a freed Go object (docs/design.md, Export).
+func storeCPointer(slot, p unsafe.Pointer) {
+	*(*uintptr)(slot) = uintptr(p)
+}

@@ -213,14 +213,16 @@ func (s *Stream) Gather(dst, src []unsafe.Pointer, size []int64) error {
 	defer C.free(cdp)
 	defer C.free(csp)
 	defer C.free(cnp)
-	cd := unsafe.Slice((*unsafe.Pointer)(cdp), n)
+	// The destinations are written as integers: a pointer store would run
+	// the GC's write barrier on malloc's garbage (docs/design.md, Export).
+	cd := unsafe.Slice((*uintptr)(cdp), n)
 	cs := unsafe.Slice((*C.CUdeviceptr)(csp), n)
 	cn := unsafe.Slice((*C.size_t)(cnp), n)
 	for i := range dst {
-		cd[i], cs[i], cn[i] = dst[i], C.CUdeviceptr(uintptr(src[i])), C.size_t(size[i])
+		cd[i], cs[i], cn[i] = uintptr(dst[i]), C.CUdeviceptr(uintptr(src[i])), C.size_t(size[i])
 	}
 	var call *C.char
-	return cudaError(call, C.gda_cuda_gather(C.int(s.dev), s.s, C.int(len(dst)), &cd[0], &cs[0], &cn[0], &call))
+	return cudaError(call, C.gda_cuda_gather(C.int(s.dev), s.s, C.int(len(dst)), (*unsafe.Pointer)(cdp), &cs[0], &cn[0], &call))
 }
 
 // Event is a CUDA event on one device.

@@ -163,3 +163,21 @@ func ConsumeDeviceStream(s *cdevice.CArrowDeviceArrayStream) (rows, batches int6
 // ReleaseSchema and ReleaseArray call the release callback if set.
 func ReleaseSchema(s *cdevice.CArrowSchema) { C.cb_release_schema(cs(s)) }
 func ReleaseArray(a *cdevice.CArrowArray)   { C.cb_release_array(ca(a)) }
+
+// LeaveInFreedMemory mallocs blocks of size bytes, fills them with word and
+// frees them, so that the next mallocs of that size (glibc hands freed
+// blocks back first) return memory holding word: what a block looks like
+// after it held, say, a released export's pinned Go pointers.
+func LeaveInFreedMemory(size int, word uintptr, blocks int) {
+	ps := make([]unsafe.Pointer, blocks)
+	for i := range ps {
+		ps[i] = C.malloc(C.size_t(size))
+		w := unsafe.Slice((*uintptr)(ps[i]), size/int(unsafe.Sizeof(word)))
+		for j := range w {
+			w[j] = word
+		}
+	}
+	for _, p := range ps {
+		C.free(p)
+	}
+}
