@@ -233,7 +233,7 @@ def job(
 
 def profile(args: argparse.Namespace, impls: dict[str, dict[str, Optional[Impl]]]) -> int:
     """Repeats one row's job by one implementation for --seconds, for a
-    profiler to watch: `perf record -g python benchmarks/bench.py --profile 6`
+    profiler to watch: `perf record python benchmarks/bench.py --profile 6`
     (`make profile ROW=6`). Without a row number, lists the rows."""
     table = rows(args)
     if not 0 <= args.profile < len(table):
@@ -280,11 +280,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     args.batches = 1_000 if args.quick else 100_000
 
     impls = _peers()
+    if args.profile is not None:
+        return profile(args, impls)
     names = ["godevarrow"] + [n for n in ("pyarrow", "nanoarrow", "arro3") if n in impls]
     table: list[list[str]] = []
     raw: list[tuple[str, dict[str, Optional[float]]]] = []
-    if args.profile is not None:
-        return profile(args, impls)
     for label, kind, make in rows(args):
         calls = {name: call for name in names if (call := job(impls, name, kind, make)) is not None}
         if kind in ("stream", "polars"):

@@ -201,8 +201,8 @@ static int gate(const struct ArrowArray* c, const gda_held_schema* e, int64_t* n
     const struct ArrowArray* child = c->children[i];
     if (!child || (p->kind == GDA_GATE_STRUCT && child->length < end)) return 0;
     // a leaf (the columns of a wide batch) is gated here, not in a call
-    const gda_gate_node* q = &e->nodes[*next];
-    if (*next < e->n_nodes && q->n_children == 0 && !q->has_dictionary && depth < GATE_MAX_DEPTH) {
+    const gda_gate_node* q = *next < e->n_nodes ? &e->nodes[*next] : NULL;
+    if (q && q->n_children == 0 && !q->has_dictionary && depth < GATE_MAX_DEPTH) {
       (*next)++;
       if (!gate_node(child, q, depth + 1)) return 0;
     } else if (!gate(child, e, next, depth + 1)) {
