@@ -1045,6 +1045,79 @@ static int optional_attr(PyObject* obj, PyObject* name, PyObject** out) {
 
 static PyObject* str_device_array;
 static PyObject* str_array;
+static PyObject* str_pyarrow_lib;
+static PyObject* str_pyarrow;
+
+// Whether t finds name where base does (the method base defines, not an override).
+static int same_method(PyTypeObject* t, PyObject* base, PyObject* name) {
+  PyObject* mine = PyObject_GetAttr((PyObject*)t, name);
+  PyObject* theirs = mine ? PyObject_GetAttr(base, name) : NULL;
+  int same = theirs && mine == theirs;
+  Py_XDECREF(mine);
+  Py_XDECREF(theirs);
+  PyErr_Clear();
+  return same;
+}
+
+// pyarrow.lib.Array and RecordBatch, once pyarrow (18 or newer) is imported.
+static PyObject* pyarrow_bases[2];
+static int pyarrow_too_old;
+static PyObject* pyarrow_decided;  // pyarrow subclass -> True/False, bounded
+
+// Looks for pyarrow's bases: 0 (found or not), -1 on error.
+static int find_pyarrow_bases(void) {
+  PyObject* lib = PyImport_GetModule(str_pyarrow_lib);
+  if (!lib) return PyErr_Occurred() ? -1 : 0;
+  PyObject* pa = PyImport_GetModule(str_pyarrow);
+  PyObject* version = pa ? PyObject_GetAttrString(pa, "__version__") : NULL;
+  const char* text = version && PyUnicode_Check(version) ? PyUnicode_AsUTF8(version) : NULL;
+  PyObject* array = PyObject_GetAttrString(lib, "Array");
+  PyObject* batch = PyObject_GetAttrString(lib, "RecordBatch");
+  PyErr_Clear();
+  if (text && array && batch && PyType_Check(array) && PyType_Check(batch)) {
+    if (strtol(text, NULL, 10) >= 18) {
+      pyarrow_bases[0] = array, pyarrow_bases[1] = batch;
+      array = batch = NULL;  // kept
+    } else {
+      pyarrow_too_old = 1;
+    }
+  }  // else: pyarrow is still being imported; look again next time
+  Py_XDECREF(array);
+  Py_XDECREF(batch);
+  Py_XDECREF(version);
+  Py_XDECREF(pa);
+  Py_DECREF(lib);
+  return 0;
+}
+
+// Whether import_from asks objects of type t for __arrow_c_array__ before
+// __arrow_c_device_array__: when both are pyarrow's own methods (those of
+// pyarrow.lib.Array or RecordBatch, not overridden) and pyarrow is 18 or
+// newer, whose __arrow_c_array__ raises NotImplementedError for data not on
+// the CPU (the PyCapsule spec lets a producer raise or copy there). Then the
+// plain protocol gives exactly what the device protocol gives, without
+// pyarrow's device check, a walk over every buffer (12 µs for 1,000
+// columns); data elsewhere raises and takes the device protocol. 1, 0, or -1
+// on error. Only pyarrow's subclasses are remembered (no other type is kept
+// alive by this), each decided once.
+static int plain_first(PyTypeObject* t) {
+  if (!pyarrow_bases[0]) {
+    if (pyarrow_too_old) return 0;
+    if (find_pyarrow_bases() < 0) return -1;
+    if (!pyarrow_bases[0]) return 0;
+  }
+  PyObject* base = PyType_IsSubtype(t, (PyTypeObject*)pyarrow_bases[0])   ? pyarrow_bases[0]
+                   : PyType_IsSubtype(t, (PyTypeObject*)pyarrow_bases[1]) ? pyarrow_bases[1]
+                                                                           : NULL;
+  if (!base) return 0;
+  PyObject* known = PyDict_GetItemWithError(pyarrow_decided, (PyObject*)t);
+  if (known) return known == Py_True;
+  if (PyErr_Occurred()) return -1;
+  int yes = same_method(t, base, str_array) && same_method(t, base, str_device_array);
+  if (PyDict_GET_SIZE(pyarrow_decided) >= 256) PyDict_Clear(pyarrow_decided);
+  if (PyDict_SetItem(pyarrow_decided, (PyObject*)t, yes ? Py_True : Py_False) < 0) return -1;
+  return yes;
+}
 
 // import_from(obj, cls, requested_schema): an instance of cls (an ArrayBase
 // subclass) imported through obj's __arrow_c_device_array__ or
@@ -1059,18 +1132,33 @@ static PyObject* m_import_from(PyObject* module, PyObject* const* args, Py_ssize
     return NULL;
   }
   if (args[2] != Py_None || PyObject_TypeCheck(obj, &ArrayBase_Type)) Py_RETURN_NOTIMPLEMENTED;
-  PyObject* method;
+  PyObject* pair = NULL;
   int device = 1;
-  int found = optional_attr(obj, str_device_array, &method);
-  if (found == 0) {
-    device = 0;
-    found = optional_attr(obj, str_array, &method);
+  int plain = plain_first(Py_TYPE(obj));
+  if (plain < 0) return NULL;
+  if (plain) {
+    pair = PyObject_CallMethodNoArgs(obj, str_array);
+    if (pair) {
+      device = 0;
+    } else if (PyErr_ExceptionMatches(PyExc_NotImplementedError)) {
+      PyErr_Clear();  // not on the CPU: the device protocol says where
+    } else {
+      return NULL;
+    }
   }
-  if (found < 0) return NULL;
-  if (found == 0) Py_RETURN_NOTIMPLEMENTED;
-  PyObject* pair = PyObject_CallNoArgs(method);
-  Py_DECREF(method);
-  if (!pair) return NULL;
+  if (!pair) {
+    PyObject* method;
+    int found = optional_attr(obj, str_device_array, &method);
+    if (found == 0) {
+      device = 0;
+      found = optional_attr(obj, str_array, &method);
+    }
+    if (found < 0) return NULL;
+    if (found == 0) Py_RETURN_NOTIMPLEMENTED;
+    pair = PyObject_CallNoArgs(method);
+    Py_DECREF(method);
+    if (!pair) return NULL;
+  }
   const char* what = device ? "__arrow_c_device_array__" : "__arrow_c_array__";
   if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
     if (PyTuple_Check(pair)) {
@@ -1179,7 +1267,9 @@ static PyObject* new_exception(PyObject* module, const char* name, PyObject* bas
 PyMODINIT_FUNC PyInit__godevarrow(void) {
   if (PyType_Ready(&ArrayBase_Type) < 0) return NULL;
   if (!(str_device_array = PyUnicode_InternFromString("__arrow_c_device_array__")) ||
-      !(str_array = PyUnicode_InternFromString("__arrow_c_array__")))
+      !(str_array = PyUnicode_InternFromString("__arrow_c_array__")) ||
+      !(str_pyarrow_lib = PyUnicode_InternFromString("pyarrow.lib")) ||
+      !(str_pyarrow = PyUnicode_InternFromString("pyarrow")) || !(pyarrow_decided = PyDict_New()))
     return NULL;
   PyObject* m = PyModule_Create(&moduledef);
   if (!m) return NULL;

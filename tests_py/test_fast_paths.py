@@ -157,3 +157,108 @@ def test_large_round_trip_is_zero_copy():
     source = pa.array(np.arange(1 << 20, dtype=np.int64))
     back = pa.array(gda.array(source))
     assert back.buffers()[1].address == source.buffers()[1].address
+
+
+# pyarrow's own types are asked for the plain protocol first (docs/design.md,
+# "Protocol order for pyarrow"). Real pyarrow holds no non-CPU data without a
+# CUDA build, so a stand-in pyarrow, in a fresh interpreter, shows which
+# methods get called.
+_FAKE_PYARROW = """
+import json, sys, types
+import numpy as np
+
+fake = types.ModuleType("pyarrow")
+fake.__version__ = sys.argv[1]
+fake_lib = types.ModuleType("pyarrow.lib")
+sys.modules["pyarrow"], sys.modules["pyarrow.lib"] = fake, fake_lib
+import godevarrow as gda
+
+SOURCE = gda.array(np.arange(3, dtype=np.int64))
+calls = []
+
+class Array:
+    def __init__(self, plain_raises=None):
+        self.plain_raises = plain_raises
+    def __arrow_c_array__(self, requested_schema=None):
+        calls.append("plain")
+        if self.plain_raises:
+            raise self.plain_raises
+        return SOURCE.__arrow_c_array__()
+    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
+        calls.append("device")
+        return SOURCE.__arrow_c_device_array__()
+
+class RecordBatch(Array):
+    pass
+
+class Int64Array(Array):
+    pass
+
+class Overrides(Array):
+    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
+        return Array.__arrow_c_device_array__(self)
+
+class NotPyarrow:
+    __arrow_c_array__ = Array.__arrow_c_array__
+    __arrow_c_device_array__ = Array.__arrow_c_device_array__
+    plain_raises = None
+
+fake_lib.Array, fake_lib.RecordBatch = Array, RecordBatch
+cases = {
+    "array": Int64Array(),
+    "batch": RecordBatch(),
+    "not_on_cpu": Int64Array(NotImplementedError("Implemented only for data on CPU device")),
+    "plain_fails": Int64Array(ValueError("boom")),
+    "override": Overrides(),
+    "not_pyarrow": NotPyarrow(),
+}
+out = {}
+for name, obj in cases.items():
+    calls.clear()
+    try:
+        got = np.from_dlpack(gda.array(obj)).tolist()
+    except Exception as e:
+        got = f"{type(e).__name__}: {e}"
+    out[name] = [got, list(calls)]
+print(json.dumps(out))
+"""
+
+
+def _protocol_calls(pyarrow_version: str) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    r = subprocess.run(
+        [sys.executable, "-c", _FAKE_PYARROW, pyarrow_version], capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_pyarrow_types_are_asked_for_the_plain_protocol_first():
+    got = _protocol_calls("18.0.0")
+    assert got["array"] == [[0, 1, 2], ["plain"]]
+    assert got["batch"] == [[0, 1, 2], ["plain"]]
+    # data not on the CPU: pyarrow raises, and the device protocol says where
+    assert got["not_on_cpu"] == [[0, 1, 2], ["plain", "device"]]
+    # any other error is the producer's answer
+    assert got["plain_fails"] == ["ValueError: boom", ["plain"]]
+    # an override, or a look-alike outside pyarrow, keeps the general order
+    assert got["override"] == [[0, 1, 2], ["device"]]
+    assert got["not_pyarrow"] == [[0, 1, 2], ["device"]]
+
+
+def test_pyarrow_before_18_keeps_the_general_order():
+    # pyarrow 17's RecordBatch.__arrow_c_array__ exported non-CPU data as if it were host data
+    got = _protocol_calls("17.0.0")
+    assert got["array"] == [[0, 1, 2], ["device"]]
+    assert got["not_on_cpu"] == [[0, 1, 2], ["device"]]
+
+
+def test_real_pyarrow_objects_import_alike_through_either_protocol():
+    for obj in (pa.array([1, None, 3]), pa.record_batch({"a": [1, 2], "b": ["x", None]})):
+        fast = gda.array(obj)
+        general = gda.array(DeviceArrayOnly(obj))
+        assert fast.device == general.device == gda.Device.cpu()
+        assert pa.array(fast).equals(pa.array(general))
