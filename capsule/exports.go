@@ -321,11 +321,6 @@ func (o schemaOnly) DeviceType() device.Type       { return o.s.devType }
 func (o schemaOnly) Next() (*cdevice.Array, error) { return nil, io.EOF }
 func (o schemaOnly) Close() error                  { return nil }
 
-// isRecordBatch: arrays of this schema are record batches (a struct, not
-// dictionary-encoded). ArrayBase_is_struct (module.c) answers the same for
-// held arrays from their C template, without Go.
-func isRecordBatch(s *cdevice.Schema) bool { return s.Format == "+s" && s.Dictionary == nil }
-
 // cBool is C's 1 or 0.
 func cBool(b bool) C.int32_t {
 	if b {
@@ -347,7 +342,7 @@ func gdaArrayInfo(h C.uintptr_t, info *C.gda_array_info, e *C.gda_error) C.int {
 		info.device_type = C.int32_t(a.Device().Type)
 		info.device_id = C.int64_t(a.Device().ID)
 		info.n_children = C.int64_t(a.NumChildren())
-		info.is_struct = cBool(isRecordBatch(a.Schema()))
+		info.is_struct = cBool(a.Schema().IsRecordBatch())
 		return nil
 	})
 }
@@ -493,7 +488,7 @@ func gdaStreamInfo(h C.uintptr_t, schema *C.uintptr_t, devType *C.int32_t, isStr
 		}
 		newHandle(s.schema, schema)
 		*devType = C.int32_t(s.devType)
-		*isStruct = cBool(isRecordBatch(s.schema))
+		*isStruct = cBool(s.schema.IsRecordBatch())
 		return nil
 	})
 }

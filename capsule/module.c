@@ -930,12 +930,9 @@ static PyObject* ArrayBase_get_info(ArrayBaseObject* self, PyObject* unused) {
 }
 
 // _is_struct(): whether the array is a struct array (a record batch), as
-// _get_info()[6] says; a held import answers from its schema without Go.
+// _get_info()[6] says; a held import answers from its held schema without Go.
 static PyObject* ArrayBase_is_struct(ArrayBaseObject* self, PyObject* unused) {
-  if (self->held) {
-    const struct ArrowSchema* t = gda_held_template(self->held);
-    return PyBool_FromLong(strcmp(t->format, "+s") == 0 && !t->dictionary);
-  }
+  if (self->held) return PyBool_FromLong(gda_held_is_record_batch(self->held));
   PyObject* info = ArrayBase_get_info(self, NULL);
   if (!info) return NULL;
   PyObject* is_struct = Py_NewRef(PyTuple_GET_ITEM(info, 6));

@@ -113,6 +113,12 @@ def test_a_held_record_batch_is_a_record_batch_without_go():
     assert pa.record_batch(rb).equals(batch)
     with pytest.raises(gda.ArrowInvalid, match="struct"):
         gda.record_batch(pa.array([1, 2]))
+    # dictionary-encoded structs are arrays, not batches: held or not
+    encoded = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0], pa.int8()), pa.array([{"a": 1}, {"a": 2}]))
+    for _ in range(2):
+        with pytest.raises(gda.ArrowInvalid, match="struct"):
+            gda.record_batch(encoded)
+    assert not gda.array(encoded)._is_struct()
 
 
 def test_children_of_a_held_export_outlive_their_parent():

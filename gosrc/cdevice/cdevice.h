@@ -119,7 +119,8 @@ typedef struct gda_held gda_held;
 // keeps at most GDA_HELD_SCHEMAS entries and is emptied when full. Returns 0
 // or ENOMEM.
 #define GDA_HELD_SCHEMAS 256
-int gda_held_schema_add(uint64_t hash, const struct ArrowSchema* tmpl, const gda_gate_node* nodes, int64_t n_nodes);
+int gda_held_schema_add(uint64_t hash, const struct ArrowSchema* tmpl, int is_record_batch, const gda_gate_node* nodes,
+                        int64_t n_nodes);
 void gda_held_schemas_clear(void);
 
 // Tries the fast path for a foreign schema and array (an ArrowDeviceArray when
@@ -137,6 +138,9 @@ void gda_held_unref(gda_held* h);
 // The moved array (device CPU) and the export template of its schema.
 struct ArrowDeviceArray* gda_held_array(gda_held* h);
 const struct ArrowSchema* gda_held_template(gda_held* h);
+// Whether the held array is a record batch (Schema.IsRecordBatch, kept when
+// its schema entered the table).
+int gda_held_is_record_batch(gda_held* h);
 // Exports the held array again: a deep copy of the schema template into
 // *schema_out and a shallow copy of the array tree (an ArrowDeviceArray on
 // the CPU when is_device) that keeps the record alive. Returns 0, or ENOMEM

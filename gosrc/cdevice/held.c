@@ -16,6 +16,7 @@ struct gda_held_schema {
   _Atomic int64_t refs;  // the table's and one per held import
   uint64_t hash;
   struct ArrowSchema tmpl;  // our copy of the Schema's export template
+  int is_record_batch;      // Go's answer (Schema.IsRecordBatch)
   int64_t n_nodes;
   gda_gate_node nodes[];  // preorder
 };
@@ -64,7 +65,8 @@ void gda_held_schemas_clear(void) {
   pthread_mutex_unlock(&table_lock);
 }
 
-int gda_held_schema_add(uint64_t hash, const struct ArrowSchema* tmpl, const gda_gate_node* nodes, int64_t n_nodes) {
+int gda_held_schema_add(uint64_t hash, const struct ArrowSchema* tmpl, int is_record_batch, const gda_gate_node* nodes,
+                        int64_t n_nodes) {
   if (hash == 0 || n_nodes < 0) return EINVAL;
   gda_held_schema* e = malloc(sizeof(*e) + (size_t)n_nodes * sizeof(gda_gate_node));
   if (!e) return ENOMEM;
@@ -74,6 +76,7 @@ int gda_held_schema_add(uint64_t hash, const struct ArrowSchema* tmpl, const gda
   }
   atomic_init(&e->refs, 1);
   e->hash = hash;
+  e->is_record_batch = is_record_batch;
   e->n_nodes = n_nodes;
   if (n_nodes) memcpy(e->nodes, nodes, (size_t)n_nodes * sizeof(gda_gate_node));
   pthread_mutex_lock(&table_lock);
@@ -281,6 +284,7 @@ void gda_held_unref(gda_held* h) {
 
 struct ArrowDeviceArray* gda_held_array(gda_held* h) { return &h->array; }
 const struct ArrowSchema* gda_held_template(gda_held* h) { return &h->schema->tmpl; }
+int gda_held_is_record_batch(gda_held* h) { return h->schema->is_record_batch; }
 
 static void release_held_export(uintptr_t h) {
   atomic_fetch_sub(&live_held_exports, 1);

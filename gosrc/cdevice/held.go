@@ -72,7 +72,11 @@ func addHeldSchema(hash uint64, s *Schema) {
 	if !ok {
 		nodes = nil // known, but its arrays take the Go import
 	}
-	C.gda_held_schema_add(C.uint64_t(hash), s.template, unsafe.SliceData(nodes), C.int64_t(len(nodes)))
+	isRecordBatch := C.int(0)
+	if s.IsRecordBatch() {
+		isRecordBatch = 1
+	}
+	C.gda_held_schema_add(C.uint64_t(hash), s.template, isRecordBatch, unsafe.SliceData(nodes), C.int64_t(len(nodes)))
 }
 
 // ImportHeld builds the Array of a held import (a gda_held record made by the

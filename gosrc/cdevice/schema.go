@@ -121,6 +121,11 @@ func (s *Schema) describe() string {
 // Info returns the parsed format string.
 func (s *Schema) Info() *FormatInfo { return s.info }
 
+// IsRecordBatch reports whether arrays of this schema are record batches: a
+// struct, not dictionary-encoded. The held-schema table keeps this answer for
+// held imports (gda_held_is_record_batch), so it is decided here only.
+func (s *Schema) IsRecordBatch() bool { return s.Format == "+s" && s.Dictionary == nil }
+
 // Nullable reports the NULLABLE flag.
 func (s *Schema) Nullable() bool { return s.Flags&FlagNullable != 0 }
 
