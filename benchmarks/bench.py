@@ -45,8 +45,9 @@ def _peers() -> dict[str, dict[str, Optional[Impl]]]:
     - ``import``: X imports from pyarrow (pyarrow's export included);
     - ``stream``/``polars``: pyarrow or polars reads a stream pyarrow -> X.
 
-    Each uses the protocol the consumer would pick: the device protocols when
-    X offers them, else the plain ones."""
+    Each uses the protocol the consumer picks: pyarrow the device protocols
+    when X offers them, else the plain ones; godevarrow.array picks for itself
+    (the plain one for pyarrow's own objects, docs/design.md)."""
     import polars as pl
 
     impls: dict[str, dict[str, Optional[Impl]]] = {
@@ -354,8 +355,10 @@ def render(header: list[str], table: list[list[str]], machine: str, argv: Option
         "",
         "Every column does the same job. A round trip is pyarrow -> X -> pyarrow: pyarrow exports, X imports,",
         "X exports, pyarrow imports (two exchanges; for X = pyarrow both are pyarrow's own). Each consumer uses",
-        "the protocol it prefers: the device protocols where X offers them (godevarrow, pyarrow), the plain ones",
-        "otherwise. Export-only drops the capsules unconsumed (which releases them); import-only includes",
+        "the protocol it prefers: pyarrow the device protocols where X offers them (godevarrow), the plain ones",
+        "otherwise; godevarrow the device protocols, except that it asks pyarrow's own objects for the plain one",
+        "(docs/design.md, \"pyarrow is asked for the plain protocol first\"); nanoarrow and arro3 the plain ones.",
+        "Export-only drops the capsules unconsumed (which releases them); import-only includes",
         "pyarrow's export. The implementations take turns, in balanced orders (each follows each other",
         "equally often), and every sample follows an untimed call of its own (`median_times`). The stream",
         "rows are ties by construction: godevarrow and nanoarrow hand pyarrow's stream over unchanged.",
