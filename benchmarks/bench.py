@@ -357,7 +357,7 @@ def render(header: list[str], table: list[list[str]], machine: str, argv: Option
         "X exports, pyarrow imports (two exchanges; for X = pyarrow both are pyarrow's own). Each consumer uses",
         "the protocol it prefers: pyarrow the device protocols where X offers them (godevarrow), the plain ones",
         "otherwise; godevarrow the device protocols, except that it asks pyarrow's own objects for the plain one",
-        "(docs/design.md, \"pyarrow is asked for the plain protocol first\"); nanoarrow and arro3 the plain ones.",
+        '(docs/design.md, "pyarrow is asked for the plain protocol first"); nanoarrow and arro3 the plain ones.',
         "Export-only drops the capsules unconsumed (which releases them); import-only includes",
         "pyarrow's export. The implementations take turns, in balanced orders (each follows each other",
         "equally often), and every sample follows an untimed call of its own (`median_times`). The stream",
