@@ -137,57 +137,8 @@ def capsule_pointer(capsule: object) -> int:
     return _pythonapi.PyCapsule_GetPointer(capsule, _pythonapi.PyCapsule_GetName(capsule))
 
 
-class ArrowSchemaStruct(ctypes.Structure):
-    _fields_ = [
-        ("format", ctypes.c_char_p),
-        ("name", ctypes.c_char_p),
-        ("metadata", ctypes.c_void_p),
-        ("flags", ctypes.c_int64),
-        ("n_children", ctypes.c_int64),
-        ("children", ctypes.c_void_p),
-        ("dictionary", ctypes.c_void_p),
-        ("release", ctypes.c_void_p),
-        ("private_data", ctypes.c_void_p),
-    ]
-
-
-class ArrowArrayStruct(ctypes.Structure):
-    _fields_ = [
-        ("length", ctypes.c_int64),
-        ("null_count", ctypes.c_int64),
-        ("offset", ctypes.c_int64),
-        ("n_buffers", ctypes.c_int64),
-        ("n_children", ctypes.c_int64),
-        ("buffers", ctypes.POINTER(ctypes.c_void_p)),
-        ("children", ctypes.c_void_p),
-        ("dictionary", ctypes.c_void_p),
-        ("release", ctypes.c_void_p),
-        ("private_data", ctypes.c_void_p),
-    ]
-
-
-class ArrowDeviceArrayStruct(ctypes.Structure):
-    _fields_ = [
-        ("array", ArrowArrayStruct),
-        ("device_id", ctypes.c_int64),
-        ("device_type", ctypes.c_int32),
-        ("sync_event", ctypes.c_void_p),
-        ("reserved", ctypes.c_int64 * 3),
-    ]
-
-
-class ArrowArrayStreamStruct(ctypes.Structure):
-    _fields_ = [
-        ("get_schema", ctypes.c_void_p),
-        ("get_next", ctypes.c_void_p),
-        ("get_last_error", ctypes.c_void_p),
-        ("release", ctypes.c_void_p),
-        ("private_data", ctypes.c_void_p),
-    ]
-
-
 def struct_of(capsule: object, cls: type[ctypes.Structure]) -> ctypes.Structure:
-    """A view (not a copy) of the C struct a capsule points to."""
+    """A view (not a copy) of the C struct a capsule points to (``cls`` from cabi.py)."""
     return cls.from_address(capsule_pointer(capsule))
 
 

@@ -10,6 +10,7 @@ import os
 from typing import Optional
 
 import pyarrow as pa
+from cabi import ARRAY_RELEASE, ArrowDeviceArray
 
 LIBRARY = os.environ.get("GODEVARROW_LIBCUDA", "")
 HTOD, DTOH, DTOD = 1, 2, 3
@@ -91,38 +92,6 @@ def read_device(ptr: int, n: int, device: int = 0) -> bytes:
     return buf.raw[:n]
 
 
-# ------------------------------------------------------------- C structs
-
-
-class ArrowArray(ctypes.Structure):
-    pass
-
-
-RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArray))
-ArrowArray._fields_ = [
-    ("length", ctypes.c_int64),
-    ("null_count", ctypes.c_int64),
-    ("offset", ctypes.c_int64),
-    ("n_buffers", ctypes.c_int64),
-    ("n_children", ctypes.c_int64),
-    ("buffers", ctypes.POINTER(ctypes.c_void_p)),
-    ("children", ctypes.c_void_p),
-    ("dictionary", ctypes.c_void_p),
-    ("release", RELEASE),
-    ("private_data", ctypes.c_void_p),
-]
-
-
-class ArrowDeviceArray(ctypes.Structure):
-    _fields_ = [
-        ("array", ArrowArray),
-        ("device_id", ctypes.c_int64),
-        ("device_type", ctypes.c_int32),
-        ("sync_event", ctypes.c_void_p),
-        ("reserved", ctypes.c_int64 * 3),
-    ]
-
-
 PyCapsule_New = ctypes.pythonapi.PyCapsule_New
 PyCapsule_New.restype = ctypes.py_object
 PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
@@ -162,7 +131,7 @@ class CudaProducer:
         a.length, a.null_count, a.offset = len(values), values.null_count, values.offset
         a.n_buffers, a.n_children = len(buffers), 0
         a.buffers = ctypes.cast(self.c_buffers, ctypes.POINTER(ctypes.c_void_p))
-        self._release = RELEASE(self._on_release)
+        self._release = ARRAY_RELEASE(self._on_release)
         a.release = self._release
         self.struct.device_type = 2
         self.struct.device_id = device
@@ -176,7 +145,7 @@ class CudaProducer:
         check(LIB.cuEventDestroy_v2(self.event), "cuEventDestroy_v2")
         check(LIB.cuStreamDestroy_v2(self.stream), "cuStreamDestroy_v2")
         self.device_buffers = []
-        self.struct.array.release = RELEASE()
+        self.struct.array.release = ARRAY_RELEASE()
         self.releases += 1
 
     def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
@@ -378,7 +347,7 @@ class HostVisibleProducer:
         a.length, a.null_count, a.offset = len(values), values.null_count, values.offset
         a.n_buffers, a.n_children = len(buffers), 0
         a.buffers = ctypes.cast(self.c_buffers, ctypes.POINTER(ctypes.c_void_p))
-        self._release = RELEASE(self._on_release)
+        self._release = ARRAY_RELEASE(self._on_release)
         a.release = self._release
         self.struct.device_type = 3 if memory == "host" else 13
         self.struct.device_id = device
@@ -394,7 +363,7 @@ class HostVisibleProducer:
                 check(LIB.cuMemFree_v2(p), "cuMemFree_v2")
         check(LIB.cuEventDestroy_v2(self.event), "cuEventDestroy_v2")
         self.allocations = []
-        self.struct.array.release = RELEASE()
+        self.struct.array.release = ARRAY_RELEASE()
         self.releases += 1
 
     def __arrow_c_device_array__(self, requested_schema=None, **kwargs):

@@ -20,70 +20,23 @@ import sys
 import traceback
 from typing import Any, Callable, Optional
 
-# ------------------------------------------------------------- C structs
-
-
-class ArrowSchema(ctypes.Structure):
-    pass
-
-
-class ArrowArray(ctypes.Structure):
-    pass
-
-
-SCHEMA_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowSchema))
-ARRAY_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArray))
-
-ArrowSchema._fields_ = [
-    ("format", ctypes.c_void_p),
-    ("name", ctypes.c_void_p),
-    ("metadata", ctypes.c_void_p),
-    ("flags", ctypes.c_int64),
-    ("n_children", ctypes.c_int64),
-    ("children", ctypes.c_void_p),
-    ("dictionary", ctypes.c_void_p),
-    ("release", SCHEMA_RELEASE),
-    ("private_data", ctypes.c_void_p),
-]
-ArrowArray._fields_ = [
-    ("length", ctypes.c_int64),
-    ("null_count", ctypes.c_int64),
-    ("offset", ctypes.c_int64),
-    ("n_buffers", ctypes.c_int64),
-    ("n_children", ctypes.c_int64),
-    ("buffers", ctypes.c_void_p),
-    ("children", ctypes.c_void_p),
-    ("dictionary", ctypes.c_void_p),
-    ("release", ARRAY_RELEASE),
-    ("private_data", ctypes.c_void_p),
-]
-
-
-class ArrowDeviceArray(ctypes.Structure):
-    _fields_ = [
-        ("array", ArrowArray),
-        ("device_id", ctypes.c_int64),
-        ("device_type", ctypes.c_int32),
-        ("sync_event", ctypes.c_void_p),
-        ("reserved", ctypes.c_int64 * 3),
-    ]
-
-
-class ArrowArrayStream(ctypes.Structure):
-    pass
-
-
-GET_SCHEMA = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ArrowSchema))
-GET_NEXT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream), ctypes.c_void_p)
-GET_LAST_ERROR = ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.POINTER(ArrowArrayStream))
-STREAM_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArrayStream))
-ArrowArrayStream._fields_ = [
-    ("get_schema", GET_SCHEMA),
-    ("get_next", GET_NEXT),
-    ("get_last_error", GET_LAST_ERROR),
-    ("release", STREAM_RELEASE),
-    ("private_data", ctypes.c_void_p),
-]
+from cabi import (
+    ARRAY_RELEASE,
+    DEVICE_GET_LAST_ERROR,
+    DEVICE_GET_NEXT,
+    DEVICE_GET_SCHEMA,
+    DEVICE_STREAM_RELEASE,
+    GET_LAST_ERROR,
+    GET_NEXT,
+    GET_SCHEMA,
+    SCHEMA_RELEASE,
+    STREAM_RELEASE,
+    ArrowArray,
+    ArrowArrayStream,
+    ArrowDeviceArray,
+    ArrowDeviceArrayStream,
+    ArrowSchema,
+)
 
 _api = ctypes.pythonapi
 _api.PyCapsule_New.restype = ctypes.py_object
@@ -95,6 +48,11 @@ def capsule(struct_: ctypes.Structure, name: bytes) -> object:
 
 
 # ------------------------------------------------------------- producer
+
+
+def at(address: Optional[int], ctype: Any) -> Any:
+    """A typed pointer to ``address`` (NULL for None), for the structs' pointer members."""
+    return ctypes.cast(address, ctypes.POINTER(ctype))
 
 
 def _mark_schema_released(p: Any) -> None:
@@ -140,7 +98,12 @@ class Producer:
             self.counts[key] += 1
             struct_.release = type(struct_.release)()  # NULL: released
 
-        fn = {"schema": SCHEMA_RELEASE, "array": ARRAY_RELEASE, "stream": STREAM_RELEASE}[kind](release)
+        fn = {
+            "schema": SCHEMA_RELEASE,
+            "array": ARRAY_RELEASE,
+            "stream": STREAM_RELEASE,
+            "device_stream": DEVICE_STREAM_RELEASE,
+        }[kind](release)
         self._c(fn)
         return fn
 
@@ -163,8 +126,10 @@ class Producer:
         s.metadata = self.buffer(metadata) if metadata is not None else None
         s.flags = flags
         s.n_children = len(children) if n_children is None else n_children
-        s.children = self.pointers([ctypes.addressof(c) for c in children]) if children_ptr == -1 else children_ptr
-        s.dictionary = ctypes.addressof(dictionary) if dictionary is not None else None
+        if children_ptr == -1:
+            children_ptr = self.pointers([ctypes.addressof(c) for c in children])
+        s.children = at(children_ptr, ctypes.POINTER(ArrowSchema))
+        s.dictionary = ctypes.pointer(dictionary) if dictionary is not None else None
         s.release = self._counted(root, s, "schema") if root else self._c(SCHEMA_RELEASE(_mark_schema_released))
         if root:
             self.roots[root] = s
@@ -187,10 +152,11 @@ class Producer:
         a = into if into is not None else self._c(ArrowArray())
         a.length, a.offset, a.null_count = length, offset, null_count
         a.n_buffers = len(buffers) if n_buffers is None else n_buffers
-        a.buffers = self.pointers(buffers)
+        a.buffers = at(self.pointers(buffers), ctypes.c_void_p)
         a.n_children = len(children) if n_children is None else n_children
-        a.children = self.pointers([ctypes.addressof(c) for c in children]) if children else None
-        a.dictionary = ctypes.addressof(dictionary) if dictionary is not None else None
+        children_ptr = self.pointers([ctypes.addressof(c) for c in children]) if children else None
+        a.children = at(children_ptr, ctypes.POINTER(ArrowArray))
+        a.dictionary = ctypes.pointer(dictionary) if dictionary is not None else None
         a.release = self._counted(root, a, "array") if root else self._c(ARRAY_RELEASE(_mark_array_released))
         if root:
             self.roots[root] = a
@@ -486,7 +452,7 @@ def run_end_encoded_with_float_run_ends(p: Producer) -> None:
 @case("ValueError", "nest|deep|cycl")
 def cyclic_schema(p: Producer) -> None:
     s = p.schema(b"+l", n_children=1, children_ptr=None, root="schema")
-    s.children = p.pointers([ctypes.addressof(s)])
+    s.children = at(p.pointers([ctypes.addressof(s)]), ctypes.POINTER(ArrowSchema))
     take_schema(p, s)
 
 
@@ -717,7 +683,7 @@ def decimal_values_null(p: Producer) -> None:
 def array_child_pointer_null(p: Producer) -> None:
     s = p.schema(b"+s", [p.schema(b"i", name=b"a")], root="schema")
     a = p.array(1, [None], n_children=1, root="array")
-    a.children = p.pointers([None])
+    a.children = at(p.pointers([None]), ctypes.POINTER(ArrowArray))
     take_array(p, s, a)
 
 
@@ -835,18 +801,7 @@ def stream_schema_malformed(p: Producer) -> None:
 def device_stream_chunk_of_another_device(p: Producer) -> None:
     # declares CUDA, hands out a CPU chunk
     st = p._c(ArrowArrayStream())
-
-    class DeviceStream(ctypes.Structure):
-        _fields_ = [
-            ("device_type", ctypes.c_int32),
-            ("get_schema", GET_SCHEMA),
-            ("get_next", GET_NEXT),
-            ("get_last_error", GET_LAST_ERROR),
-            ("release", STREAM_RELEASE),
-            ("private_data", ctypes.c_void_p),
-        ]
-
-    ds = p._c(DeviceStream())
+    ds = p._c(ArrowDeviceArrayStream())
     ds.device_type = 2
 
     def get_next(self_: Any, out: Any) -> int:
@@ -855,10 +810,10 @@ def device_stream_chunk_of_another_device(p: Producer) -> None:
         d.device_type, d.device_id = 1, -1
         return 0
 
-    ds.get_schema = p._c(GET_SCHEMA(lambda self_, out: fill_schema(out, b"i", p.keep)))
-    ds.get_next = p._c(GET_NEXT(get_next))
-    ds.get_last_error = p._c(GET_LAST_ERROR(lambda self_: None))
-    ds.release = p._counted("stream", ds, "stream")
+    ds.get_schema = p._c(DEVICE_GET_SCHEMA(lambda self_, out: fill_schema(out, b"i", p.keep)))
+    ds.get_next = p._c(DEVICE_GET_NEXT(get_next))
+    ds.get_last_error = p._c(DEVICE_GET_LAST_ERROR(lambda self_: None))
+    ds.release = p._counted("stream", ds, "device_stream")
     p.roots["stream"] = ds
     del st
     s = gda().stream(Offer(stream=capsule(ds, b"arrow_device_array_stream"), device=True))

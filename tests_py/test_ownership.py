@@ -8,11 +8,8 @@ import gc
 import godevarrow as gda
 import pyarrow as pa
 import pytest
+from cabi import ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowSchema
 from conftest import (
-    ArrowArrayStreamStruct,
-    ArrowArrayStruct,
-    ArrowDeviceArrayStruct,
-    ArrowSchemaStruct,
     Capsules,
     capsule_name,
     capsule_pointer,
@@ -157,10 +154,10 @@ def test_dropping_an_unread_stream_releases_the_producer(leak_check):
 
 def test_importing_pyarrow_capsules_moves_them(leak_check):
     schema_cap, array_cap = pa.array([1, 2]).__arrow_c_array__()
-    assert struct_of(array_cap, ArrowArrayStruct).release is not None
+    assert struct_of(array_cap, ArrowArray).release  # not NULL: a live struct
     g = gda.array(Capsules(schema=schema_cap, array=array_cap))
     # the consumer moved the struct out and marked the capsule's copy released
-    assert struct_of(array_cap, ArrowArrayStruct).release is None
+    assert not struct_of(array_cap, ArrowArray).release
     fresh_schema, _ = pa.array([0]).__arrow_c_array__()
     with pytest.raises(pa.ArrowInvalid, match="(?i)released") as info:
         pa.Array._import_from_c_capsule(fresh_schema, array_cap)
@@ -171,7 +168,7 @@ def test_importing_pyarrow_capsules_moves_them(leak_check):
 def test_importing_pyarrow_device_capsules_moves_them(leak_check):
     schema_cap, array_cap = pa.array([1, 2]).__arrow_c_device_array__()
     g = gda.array(_DeviceCaps(schema_cap, array_cap))
-    assert struct_of(array_cap, ArrowDeviceArrayStruct).array.release is None
+    assert not struct_of(array_cap, ArrowDeviceArray).array.release
     with pytest.raises(pa.ArrowInvalid, match="(?i)released") as info:
         pa.Array._import_from_c_device_capsule(pa.int64().__arrow_c_schema__(), array_cap)
     del info
@@ -190,11 +187,11 @@ def test_pyarrow_importing_godevarrow_capsules_moves_them(leak_check):
     g = gda.array(pa.array([1, 2]))
     schema_cap, array_cap = g.__arrow_c_array__()
     pa.Array._import_from_c_capsule(schema_cap, array_cap)
-    assert struct_of(schema_cap, ArrowSchemaStruct).release is None
-    assert struct_of(array_cap, ArrowArrayStruct).release is None
+    assert not struct_of(schema_cap, ArrowSchema).release
+    assert not struct_of(array_cap, ArrowArray).release
     stream_cap = gda.stream(g).__arrow_c_stream__()
     assert pa.chunked_array(Capsules(stream=stream_cap)).to_pylist() == [1, 2]
-    assert struct_of(stream_cap, ArrowArrayStreamStruct).release is None
+    assert not struct_of(stream_cap, ArrowArrayStream).release
 
 
 # --------------------------------------------------- capsule destructors
@@ -257,23 +254,23 @@ def test_ten_thousand_round_trips_return_to_baseline():
 def test_exported_device_array_struct_describes_cpu_memory(leak_check):
     src = pa.array([1, None, 3], pa.int64())
     schema_cap, array_cap = gda.array(src).__arrow_c_device_array__()
-    dev = struct_of(array_cap, ArrowDeviceArrayStruct)
+    dev = struct_of(array_cap, ArrowDeviceArray)
     assert dev.device_type == 1  # ARROW_DEVICE_CPU
     assert dev.device_id == -1  # the spec's recommendation for the CPU
     assert dev.sync_event is None  # CPU data has no event
     assert dev.array.length == 3 and dev.array.null_count == 1 and dev.array.offset == 0
-    assert dev.array.n_buffers == 2 and dev.array.release is not None
+    assert dev.array.n_buffers == 2 and dev.array.release
     assert dev.array.buffers[1] == values_address(src)
-    schema = struct_of(schema_cap, ArrowSchemaStruct)
-    assert schema.format == b"l" and schema.release is not None
+    schema = struct_of(schema_cap, ArrowSchema)
+    assert schema.format == b"l" and schema.release
 
 
 def test_exported_plain_array_struct(leak_check):
     src = pa.array(["ab", "c"]).slice(1)
     schema_cap, array_cap = gda.array(src).__arrow_c_array__()
-    arr = struct_of(array_cap, ArrowArrayStruct)
+    arr = struct_of(array_cap, ArrowArray)
     assert (arr.length, arr.offset, arr.n_buffers) == (1, 1, 3)
-    assert struct_of(schema_cap, ArrowSchemaStruct).format == b"u"
+    assert struct_of(schema_cap, ArrowSchema).format == b"u"
 
 
 # ----------------------------------------------------------------- devices

@@ -1,0 +1,109 @@
+"""The ctypes mirrors of the Arrow C ABI structs: the one place tests_py
+defines them. conftest.py reads the structs inside capsules with them;
+hostile.py and fakecuda.py build producer structs with them.
+
+Member order and types follow gosrc/cdevice/arrow-c-abi.h (the Arrow C data,
+device and stream interfaces): ``const char*`` is c_char_p, ``void*`` is
+c_void_p, pointers to structs are typed POINTERs (assign a POINTER instance or
+None, not an int), and every callback member is a typed CFUNCTYPE. A NULL
+callback therefore reads as a falsy function object, never as None: test it
+with ``not s.release`` (or ``ctypes.cast(s.release, ctypes.c_void_p).value is None``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+ArrowDeviceType = ctypes.c_int32
+
+
+class ArrowSchema(ctypes.Structure):
+    pass
+
+
+class ArrowArray(ctypes.Structure):
+    pass
+
+
+class ArrowDeviceArray(ctypes.Structure):
+    pass
+
+
+class ArrowArrayStream(ctypes.Structure):
+    pass
+
+
+class ArrowDeviceArrayStream(ctypes.Structure):
+    pass
+
+
+# --------------------------------------------------------- callback types
+
+SCHEMA_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowSchema))
+ARRAY_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArray))
+
+GET_SCHEMA = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ArrowSchema))
+GET_NEXT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ArrowArray))
+GET_LAST_ERROR = ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.POINTER(ArrowArrayStream))
+STREAM_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArrayStream))
+
+DEVICE_GET_SCHEMA = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowDeviceArrayStream), ctypes.POINTER(ArrowSchema))
+DEVICE_GET_NEXT = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.POINTER(ArrowDeviceArrayStream), ctypes.POINTER(ArrowDeviceArray)
+)
+DEVICE_GET_LAST_ERROR = ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.POINTER(ArrowDeviceArrayStream))
+DEVICE_STREAM_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowDeviceArrayStream))
+
+# ---------------------------------------------------------------- structs
+
+ArrowSchema._fields_ = [
+    ("format", ctypes.c_char_p),
+    ("name", ctypes.c_char_p),
+    # binary (an int32 pair count first): as c_char_p a read stops at the first
+    # NUL byte, so read it from its address, not through this member
+    ("metadata", ctypes.c_char_p),
+    ("flags", ctypes.c_int64),
+    ("n_children", ctypes.c_int64),
+    ("children", ctypes.POINTER(ctypes.POINTER(ArrowSchema))),
+    ("dictionary", ctypes.POINTER(ArrowSchema)),
+    ("release", SCHEMA_RELEASE),
+    ("private_data", ctypes.c_void_p),
+]
+
+ArrowArray._fields_ = [
+    ("length", ctypes.c_int64),
+    ("null_count", ctypes.c_int64),
+    ("offset", ctypes.c_int64),
+    ("n_buffers", ctypes.c_int64),
+    ("n_children", ctypes.c_int64),
+    ("buffers", ctypes.POINTER(ctypes.c_void_p)),
+    ("children", ctypes.POINTER(ctypes.POINTER(ArrowArray))),
+    ("dictionary", ctypes.POINTER(ArrowArray)),
+    ("release", ARRAY_RELEASE),
+    ("private_data", ctypes.c_void_p),
+]
+
+ArrowDeviceArray._fields_ = [
+    ("array", ArrowArray),
+    ("device_id", ctypes.c_int64),
+    ("device_type", ArrowDeviceType),
+    ("sync_event", ctypes.c_void_p),
+    ("reserved", ctypes.c_int64 * 3),
+]
+
+ArrowArrayStream._fields_ = [
+    ("get_schema", GET_SCHEMA),
+    ("get_next", GET_NEXT),
+    ("get_last_error", GET_LAST_ERROR),
+    ("release", STREAM_RELEASE),
+    ("private_data", ctypes.c_void_p),
+]
+
+ArrowDeviceArrayStream._fields_ = [
+    ("device_type", ArrowDeviceType),
+    ("get_schema", DEVICE_GET_SCHEMA),
+    ("get_next", DEVICE_GET_NEXT),
+    ("get_last_error", DEVICE_GET_LAST_ERROR),
+    ("release", DEVICE_STREAM_RELEASE),
+    ("private_data", ctypes.c_void_p),
+]
