@@ -318,17 +318,7 @@ func TestAsyncStreamOfCUDAArraysKeepsDevicesAndEvents(t *testing.T) {
 	deviceBaseline(t)
 	host := stringArray(t, 20)
 	defer host.Release()
-	var chunks []*cdevice.Array
-	for i := 0; i < 3; i++ {
-		chunks = append(chunks, mustCopy(t, host, cuda1))
-	}
-	r, err := cdevice.NewListReader(host.Schema(), device.CUDA, chunks...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range chunks {
-		c.Release()
-	}
+	r := cudaListReader(t, host, 3)
 	reader, h := cdevice.NewAsyncReader(2)
 	if err := cdevice.ExportAsyncDeviceStream(r, h, cdevice.AsyncExportOptions{}); err != nil {
 		t.Fatal(err)

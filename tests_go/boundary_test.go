@@ -1,33 +1,18 @@
 package tests_go
 
 import (
-	"bytes"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 )
-
-func corpusDir(t *testing.T) string {
-	dir := os.Getenv("GODEVARROW_CORPUS")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "testdata", "arrow-ipc-integration")
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("the Arrow IPC gold corpus is not at %s (it lives in shared/ beside the checkout)", dir)
-	}
-	return dir
-}
 
 // baseline records LiveStats and checks at the end that they came back.
 func baseline(t *testing.T) {
@@ -66,62 +51,35 @@ func exportImport(t *testing.T, a *cdevice.Array) *cdevice.Array {
 }
 
 func TestCorpusThroughC(t *testing.T) {
-	dir := corpusDir(t)
-	files, _ := filepath.Glob(filepath.Join(dir, "*.stream"))
-	if len(files) == 0 {
-		t.Fatalf("no corpus files in %s", dir)
+	withSlices := func(rec arrow.Record) []arrow.Record {
+		if rec.NumRows() <= 1 {
+			return nil
+		}
+		return []arrow.Record{rec.NewSlice(1, rec.NumRows()), rec.NewSlice(0, 0)}
 	}
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".stream")
-		t.Run(name, func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rdr, err := ipc.NewReader(bytes.NewReader(raw))
-			if err != nil {
-				t.Skipf("Arrow Go v17 cannot read this file (%v); the type is covered by C-built arrays", err)
-			}
-			defer rdr.Release()
-			baseline(t)
-			for rdr.Next() {
-				rec := rdr.Record()
-				views := []arrow.Record{rec}
-				if rec.NumRows() > 1 {
-					views = append(views, rec.NewSlice(1, rec.NumRows()), rec.NewSlice(0, 0))
-				}
-				for i, view := range views {
-					a, err := cdevice.FromRecord(view)
-					if err != nil {
-						t.Fatalf("FromRecord: %v", err)
-					}
-					back := exportImport(t, a)
-					if err := cdevice.Validate(back, true); err != nil {
-						t.Errorf("view %d: full validation of the imported array: %v", i, err)
-					}
-					got, err := back.ToRecord()
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !array.RecordEqual(got, view) {
-						t.Errorf("view %d differs after the round trip:\n got %v\nwant %v", i, got, view)
-					}
-					if !back.Schema().Equal(a.Schema()) {
-						t.Errorf("view %d: schema differs: %s vs %s", i, back.Schema(), a.Schema())
-					}
-					got.Release()
-					back.Release()
-					a.Release()
-					if i > 0 {
-						view.Release()
-					}
-				}
-			}
-			if err := rdr.Err(); err != nil && !errors.Is(err, io.EOF) {
-				t.Skipf("Arrow Go v17 cannot read this file: %v", err)
-			}
-		})
-	}
+	forEachCorpusView(t, baseline, withSlices, func(t *testing.T, i int, view arrow.Record) {
+		a, err := cdevice.FromRecord(view)
+		if err != nil {
+			t.Fatalf("FromRecord: %v", err)
+		}
+		defer a.Release()
+		back := exportImport(t, a)
+		defer back.Release()
+		if err := cdevice.Validate(back, true); err != nil {
+			t.Errorf("view %d: full validation of the imported array: %v", i, err)
+		}
+		got, err := back.ToRecord()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer got.Release()
+		if !array.RecordEqual(got, view) {
+			t.Errorf("view %d differs after the round trip:\n got %v\nwant %v", i, got, view)
+		}
+		if !back.Schema().Equal(a.Schema()) {
+			t.Errorf("view %d: schema differs: %s vs %s", i, back.Schema(), a.Schema())
+		}
+	})
 }
 
 func importC(t *testing.T, p cb.Producer) *cdevice.Array {

@@ -1,18 +1,14 @@
 package tests_go
 
 import (
-	"bytes"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
@@ -59,55 +55,34 @@ func mustCopy(t *testing.T, a *cdevice.Array, dst device.Device) *cdevice.Array 
 // any host read on the way would crash the test.
 func TestCUDACorpusAcrossDevices(t *testing.T) {
 	fc.Require(t)
-	dir := corpusDir(t)
-	files, _ := filepath.Glob(filepath.Join(dir, "*.stream"))
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".stream"), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rdr, err := ipc.NewReader(bytes.NewReader(raw))
-			if err != nil {
-				t.Skipf("Arrow Go v17 cannot read this file (%v)", err)
-			}
-			defer rdr.Release()
-			deviceBaseline(t)
-			for rdr.Next() {
-				rec := rdr.Record()
-				views := []arrow.Record{rec}
-				if rec.NumRows() > 2 {
-					views = append(views, rec.NewSlice(1, rec.NumRows()-1))
-				}
-				for i, view := range views {
-					a, err := cdevice.FromRecord(view)
-					if err != nil {
-						t.Fatal(err)
-					}
-					d0 := mustCopy(t, a, cuda0)
-					d1 := mustCopy(t, d0, cuda1)
-					host := mustCopy(t, d1, device.Host)
-					got, err := host.ToRecord()
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !array.RecordEqual(got, view) {
-						t.Errorf("view %d differs after cpu -> cuda:0 -> cuda:1 -> cpu", i)
-					}
-					got.Release()
-					for _, x := range []*cdevice.Array{host, d1, d0, a} {
-						x.Release()
-					}
-					if i > 0 {
-						view.Release()
-					}
-				}
-			}
-			if err := rdr.Err(); err != nil && !errors.Is(err, io.EOF) {
-				t.Skipf("Arrow Go v17 cannot read this file: %v", err)
-			}
-		})
+	middle := func(rec arrow.Record) []arrow.Record {
+		if rec.NumRows() <= 2 {
+			return nil
+		}
+		return []arrow.Record{rec.NewSlice(1, rec.NumRows()-1)}
 	}
+	forEachCorpusView(t, deviceBaseline, middle, func(t *testing.T, i int, view arrow.Record) {
+		a, err := cdevice.FromRecord(view)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d0 := mustCopy(t, a, cuda0)
+		d1 := mustCopy(t, d0, cuda1)
+		host := mustCopy(t, d1, device.Host)
+		defer func() {
+			for _, x := range []*cdevice.Array{host, d1, d0, a} {
+				x.Release()
+			}
+		}()
+		got, err := host.ToRecord()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer got.Release()
+		if !array.RecordEqual(got, view) {
+			t.Errorf("view %d differs after cpu -> cuda:0 -> cuda:1 -> cpu", i)
+		}
+	})
 }
 
 // deviceArrayView mirrors struct ArrowDeviceArray (arrow-c-abi.h).
@@ -284,17 +259,7 @@ func TestCUDADeviceStreamKeepsDevices(t *testing.T) {
 	deviceBaseline(t)
 	host := stringArray(t, 10)
 	defer host.Release()
-	var chunks []*cdevice.Array
-	for i := 0; i < 3; i++ {
-		chunks = append(chunks, mustCopy(t, host, cuda1))
-	}
-	r, err := cdevice.NewListReader(host.Schema(), device.CUDA, chunks...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range chunks {
-		c.Release()
-	}
+	r := cudaListReader(t, host, 3)
 	cs := cb.NewDeviceStream()
 	defer cb.Free(cs)
 	if err := cdevice.ExportDeviceArrayStream(r, cs); err != nil {
