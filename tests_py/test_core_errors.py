@@ -7,6 +7,7 @@ import ctypes
 import godevarrow as gda
 import pyarrow as pa
 import pytest
+from cabi import ArrowSchema
 
 PyCapsule_New = ctypes.pythonapi.PyCapsule_New
 PyCapsule_New.restype = ctypes.py_object
@@ -84,7 +85,7 @@ def test_wrong_capsule_names_raise_value_error(leak_check):
 
 
 def test_released_struct_raises_value_error(leak_check):
-    zeroed = ctypes.create_string_buffer(128)  # release == NULL: a released struct
+    zeroed = ArrowSchema()  # release == NULL: a released struct
     cap = PyCapsule_New(ctypes.addressof(zeroed), b"arrow_schema", None)
     with pytest.raises(gda.ArrowInvalid, match="already released"):
         gda.schema(Producer(schema=cap))

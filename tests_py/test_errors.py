@@ -8,7 +8,7 @@ import inspect
 import godevarrow as gda
 import pyarrow as pa
 import pytest
-from cabi import ArrowArrayStream
+from cabi import ArrowArrayStream, ArrowSchema
 from conftest import (
     Capsules,
     DeviceStreamOnly,
@@ -160,7 +160,7 @@ def test_non_capsule_from_a_protocol_method(leak_check):
 
 
 def test_released_schema_struct(leak_check):
-    zeroed = ctypes.create_string_buffer(128)  # release == NULL: a released struct
+    zeroed = ArrowSchema()  # release == NULL: a released struct
     with pytest.raises(ValueError, match="(?i)released"):
         gda.schema(Capsules(schema=make_capsule(ctypes.addressof(zeroed), b"arrow_schema")))
 

@@ -10,6 +10,7 @@ import godevarrow as gda
 import numpy as np
 import pyarrow as pa
 import pytest
+from cabi import ArrowArray
 from conftest import ArrayOnly, DeviceArrayOnly, live
 
 pytestmark = pytest.mark.usefixtures("leak_check")
@@ -164,7 +165,7 @@ def test_malformed_arrays_are_declined_by_the_gate_with_the_go_error():
             ctypes.pythonapi.PyCapsule_GetPointer.restype = ctypes.c_void_p
             ctypes.pythonapi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
             p = ctypes.pythonapi.PyCapsule_GetPointer(array, b"arrow_array")
-            ctypes.c_int64.from_address(p + 8).value = 4  # null_count > length
+            ctypes.c_int64.from_address(p + ArrowArray.null_count.offset).value = 4  # null_count > length
             return schema, array
 
     before = live("held_imports")
