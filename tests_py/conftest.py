@@ -10,7 +10,9 @@ import ctypes
 import gc
 import os
 import pathlib
+import subprocess
 import sys
+import textwrap
 
 import godevarrow as gda
 import pyarrow as pa
@@ -122,6 +124,18 @@ _pythonapi.PyCapsule_GetName.restype = ctypes.c_char_p
 _pythonapi.PyCapsule_GetName.argtypes = [ctypes.py_object]
 _pythonapi.PyCapsule_GetPointer.restype = ctypes.c_void_p
 _pythonapi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def run_python(code: str, *, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=full_env,
+    )
 
 
 def make_capsule(address: int, name: bytes) -> object:

@@ -8,7 +8,7 @@ import godevarrow as gda
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import ArrayOnly, DeviceArrayOnly, StreamOnly, live
+from conftest import ArrayOnly, DeviceArrayOnly, StreamOnly, live, run_python
 from godevarrow import _godevarrow as lib
 
 pytestmark = pytest.mark.usefixtures("leak_check")
@@ -164,11 +164,11 @@ def test_large_round_trip_is_zero_copy():
 # CUDA build, so a stand-in pyarrow, in a fresh interpreter, shows which
 # methods get called.
 _FAKE_PYARROW = """
-import json, sys, types
+import json, os, sys, types
 import numpy as np
 
 fake = types.ModuleType("pyarrow")
-fake.__version__ = sys.argv[1]
+fake.__version__ = os.environ["FAKE_PYARROW_VERSION"]
 fake_lib = types.ModuleType("pyarrow.lib")
 sys.modules["pyarrow"], sys.modules["pyarrow.lib"] = fake, fake_lib
 import godevarrow as gda
@@ -226,12 +226,8 @@ print(json.dumps(out))
 
 def _protocol_calls(pyarrow_version: str) -> dict:
     import json
-    import subprocess
-    import sys
 
-    r = subprocess.run(
-        [sys.executable, "-c", _FAKE_PYARROW, pyarrow_version], capture_output=True, text=True, timeout=60
-    )
+    r = run_python(_FAKE_PYARROW, env={"FAKE_PYARROW_VERSION": pyarrow_version})
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 

@@ -5,27 +5,13 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
-import textwrap
 import threading
 import time
 
 import godevarrow as gda
 import pyarrow as pa
 import pytest
-
-
-def run_python(code: str, *, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    full_env = dict(os.environ)
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=full_env,
-    )
+from conftest import run_python
 
 
 def test_a_go_panic_becomes_an_exception_and_the_library_then_refuses_work():
