@@ -1044,6 +1044,11 @@ static PyObject* str_device_array;
 static PyObject* str_array;
 static PyObject* str_pyarrow_lib;
 static PyObject* str_pyarrow;
+static PyObject* str_schema;
+static PyObject* str_type;
+static PyObject* str_equals;
+static PyObject* str_export_to_c_device;
+static PyObject* kw_check_metadata;  // ("check_metadata",)
 
 // Whether t finds name where base does (the method base defines, not an override).
 static int same_method(PyTypeObject* t, PyObject* base, PyObject* name) {
@@ -1057,9 +1062,10 @@ static int same_method(PyTypeObject* t, PyObject* base, PyObject* name) {
 }
 
 // pyarrow.lib.Array and RecordBatch, once pyarrow (18 or newer) is imported.
+enum { PA_ARRAY, PA_BATCH };
 static PyObject* pyarrow_bases[2];
 static int pyarrow_too_old;
-static PyObject* pyarrow_decided;  // pyarrow subclass -> True/False, bounded
+static PyObject* pyarrow_decided;  // pyarrow subclass -> its way, bounded
 
 // Looks for pyarrow's bases: 0 (found or not), -1 on error.
 static int find_pyarrow_bases(void) {
@@ -1073,7 +1079,7 @@ static int find_pyarrow_bases(void) {
   PyErr_Clear();
   if (text && array && batch && PyType_Check(array) && PyType_Check(batch)) {
     if (strtol(text, NULL, 10) >= 18) {
-      pyarrow_bases[0] = array, pyarrow_bases[1] = batch;
+      pyarrow_bases[PA_ARRAY] = array, pyarrow_bases[PA_BATCH] = batch;
       array = batch = NULL;  // kept
     } else {
       pyarrow_too_old = 1;
@@ -1087,53 +1093,148 @@ static int find_pyarrow_bases(void) {
   return 0;
 }
 
-// Whether import_from asks objects of type t for __arrow_c_array__ before
-// __arrow_c_device_array__: when both are pyarrow's own methods (those of
+// How import_from asks an object for its data.
+enum {
+  GENERAL_ORDER,   // __arrow_c_device_array__, else __arrow_c_array__
+  PLAIN_FIRST,     // __arrow_c_array__ first (see pyarrow_way)
+  KNOWN_ARRAY,     // PLAIN_FIRST, and the array alone when its type is known
+  KNOWN_BATCH,     // PLAIN_FIRST, and the batch alone when its schema is known
+};
+
+// The way of objects of type t. PLAIN_FIRST when __arrow_c_array__ and
+// __arrow_c_device_array__ are pyarrow's own methods (those of
 // pyarrow.lib.Array or RecordBatch, not overridden) and pyarrow is 18 or
 // newer, whose __arrow_c_array__ raises NotImplementedError for data not on
 // the CPU (the PyCapsule spec lets a producer raise or copy there). Then the
 // plain protocol gives exactly what the device protocol gives, without
 // pyarrow's device check, a walk over every buffer (12 µs for 1,000
-// columns); data elsewhere raises and takes the device protocol. 1, 0, or -1
-// on error. Only pyarrow's subclasses are remembered (no other type is kept
-// alive by this), each decided once.
-static int plain_first(PyTypeObject* t) {
+// columns); data elsewhere raises and takes the device protocol. KNOWN_*
+// when, in addition, the type or schema attribute, _export_to_c_device and
+// equals are pyarrow's own (see import_known). -1 on error. Only pyarrow's
+// subclasses are remembered (no other type is kept alive by this), each
+// decided once.
+static int pyarrow_way(PyTypeObject* t) {
   if (!pyarrow_bases[0]) {
-    if (pyarrow_too_old) return 0;
+    if (pyarrow_too_old) return GENERAL_ORDER;
     if (find_pyarrow_bases() < 0) return -1;
-    if (!pyarrow_bases[0]) return 0;
+    if (!pyarrow_bases[0]) return GENERAL_ORDER;
   }
-  PyObject* base = PyType_IsSubtype(t, (PyTypeObject*)pyarrow_bases[0])   ? pyarrow_bases[0]
-                   : PyType_IsSubtype(t, (PyTypeObject*)pyarrow_bases[1]) ? pyarrow_bases[1]
-                                                                           : NULL;
-  if (!base) return 0;
+  int which = PyType_IsSubtype(t, (PyTypeObject*)pyarrow_bases[PA_ARRAY])   ? PA_ARRAY
+              : PyType_IsSubtype(t, (PyTypeObject*)pyarrow_bases[PA_BATCH]) ? PA_BATCH
+                                                                            : -1;
+  if (which < 0) return GENERAL_ORDER;
   PyObject* known = PyDict_GetItemWithError(pyarrow_decided, (PyObject*)t);
-  if (known) return known == Py_True;
+  if (known) return (int)PyLong_AsLong(known);
   if (PyErr_Occurred()) return -1;
-  int yes = same_method(t, base, str_array) && same_method(t, base, str_device_array);
+  PyObject* base = pyarrow_bases[which];
+  int way = GENERAL_ORDER;
+  if (same_method(t, base, str_array) && same_method(t, base, str_device_array)) {
+    way = PLAIN_FIRST;
+    if (same_method(t, base, which == PA_ARRAY ? str_type : str_schema) &&
+        same_method(t, base, str_export_to_c_device))
+      way = which == PA_ARRAY ? KNOWN_ARRAY : KNOWN_BATCH;
+  }
+  PyObject* value = PyLong_FromLong(way);
+  if (!value) return -1;
   if (PyDict_GET_SIZE(pyarrow_decided) >= 256) PyDict_Clear(pyarrow_decided);
-  if (PyDict_SetItem(pyarrow_decided, (PyObject*)t, yes ? Py_True : Py_False) < 0) return -1;
-  return yes;
+  int rc = PyDict_SetItem(pyarrow_decided, (PyObject*)t, value);
+  Py_DECREF(value);
+  return rc < 0 ? -1 : way;
 }
 
-// import_from(obj, cls, requested_schema): an instance of cls (an ArrayBase
-// subclass) imported through obj's __arrow_c_device_array__ or
-// __arrow_c_array__, called with no requested schema. NotImplemented, for the
-// general path, when a schema is requested, obj is one of ours, or obj has
-// neither method.
-static PyObject* m_import_from(PyObject* module, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(3, "import_from");
-  PyObject* obj = args[0];
-  if (!PyType_Check(args[1]) || !PyType_IsSubtype((PyTypeObject*)args[1], &ArrayBase_Type)) {
-    PyErr_SetString(GodevarrowTypeError, "import_from() needs a subclass of ArrayBase");
-    return NULL;
+// Known schemas (docs/design.md, "pyarrow's schema, exported once"): for
+// pyarrow arrays and batches, the pyarrow type or schema last imported into
+// a flat held schema (gda_held_flat_schema), and that held schema.
+typedef struct {
+  PyObject* pyarrow;  // a pyarrow DataType (arrays) or Schema (batches)
+  gda_held_schema* held;
+} known_schema;
+static known_schema known[2];  // [PA_ARRAY], [PA_BATCH]
+
+static void remember(known_schema* k, PyObject* pyarrow, gda_held* held) {
+  gda_held_schema* e = gda_held_flat_schema(held);
+  if (!e) return;
+  known_schema old = *k;
+  k->pyarrow = Py_NewRef(pyarrow);
+  k->held = e;
+  if (old.held) gda_held_schema_unref(old.held);
+  Py_XDECREF(old.pyarrow);
+}
+
+// Imports an array known to be of schema e when the held path declines it:
+// the Go import (device arrays, errors) with a copy of e's template.
+static PyObject* import_known_by_go(gda_held_schema* e, struct ArrowDeviceArray* d, PyTypeObject* cls) {
+  struct ArrowSchema s;
+  if (gda_schema_copy(gda_held_schema_template(e), &s) != 0) {
+    d->array.release(&d->array);
+    return PyErr_NoMemory();
   }
-  if (args[2] != Py_None || PyObject_TypeCheck(obj, &ArrayBase_Type)) Py_RETURN_NOTIMPLEMENTED;
+  uintptr_t h = 0;
+  gda_error err = {0};
+  int rc = gdaImportArray(&s, d, 1, &h, &err);
+  if (s.release) s.release(&s);
+  if (d->array.release) d->array.release(&d->array);
+  if (rc) return raise_error(&err);
+  return array_base_owning(cls, h, NULL);
+}
+
+static Py_ssize_t length_or_minus_one(PyObject* obj) {
+  Py_ssize_t n = PyObject_Length(obj);
+  if (n < 0) PyErr_Clear();
+  return n;
+}
+
+// The import of a pyarrow array or batch whose type or schema (pyarrow, its
+// `type` or `schema`) equals the known one k: pyarrow exports the array
+// alone (_export_to_c_device; its schema is not exported again) and the held
+// path takes it against k's held schema. 0 when pyarrow is not the known
+// type or schema (nothing done), 1 with *out the import (NULL on error).
+static int import_known(PyObject* obj, PyObject* pyarrow, known_schema* k, PyTypeObject* cls, PyObject** out) {
+  if (!k->held) return 0;
+  PyObject* known_pyarrow = Py_NewRef(k->pyarrow);
+  gda_held_schema* e = k->held;
+  gda_held_schema_ref(e);  // k may change while pyarrow runs
+  int same = pyarrow == known_pyarrow;  // 1, 0, or -1 for an error
+  // the column count tells most schemas apart, and costs less than equals
+  if (!same && (k == &known[PA_ARRAY] || length_or_minus_one(pyarrow) == gda_held_schema_columns(e))) {
+    // pyarrow's equality: a pointer comparison for the schema that the
+    // batches of one source share, else fingerprints (see is_flat in held.c)
+    PyObject* args[] = {pyarrow, known_pyarrow, Py_True};
+    PyObject* r = PyObject_VectorcallMethod(str_equals, args, 2, kw_check_metadata);
+    same = r ? PyObject_IsTrue(r) : -1;
+    Py_XDECREF(r);
+  }
+  Py_DECREF(known_pyarrow);
+  if (same != 1) {
+    gda_held_schema_unref(e);
+    *out = NULL;
+    return same == -1;  // an error of equals; else no match
+  }
+  struct ArrowDeviceArray d;
+  memset(&d, 0, sizeof(d));
+  PyObject* address = PyLong_FromVoidPtr(&d);
+  PyObject* r = address ? PyObject_CallMethodOneArg(obj, str_export_to_c_device, address) : NULL;
+  Py_XDECREF(address);
+  gda_held* held;
+  if (!r) {
+    if (d.array.release) d.array.release(&d.array);
+    *out = NULL;
+  } else if (gda_held_import_known(e, &d, &held) == 1) {
+    *out = array_base_owning(cls, 0, held);
+  } else {
+    *out = import_known_by_go(e, &d, cls);
+  }
+  Py_XDECREF(r);
+  gda_held_schema_unref(e);
+  return 1;
+}
+
+// Imports obj's pair through the protocols, in the given way; *held, when
+// given, is set to the held record of a held import (borrowed from the result).
+static PyObject* import_by_protocol(PyObject* obj, PyTypeObject* cls, int plain_first, gda_held** held_out) {
   PyObject* pair = NULL;
   int device = 1;
-  int plain = plain_first(Py_TYPE(obj));
-  if (plain < 0) return NULL;
-  if (plain) {
+  if (plain_first) {
     pair = PyObject_CallMethodNoArgs(obj, str_array);
     if (pair) {
       device = 0;
@@ -1190,15 +1291,54 @@ static PyObject* m_import_from(PyObject* module, PyObject* const* args, Py_ssize
   }
   if (taken == 1) {
     Py_DECREF(pair);  // the moved-out capsules only free their structs
-    return array_base_owning((PyTypeObject*)args[1], 0, held);
+    if (held_out) *held_out = held;
+    return array_base_owning(cls, 0, held);
   }
   gda_error e = {0};
   int rc = gdaImportArray(sp, ap, device, &h, &e);
   Py_DECREF(pair);
   if (rc) return raise_error(&e);
-  return array_base_owning((PyTypeObject*)args[1], h, NULL);
+  return array_base_owning(cls, h, NULL);
 }
 
+// debug_known_schemas(): the pyarrow type and schema import_from knows (None
+// when it knows none), for tests.
+static PyObject* m_debug_known_schemas(PyObject* module, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(0, "debug_known_schemas");
+  PyObject* array = known[PA_ARRAY].pyarrow ? known[PA_ARRAY].pyarrow : Py_None;
+  PyObject* batch = known[PA_BATCH].pyarrow ? known[PA_BATCH].pyarrow : Py_None;
+  return PyTuple_Pack(2, array, batch);
+}
+
+// import_from(obj, cls, requested_schema): an instance of cls (an ArrayBase
+// subclass) imported through obj's __arrow_c_device_array__ or
+// __arrow_c_array__, called with no requested schema. NotImplemented, for the
+// general path, when a schema is requested, obj is one of ours, or obj has
+// neither method.
+static PyObject* m_import_from(PyObject* module, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "import_from");
+  PyObject* obj = args[0];
+  if (!PyType_Check(args[1]) || !PyType_IsSubtype((PyTypeObject*)args[1], &ArrayBase_Type)) {
+    PyErr_SetString(GodevarrowTypeError, "import_from() needs a subclass of ArrayBase");
+    return NULL;
+  }
+  PyTypeObject* cls = (PyTypeObject*)args[1];
+  if (args[2] != Py_None || PyObject_TypeCheck(obj, &ArrayBase_Type)) Py_RETURN_NOTIMPLEMENTED;
+  int way = pyarrow_way(Py_TYPE(obj));
+  if (way < 0) return NULL;
+  if (way != KNOWN_ARRAY && way != KNOWN_BATCH) return import_by_protocol(obj, cls, way == PLAIN_FIRST, NULL);
+  known_schema* k = &known[way == KNOWN_ARRAY ? PA_ARRAY : PA_BATCH];
+  PyObject* pyarrow = PyObject_GetAttr(obj, way == KNOWN_ARRAY ? str_type : str_schema);
+  if (!pyarrow) return NULL;
+  PyObject* out;
+  if (!import_known(obj, pyarrow, k, cls, &out)) {
+    gda_held* held = NULL;
+    out = import_by_protocol(obj, cls, 1, &held);
+    if (held) remember(k, pyarrow, held);
+  }
+  Py_DECREF(pyarrow);
+  return out;
+}
 static PyMethodDef methods[] = {
     {"debug_panic", (PyCFunction)(void (*)(void))m_debug_panic, METH_FASTCALL, "debug_panic(): test-only, needs GODEVARROW_ALLOW_PANIC_TEST=1"},
     {"cuda_status", (PyCFunction)(void (*)(void))m_cuda_status, METH_FASTCALL, "cuda_status() -> (available, device_count, library, message)"},
@@ -1236,6 +1376,8 @@ static PyMethodDef methods[] = {
     {"stream_cast", (PyCFunction)(void (*)(void))m_stream_cast, METH_FASTCALL, "stream_cast(handle, schema_handle) -> handle (moves the stream)"},
     {"stream_from_arrays", (PyCFunction)(void (*)(void))m_stream_from_arrays, METH_FASTCALL, "stream_from_arrays(handles, schema_handle) -> handle"},
     {"debug_counters", (PyCFunction)(void (*)(void))m_debug_counters, METH_FASTCALL, "debug_counters() -> tuple"},
+    {"debug_known_schemas", (PyCFunction)(void (*)(void))m_debug_known_schemas, METH_FASTCALL,
+     "debug_known_schemas() -> (type, schema)"},
     {"checksums", (PyCFunction)(void (*)(void))m_checksums, METH_FASTCALL, "checksums(handle, n_columns) -> list[int]"},
     {"build_info", (PyCFunction)(void (*)(void))m_build_info, METH_FASTCALL, "build_info() -> str"},
     {NULL, NULL, 0, NULL},
@@ -1266,7 +1408,11 @@ PyMODINIT_FUNC PyInit__godevarrow(void) {
   if (!(str_device_array = PyUnicode_InternFromString("__arrow_c_device_array__")) ||
       !(str_array = PyUnicode_InternFromString("__arrow_c_array__")) ||
       !(str_pyarrow_lib = PyUnicode_InternFromString("pyarrow.lib")) ||
-      !(str_pyarrow = PyUnicode_InternFromString("pyarrow")) || !(pyarrow_decided = PyDict_New()))
+      !(str_pyarrow = PyUnicode_InternFromString("pyarrow")) ||
+      !(str_schema = PyUnicode_InternFromString("schema")) || !(str_type = PyUnicode_InternFromString("type")) ||
+      !(str_equals = PyUnicode_InternFromString("equals")) ||
+      !(str_export_to_c_device = PyUnicode_InternFromString("_export_to_c_device")) ||
+      !(kw_check_metadata = Py_BuildValue("(s)", "check_metadata")) || !(pyarrow_decided = PyDict_New()))
     return NULL;
   PyObject* m = PyModule_Create(&moduledef);
   if (!m) return NULL;

@@ -88,6 +88,20 @@ def test_struct_array_round_trip(name, corpus_dir, leak_check):
             assert back.equals(struct)
 
 
+def test_known_schemas_round_trip(name, corpus_dir, leak_check):
+    # again, and a twin with an equal schema object of its own: pyarrow is
+    # asked for the array alone when the schema is flat (docs/design.md,
+    # "pyarrow's schema, exported once")
+    for batch in read_batches(corpus_dir, name):
+        twin = pa.RecordBatch._import_from_c_capsule(*batch.__arrow_c_array__())
+        for source in (batch, batch, twin):
+            assert_batch_equal(pa.record_batch(gda.record_batch(source)), batch)
+        struct = batch.to_struct_array()
+        for source in (struct, struct):
+            back = pa.array(gda.array(source))
+            assert back.type.equals(struct.type, check_metadata=True) and back.equals(struct)
+
+
 @pytest.mark.parametrize(
     "offset,length", [(1, None), (0, 0), (1, 0), (2, 3)], ids=["from-1", "empty", "empty-at-1", "2+3"]
 )

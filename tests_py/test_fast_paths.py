@@ -163,7 +163,7 @@ def test_large_round_trip_is_zero_copy():
 # "Protocol order for pyarrow"). Real pyarrow holds no non-CPU data without a
 # CUDA build, so a stand-in pyarrow, in a fresh interpreter, shows which
 # methods get called.
-_FAKE_PYARROW = """
+_FAKE_PYARROW_MODULES = """
 import json, os, sys, types
 import numpy as np
 
@@ -172,9 +172,13 @@ fake.__version__ = os.environ["FAKE_PYARROW_VERSION"]
 fake_lib = types.ModuleType("pyarrow.lib")
 sys.modules["pyarrow"], sys.modules["pyarrow.lib"] = fake, fake_lib
 import godevarrow as gda
-
-SOURCE = gda.array(np.arange(3, dtype=np.int64))
 calls = []
+"""
+
+_FAKE_PYARROW = (
+    _FAKE_PYARROW_MODULES
+    + """
+SOURCE = gda.array(np.arange(3, dtype=np.int64))
 
 class Array:
     def __init__(self, plain_raises=None):
@@ -222,6 +226,7 @@ for name, obj in cases.items():
     out[name] = [got, list(calls)]
 print(json.dumps(out))
 """
+)
 
 
 def _protocol_calls(pyarrow_version: str) -> dict:
@@ -258,3 +263,195 @@ def test_real_pyarrow_objects_import_alike_through_either_protocol():
         general = gda.array(DeviceArrayOnly(obj))
         assert fast.device == general.device == gda.Device.cpu()
         assert pa.array(fast).equals(pa.array(general))
+
+
+# A pyarrow schema is exported once (docs/design.md, "pyarrow's schema,
+# exported once"): a batch whose schema equals the one last imported is asked
+# for its array alone. The stand-in pyarrow wraps real pyarrow batches and
+# records each call.
+_FAKE_PYARROW_KNOWN = (
+    """
+import ctypes
+import pyarrow as real
+import cabi
+"""
+    + _FAKE_PYARROW_MODULES
+    + """
+SOURCES = {
+    "x": real.record_batch({"x": [0, 1, 2]}),
+    "y": real.record_batch({"y": [0, 1, 2]}),
+    "xy": real.record_batch({"x": [0, 1, 2], "y": [3, 4, 5]}),
+}
+
+class Schema:
+    def __init__(self, real_schema):
+        self.real = real_schema
+    def __len__(self):
+        return len(self.real)
+    def equals(self, other, *, check_metadata=False):
+        calls.append("equals")
+        return self.real.equals(other.real, check_metadata=check_metadata)
+
+class Array:
+    pass
+
+def elsewhere(address, device_type):
+    if device_type != 1:
+        d = cabi.ArrowDeviceArray.from_address(address)
+        d.device_type, d.device_id = device_type, 0
+
+class RecordBatch:
+    def __init__(self, name, device_type=1, fails=None, length=None):
+        self.real = SOURCES[name]
+        self._schema = Schema(self.real.schema)
+        self.device_type, self.fails, self.length = device_type, fails, length
+    @property
+    def schema(self):
+        return self._schema
+    def __arrow_c_array__(self, requested_schema=None):
+        calls.append("plain")
+        return self.real.__arrow_c_array__()
+    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
+        calls.append("device")
+        return self.real.__arrow_c_device_array__()
+    def _export_to_c_device(self, address):
+        calls.append("array alone")
+        if self.fails:
+            raise self.fails
+        self.real._export_to_c_device(address)
+        elsewhere(address, self.device_type)
+        if self.length is not None:
+            cabi.ArrowDeviceArray.from_address(address).array.length = self.length
+
+class Overrides(RecordBatch):
+    def _export_to_c_device(self, address):
+        return RecordBatch._export_to_c_device(self, address)
+
+class DeviceOnly:
+    # the same array, device_type set, through the general path
+    def __init__(self, name, device_type):
+        self.real, self.device_type = SOURCES[name], device_type
+    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
+        schema, array = self.real.__arrow_c_device_array__()
+        address = ctypes.pythonapi.PyCapsule_GetPointer(ctypes.py_object(array), b"arrow_device_array")
+        elsewhere(address, self.device_type)
+        return schema, array
+
+ctypes.pythonapi.PyCapsule_GetPointer.restype = ctypes.c_void_p
+fake_lib.Array, fake_lib.RecordBatch = Array, RecordBatch
+
+def outcome(obj):
+    try:
+        b = gda.record_batch(obj)
+        return [b.column_names, np.from_dlpack(b.column(0)).tolist(), str(b.device)]
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
+
+x = RecordBatch("x")
+cases = [
+    ("first", x),
+    ("same object", x),
+    ("equal schema", RecordBatch("x")),
+    ("other names", RecordBatch("y")),
+    ("other width", RecordBatch("xy")),
+    ("equal again", RecordBatch("xy")),
+    ("not on the CPU", RecordBatch("xy", device_type=2)),
+    ("export fails", RecordBatch("xy", fails=ValueError("boom"))),
+    ("malformed", RecordBatch("xy", length=-1)),
+    ("override", Overrides("xy")),
+    ("override again", Overrides("xy")),
+]
+out = {}
+for name, obj in cases:
+    calls.clear()
+    out[name] = [outcome(obj), list(calls)]
+out["general path, not on the CPU"] = [outcome(DeviceOnly("xy", 2)), []]
+print(json.dumps(out))
+"""
+)
+
+
+def test_a_known_pyarrow_schema_is_not_exported_again():
+    import json
+    import os
+
+    env = {"FAKE_PYARROW_VERSION": "18.0.0", "PYTHONPATH": os.path.dirname(os.path.abspath(__file__))}
+    r = run_python(_FAKE_PYARROW_KNOWN, env=env)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    x, y, xy = [["x"], [0, 1, 2], "cpu"], [["y"], [0, 1, 2], "cpu"], [["x", "y"], [0, 1, 2], "cpu"]
+    assert got["first"] == [x, ["plain"]]
+    assert got["same object"] == [x, ["array alone"]]
+    assert got["equal schema"] == [x, ["equals", "array alone"]]
+    # pyarrow tells the schemas apart; the column count alone, without equals
+    assert got["other names"] == [y, ["equals", "plain"]]
+    assert got["other width"] == [xy, ["plain"]]
+    assert got["equal again"] == [xy, ["equals", "array alone"]]
+    # the array alone says where it is: data elsewhere is imported as the device protocol would
+    assert got["not on the CPU"][1] == ["equals", "array alone"]
+    assert got["not on the CPU"][0] == got["general path, not on the CPU"][0]
+    assert got["not on the CPU"][0] != xy
+    assert got["export fails"] == ["ValueError: boom", ["equals", "array alone"]]
+    # what the gate declines is imported in Go, which says what is wrong
+    assert got["malformed"] == ["ArrowInvalid: ArrowArray: negative length -1", ["equals", "array alone"]]
+    # a subclass with its own _export_to_c_device is asked for the pair, every time
+    assert got["override"] == [xy, ["plain"]]
+    assert got["override again"] == [xy, ["plain"]]
+
+
+def test_only_flat_schemas_without_metadata_are_known():
+    # what pyarrow's equals decides alone (held.c, is_flat)
+    flat = pa.record_batch({"only_flat_a": [1], "only_flat_b": ["x"]})  # a schema no other test imports
+    gda.record_batch(flat)
+    assert lib.debug_known_schemas()[1] is flat.schema
+    for other in (
+        pa.record_batch({"l": pa.array([[1]])}),
+        pa.record_batch({"d": pa.array(["x"]).dictionary_encode()}),
+        pa.record_batch({"s": pa.array([{"x": 1}])}),
+        pa.record_batch({"a": [1]}, metadata={"k": "v"}),
+        pa.record_batch([pa.array([1])], schema=pa.schema([pa.field("a", pa.int64(), metadata={"k": "v"})])),
+        pa.record_batch({"v": pa.array(["x"], pa.string_view())}),  # a layout the gate leaves to Go
+    ):
+        gda.record_batch(other)
+        assert lib.debug_known_schemas()[1] is flat.schema, other.schema
+    arr = pa.array([1.5])
+    gda.array(arr)
+    assert lib.debug_known_schemas()[0] is arr.type
+    gda.array(pa.array([[1]]))
+    assert lib.debug_known_schemas()[0] is arr.type
+
+
+def _list_batch(child_name):
+    return pa.record_batch([pa.array([[1]], pa.list_(pa.field(child_name, pa.int64())))], names=["l"])
+
+
+def test_schemas_pyarrow_calls_equal_keep_their_own_export():
+    # pyarrow's equals compares metadata as a map; the export keeps each order
+    first = pa.record_batch({"a": [1]}, metadata={"k1": "1", "k2": "2"})
+    second = pa.record_batch({"a": [1]}, metadata={"k2": "2", "k1": "1"})
+    assert first.schema.equals(second.schema, check_metadata=True)
+    # and some versions of pyarrow ignore a list's child name
+    lists = [_list_batch("item"), _list_batch("element")]
+    for batch in [first, second, first, second, *lists, *lists]:
+        got = pa.record_batch(gda.record_batch(batch)).schema
+        assert str(got.field(0).type) == str(batch.schema.field(0).type)
+        assert list((got.metadata or {}).items()) == list((batch.schema.metadata or {}).items())
+
+
+def test_known_schemas_import_what_pyarrow_holds():
+    batches = [
+        pa.record_batch({"a": [1, None], "b": ["x", "y"]}),
+        pa.record_batch({"a": [3, 4], "b": ["z", None]}),  # an equal schema of its own
+        pa.record_batch({"a": [1, 2], "b": [3, 4]}),  # the same names, another type
+        pa.record_batch(
+            [pa.array([1, 2]), pa.array(["x", "y"])],
+            schema=pa.schema([pa.field("a", pa.int64(), nullable=False), pa.field("b", pa.string())]),
+        ),  # another nullability
+    ]
+    for batch in batches + batches[::-1] + batches:
+        got = pa.record_batch(gda.record_batch(batch))
+        assert got.schema.equals(batch.schema, check_metadata=True) and got.equals(batch)
+    for arr in (pa.array([1, 2]), pa.array([3]), pa.array([1], pa.int32()), pa.array([{"x": 1}]), pa.array([{"x": 2}])):
+        for _ in range(2):
+            got = pa.array(gda.array(arr))
+            assert got.type.equals(arr.type, check_metadata=True) and got.equals(arr)

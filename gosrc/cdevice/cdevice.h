@@ -130,6 +130,22 @@ void gda_held_schemas_clear(void);
 // when the schema is not in the table (importing it in Go adds it), -1 when
 // the fast path declines this pair.
 int gda_held_import(struct ArrowSchema* schema, void* array, int is_device, gda_held** out);
+// Known schemas (docs/design.md, "pyarrow's schema, exported once"): a
+// producer that can export an array without its schema, and can tell whether
+// two of its schemas are equal, needs to export each schema only once.
+// gda_held_flat_schema gives the held schema of h, with a reference, when
+// such an equality decides it (a record batch of leaf columns, or one leaf,
+// with no metadata and no dictionary, that the gate checks), else NULL.
+gda_held_schema* gda_held_flat_schema(gda_held* h);
+void gda_held_schema_ref(gda_held_schema* e);
+void gda_held_schema_unref(gda_held_schema* e);
+// The columns (children) of e, and its export template.
+int64_t gda_held_schema_columns(const gda_held_schema* e);
+const struct ArrowSchema* gda_held_schema_template(const gda_held_schema* e);
+// gda_held_import for an array known to be of schema e (a flat schema): 1
+// when it was moved into *out, -1 when declined (untouched; the Go import,
+// given a copy of e's template, reports why).
+int gda_held_import_known(gda_held_schema* e, struct ArrowDeviceArray* array, gda_held** out);
 // Like gda_held_import's checks alone: 1 when it would take the pair. Touches nothing.
 int gda_held_accepts(const struct ArrowSchema* schema, const struct ArrowArray* array);
 void gda_held_ref(gda_held* h);

@@ -17,6 +17,7 @@ struct gda_held_schema {
   uint64_t hash;
   struct ArrowSchema tmpl;  // our copy of the Schema's export template
   int is_record_batch;      // Go's answer (Schema.IsRecordBatch)
+  int flat;                 // see gda_held_flat_schema
   int64_t n_nodes;
   gda_gate_node nodes[];  // preorder
 };
@@ -65,6 +66,21 @@ void gda_held_schemas_clear(void) {
   pthread_mutex_unlock(&table_lock);
 }
 
+// A record batch of leaf columns (no children, no dictionary, gated) with no
+// metadata anywhere, or one such leaf: all a producer's schema equality has
+// to compare. pyarrow's compares metadata as a map (in any order) and ignores
+// a list's child name, so deeper trees and metadata are left out.
+static int is_flat(const struct ArrowSchema* s, int64_t n_nodes) {
+  if (s->metadata || s->dictionary || n_nodes != s->n_children + 1) return 0;
+  if (s->n_children == 0) return 1;
+  if (strcmp(s->format, "+s") != 0) return 0;
+  for (int64_t i = 0; i < s->n_children; i++) {
+    const struct ArrowSchema* c = s->children[i];
+    if (c->metadata || c->dictionary || c->n_children) return 0;
+  }
+  return 1;
+}
+
 int gda_held_schema_add(uint64_t hash, const struct ArrowSchema* tmpl, int is_record_batch, const gda_gate_node* nodes,
                         int64_t n_nodes) {
   if (hash == 0 || n_nodes < 0) return EINVAL;
@@ -78,6 +94,7 @@ int gda_held_schema_add(uint64_t hash, const struct ArrowSchema* tmpl, int is_re
   e->hash = hash;
   e->is_record_batch = is_record_batch;
   e->n_nodes = n_nodes;
+  e->flat = is_flat(&e->tmpl, n_nodes);
   if (n_nodes) memcpy(e->nodes, nodes, (size_t)n_nodes * sizeof(gda_gate_node));
   pthread_mutex_lock(&table_lock);
   if (table_count >= GDA_HELD_SCHEMAS) table_clear_locked();
@@ -243,33 +260,58 @@ int gda_held_accepts(const struct ArrowSchema* schema, const struct ArrowArray* 
   return 1;
 }
 
-int gda_held_import(struct ArrowSchema* schema, void* array, int is_device, gda_held** out) {
-  struct ArrowArray* a = array;
-  if (is_device && array) {
-    const struct ArrowDeviceArray* d = array;
-    if (d->device_type != ARROW_DEVICE_CPU || d->sync_event) return -1;
-    a = &((struct ArrowDeviceArray*)array)->array;
-  }
-  gda_held_schema* e;
-  int admitted = admit(schema, a, &e);
-  if (admitted != 1) return admitted;
+// The CPU array of a foreign ArrowArray or ArrowDeviceArray, or NULL when it
+// is elsewhere or comes with a sync event.
+static struct ArrowArray* cpu_array(void* array, int is_device) {
+  if (!is_device || !array) return array;
+  struct ArrowDeviceArray* d = array;
+  return d->device_type == ARROW_DEVICE_CPU && !d->sync_event ? &d->array : NULL;
+}
+
+// Moves a into a new held record of e (which gets the record's reference)
+// when the gate takes it: 1, or -1 with a untouched.
+static int hold(gda_held_schema* e, struct ArrowArray* a, gda_held** out) {
+  if (!a || !gate_tree(a, e)) return -1;
   gda_held* h = malloc(sizeof(*h));
-  if (!h) {
-    held_schema_unref(e);
-    return -1;
-  }
+  if (!h) return -1;
   atomic_init(&h->refs, 1);
   memset(&h->array, 0, sizeof(h->array));
   h->array.array = *a;
   h->array.device_type = ARROW_DEVICE_CPU;
   h->array.device_id = -1;
+  atomic_fetch_add(&e->refs, 1);
   h->schema = e;
   a->release = NULL;
-  schema->release(schema);
   atomic_fetch_add(&live_held, 1);
   *out = h;
   return 1;
 }
+
+int gda_held_import(struct ArrowSchema* schema, void* array, int is_device, gda_held** out) {
+  struct ArrowArray* a = cpu_array(array, is_device);
+  if (!a || !schema || !schema->release) return -1;
+  gda_held_schema* e = lookup(schema);
+  if (!e) return 0;
+  int taken = hold(e, a, out);
+  held_schema_unref(e);
+  if (taken == 1) schema->release(schema);
+  return taken;
+}
+
+int gda_held_import_known(gda_held_schema* e, struct ArrowDeviceArray* array, gda_held** out) {
+  return e->flat ? hold(e, cpu_array(array, 1), out) : -1;
+}
+
+gda_held_schema* gda_held_flat_schema(gda_held* h) {
+  if (!h->schema->flat) return NULL;
+  atomic_fetch_add(&h->schema->refs, 1);
+  return h->schema;
+}
+
+void gda_held_schema_ref(gda_held_schema* e) { atomic_fetch_add(&e->refs, 1); }
+void gda_held_schema_unref(gda_held_schema* e) { held_schema_unref(e); }
+int64_t gda_held_schema_columns(const gda_held_schema* e) { return e->tmpl.n_children; }
+const struct ArrowSchema* gda_held_schema_template(const gda_held_schema* e) { return &e->tmpl; }
 
 void gda_held_ref(gda_held* h) { atomic_fetch_add(&h->refs, 1); }
 
