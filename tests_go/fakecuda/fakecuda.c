@@ -68,32 +68,56 @@ enum { MEM_DEVICE = 2, MEM_HOST = 1, MEM_MANAGED = 4 };
 typedef struct {
   char* addr;
   size_t size;
-  int device, kind, live;
+  int device, kind;
 } allocation;
+// The live allocations, sorted by address (they never overlap: sizes are
+// never 0), so a lookup is a binary search however many a program makes.
 static allocation* allocs;
 static size_t n_allocs, cap_allocs;
 
+// The index of the first allocation that starts after p.
+static size_t first_after(const char* p) {
+  size_t lo = 0, hi = n_allocs;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (allocs[mid].addr <= p)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+// The live allocation holding [p, p+n), or NULL.
 static allocation* find_alloc(const void* p, size_t n) {
   const char* c = p;
-  for (size_t i = 0; i < n_allocs; i++) {
-    allocation* a = &allocs[i];
-    if (a->live && c >= a->addr && c + n <= a->addr + a->size && c < a->addr + (a->size ? a->size : 1)) return a;
+  size_t i = first_after(c);
+  if (i == 0) return NULL;
+  allocation* a = &allocs[i - 1];
+  return c + n <= a->addr + a->size && c < a->addr + a->size ? a : NULL;
+}
+
+static void add_alloc(char* addr, size_t size, int device, int kind) {
+  if (n_allocs == cap_allocs) {
+    cap_allocs = cap_allocs ? cap_allocs * 2 : 256;
+    allocs = realloc(allocs, cap_allocs * sizeof(allocation));
   }
-  return NULL;
+  size_t i = first_after(addr);
+  memmove(&allocs[i + 1], &allocs[i], (n_allocs - i) * sizeof(allocation));
+  allocs[i] = (allocation){addr, size, device, kind};
+  n_allocs++;
+}
+
+// Forgets a (found by find_alloc); the pointer is invalid afterwards.
+static void remove_alloc(allocation* a) {
+  size_t i = (size_t)(a - allocs);
+  memmove(&allocs[i], &allocs[i + 1], (n_allocs - i - 1) * sizeof(allocation));
+  n_allocs--;
 }
 
 static int in_region(const void* p) {
   const char* c = p;
   return region && c >= region && c < region + (size_t)n_devices * REGION_PER_DEVICE;
-}
-
-static allocation* add_alloc(char* addr, size_t size, int device, int kind) {
-  if (n_allocs == cap_allocs) {
-    cap_allocs = cap_allocs ? cap_allocs * 2 : 256;
-    allocs = realloc(allocs, cap_allocs * sizeof(allocation));
-  }
-  allocs[n_allocs] = (allocation){addr, size, device, kind, 1};
-  return &allocs[n_allocs++];
 }
 
 // ------------------------------------------------------------------ counters
@@ -120,11 +144,13 @@ static call_stat* stat_for(const char* fn) {
 }
 
 // Every API entry point starts with ENTER: it takes the lock, counts the
-// call and applies an injected fault.
+// call and applies an injected fault. Each entry point finds its counter
+// once (counters are never removed).
 #define ENTER(fn)                                    \
   pthread_mutex_lock(&mu);                           \
   do {                                               \
-    call_stat* st_ = stat_for(fn);                   \
+    static call_stat* st_;                           \
+    if (!st_) st_ = stat_for(fn);                    \
     if (st_) {                                       \
       st_->calls++;                                  \
       if (st_->fail_at && st_->calls == st_->fail_at) { \
@@ -175,22 +201,46 @@ struct event {
 #define STREAM_PER_THREAD ((stream*)0x2)
 static int is_default_stream(stream* s) { return s == NULL || s == STREAM_LEGACY || s == STREAM_PER_THREAD; }
 
-static stream** streams;
-static size_t n_streams, cap_streams;
-static event** events;
-static size_t n_events, cap_events;
+// Every stream and event ever created: they are never freed (a destroyed
+// one stays, dead, so a stale handle is rejected and never reused), and a
+// set of their addresses answers "is this a handle?" in constant time
+// however many a program has made.
+typedef struct {
+  void** slots;
+  size_t n, cap;  // cap: 0 or a power of two
+} handle_set;
 
-static int valid_stream(stream* s) {
-  if (is_default_stream(s)) return 1;
-  for (size_t i = 0; i < n_streams; i++)
-    if (streams[i] == s) return s->live;
-  return 0;
+static size_t slot_of(const handle_set* h, const void* p) {
+  uint64_t x = (uint64_t)(uintptr_t)p;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  size_t i = (size_t)x & (h->cap - 1);
+  while (h->slots[i] && h->slots[i] != p) i = (i + 1) & (h->cap - 1);
+  return i;
 }
-static int valid_event(event* e) {
-  for (size_t i = 0; i < n_events; i++)
-    if (events[i] == e) return e->live;
-  return 0;
+
+static int set_has(const handle_set* h, const void* p) { return h->cap && p && h->slots[slot_of(h, p)] == p; }
+
+static void set_add(handle_set* h, void* p) {
+  if (2 * (h->n + 1) > h->cap) {
+    size_t cap = h->cap ? 2 * h->cap : 64;
+    handle_set bigger = {calloc(cap, sizeof(void*)), 0, cap};
+    for (size_t i = 0; i < h->cap; i++)
+      if (h->slots[i]) set_add(&bigger, h->slots[i]);
+    free(h->slots);
+    *h = bigger;
+  }
+  h->slots[slot_of(h, p)] = p;
+  h->n++;
 }
+
+static handle_set all_streams, all_events;
+static stream** streams;  // the live ones, in creation order
+static size_t n_streams, cap_streams;
+
+static int valid_stream(stream* s) { return is_default_stream(s) || (set_has(&all_streams, s) && s->live); }
+static int valid_event(event* e) { return set_has(&all_events, e) && e->live; }
 
 static void run_until(stream* s, size_t end);
 
@@ -232,14 +282,13 @@ static void run_until(stream* s, size_t end) {
 }
 
 static void run_all(void) {
-  for (size_t i = 0; i < n_streams; i++)
-    if (streams[i]->live) run_until(streams[i], streams[i]->n_ops);
+  for (size_t i = 0; i < n_streams; i++) run_until(streams[i], streams[i]->n_ops);
 }
 
 // What the legacy default stream waits for: every blocking stream.
 static void run_blocking(void) {
   for (size_t i = 0; i < n_streams; i++)
-    if (streams[i]->live && !streams[i]->non_blocking) run_until(streams[i], streams[i]->n_ops);
+    if (!streams[i]->non_blocking) run_until(streams[i], streams[i]->n_ops);
 }
 
 // Queues op on s, or runs it now (after all queues) on a default stream.
@@ -421,13 +470,13 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
   if (a && a->kind == MEM_MANAGED) RETURN(free_host((void*)(uintptr_t)p, MEM_MANAGED));
   if (!a || a->kind != MEM_DEVICE || a->addr != (char*)(uintptr_t)p) RETURN(E_INVALID_VALUE);
   run_all();  // cuMemFree synchronizes
-  a->live = 0;
   live_bytes -= (long long)a->size;
   // give the pages back (the address range stays reserved and invalid)
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   char* s = shadow + (a->addr - region);
   uintptr_t start = ((uintptr_t)s + page - 1) & ~(page - 1), end = ((uintptr_t)s + a->size) & ~(page - 1);
   if (end > start) madvise((void*)start, end - start, MADV_REMOVE);
+  remove_alloc(a);
   RETURN(OK);
 }
 
@@ -468,7 +517,7 @@ static CUresult free_host(void* p, int kind) {
   allocation* a = find_alloc(p, 0);
   if (!a || a->kind != kind || a->addr != p) return E_INVALID_VALUE;
   run_all();
-  a->live = 0;
+  remove_alloc(a);
   free(p);
   return OK;
 }
@@ -595,6 +644,7 @@ CUresult cuStreamCreate(void** out, unsigned int flags) {
     streams = realloc(streams, cap_streams * sizeof(stream*));
   }
   streams[n_streams++] = s;
+  set_add(&all_streams, s);
   live_streams++;
   *out = s;
   RETURN(OK);
@@ -607,6 +657,13 @@ CUresult cuStreamDestroy_v2(void* sp) {
   if (is_default_stream(s) || !valid_stream(s)) RETURN(E_INVALID_HANDLE);
   run_until(s, s->n_ops);  // pending work still completes
   s->live = 0;
+  for (size_t i = 0; i < n_streams; i++) {
+    if (streams[i] == s) {
+      memmove(&streams[i], &streams[i + 1], (n_streams - i - 1) * sizeof(stream*));
+      n_streams--;
+      break;
+    }
+  }
   free(s->ops);
   s->ops = NULL;
   s->cap_ops = 0;
@@ -657,11 +714,7 @@ CUresult cuEventCreate(void** out, unsigned int flags) {
   event* e = calloc(1, sizeof(event));
   e->device = current->device;
   e->live = 1;
-  if (n_events == cap_events) {
-    cap_events = cap_events ? cap_events * 2 : 16;
-    events = realloc(events, cap_events * sizeof(event*));
-  }
-  events[n_events++] = e;
+  set_add(&all_events, e);
   live_events++;
   *out = e;
   RETURN(OK);
@@ -807,7 +860,7 @@ CUresult cuGetErrorString(CUresult r, const char** s) {
 
 static long long count_live(int kind) {
   long long n = 0;
-  for (size_t i = 0; i < n_allocs; i++) n += allocs[i].live && allocs[i].kind == kind;
+  for (size_t i = 0; i < n_allocs; i++) n += allocs[i].kind == kind;
   return n;
 }
 
