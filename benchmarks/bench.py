@@ -358,7 +358,7 @@ def render(header: list[str], table: list[list[str]], machine: str, argv: Option
         "the protocol it prefers: pyarrow the device protocols where X offers them (godevarrow), the plain ones",
         "otherwise; godevarrow the device protocols, except that it asks pyarrow's own objects for the plain one",
         '(docs/design.md, "pyarrow is asked for the plain protocol first") and, for a batch whose flat schema',
-        "equals one it has just held, for the arrays alone (\"pyarrow's schema, exported once\"; the import",
+        'equals one it has just held, for the arrays alone ("pyarrow\'s schema, exported once"; the import',
         "rows repeat one batch, so they measure that; a schema met for the first time takes the full path);",
         "nanoarrow and arro3 the plain ones.",
         "Export-only drops the capsules unconsumed (which releases them); import-only includes",
