@@ -1098,7 +1098,7 @@ enum {
   GENERAL_ORDER,   // __arrow_c_device_array__, else __arrow_c_array__
   PLAIN_FIRST,     // __arrow_c_array__ first (see pyarrow_way)
   KNOWN_ARRAY,     // PLAIN_FIRST, and the array alone when its type is known
-  KNOWN_BATCH,     // PLAIN_FIRST, and the batch alone when its schema is known
+  KNOWN_BATCH,     // PLAIN_FIRST, and the arrays alone when the schema is known
 };
 
 // The way of objects of type t. PLAIN_FIRST when __arrow_c_array__ and
@@ -1109,8 +1109,8 @@ enum {
 // plain protocol gives exactly what the device protocol gives, without
 // pyarrow's device check, a walk over every buffer (12 µs for 1,000
 // columns); data elsewhere raises and takes the device protocol. KNOWN_*
-// when, in addition, the type or schema attribute, _export_to_c_device and
-// equals are pyarrow's own (see import_known). -1 on error. Only pyarrow's
+// when, in addition, the `type` (Array) or `schema` (RecordBatch) attribute
+// and _export_to_c_device are pyarrow's own (see import_known). -1 on error. Only pyarrow's
 // subclasses are remembered (no other type is kept alive by this), each
 // decided once.
 static int pyarrow_way(PyTypeObject* t) {
@@ -1166,7 +1166,7 @@ static void remember(known_schema* k, PyObject* pyarrow, gda_held* held) {
 static PyObject* import_known_by_go(gda_held_schema* e, struct ArrowDeviceArray* d, PyTypeObject* cls) {
   struct ArrowSchema s;
   if (gda_schema_copy(gda_held_schema_template(e), &s) != 0) {
-    d->array.release(&d->array);
+    if (d->array.release) d->array.release(&d->array);
     return PyErr_NoMemory();
   }
   uintptr_t h = 0;
