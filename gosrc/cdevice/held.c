@@ -239,25 +239,20 @@ static int gate_tree(const struct ArrowArray* c, const gda_held_schema* e) {
 
 // ------------------------------------------------------- import, export
 
-// Whether the fast path takes a foreign pair: 1 (*out is the held schema, with
-// a reference), 0 (the schema is not in the table) or -1 (declined).
-static int admit(const struct ArrowSchema* schema, const struct ArrowArray* a, gda_held_schema** out) {
+// The held schema of a foreign pair: 1 (*out, with a reference), 0 (the
+// schema is not in the table) or -1 (a struct is missing or released).
+static int find_held_schema(const struct ArrowSchema* schema, const struct ArrowArray* a, gda_held_schema** out) {
   if (!schema || !schema->release || !a) return -1;
-  gda_held_schema* e = lookup(schema);
-  if (!e) return 0;
-  if (!gate_tree(a, e)) {
-    held_schema_unref(e);
-    return -1;
-  }
-  *out = e;
-  return 1;
+  *out = lookup(schema);
+  return *out ? 1 : 0;
 }
 
 int gda_held_accepts(const struct ArrowSchema* schema, const struct ArrowArray* array) {
   gda_held_schema* e;
-  if (admit(schema, array, &e) != 1) return 0;
+  if (find_held_schema(schema, array, &e) != 1) return 0;
+  int accepted = gate_tree(array, e);
   held_schema_unref(e);
-  return 1;
+  return accepted;
 }
 
 // The CPU array of a foreign ArrowArray or ArrowDeviceArray, or NULL when it
@@ -279,7 +274,7 @@ static int hold(gda_held_schema* e, struct ArrowArray* a, gda_held** out) {
   h->array.array = *a;
   h->array.device_type = ARROW_DEVICE_CPU;
   h->array.device_id = -1;
-  atomic_fetch_add(&e->refs, 1);
+  gda_held_schema_ref(e);
   h->schema = e;
   a->release = NULL;
   atomic_fetch_add(&live_held, 1);
@@ -289,9 +284,9 @@ static int hold(gda_held_schema* e, struct ArrowArray* a, gda_held** out) {
 
 int gda_held_import(struct ArrowSchema* schema, void* array, int is_device, gda_held** out) {
   struct ArrowArray* a = cpu_array(array, is_device);
-  if (!a || !schema || !schema->release) return -1;
-  gda_held_schema* e = lookup(schema);
-  if (!e) return 0;
+  gda_held_schema* e;
+  int found = find_held_schema(schema, a, &e);
+  if (found != 1) return found;
   int taken = hold(e, a, out);
   held_schema_unref(e);
   if (taken == 1) schema->release(schema);
@@ -304,7 +299,7 @@ int gda_held_import_known(gda_held_schema* e, struct ArrowDeviceArray* array, gd
 
 gda_held_schema* gda_held_flat_schema(gda_held* h) {
   if (!h->schema->flat) return NULL;
-  atomic_fetch_add(&h->schema->refs, 1);
+  gda_held_schema_ref(h->schema);
   return h->schema;
 }
 
