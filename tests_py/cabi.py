@@ -1,6 +1,6 @@
 """The ctypes mirrors of the Arrow C ABI structs: the one place tests_py
-defines them. conftest.py reads the structs inside capsules with them;
-hostile.py and fakecuda.py build producer structs with them.
+defines them, with the helpers that reach the structs inside capsules
+(``struct_of``). hostile.py and fakecuda.py build producer structs with them.
 
 Member order and types follow gosrc/cdevice/arrow-c-abi.h (the Arrow C data,
 device and stream interfaces): ``const char*`` is c_char_p, ``void*`` is
@@ -107,3 +107,32 @@ ArrowDeviceArrayStream._fields_ = [
     ("release", DEVICE_STREAM_RELEASE),
     ("private_data", ctypes.c_void_p),
 ]
+
+
+# ---------------------------------------------------------------- capsules
+
+_pythonapi = ctypes.pythonapi
+_pythonapi.PyCapsule_New.restype = ctypes.py_object
+_pythonapi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_pythonapi.PyCapsule_GetName.restype = ctypes.c_char_p
+_pythonapi.PyCapsule_GetName.argtypes = [ctypes.py_object]
+_pythonapi.PyCapsule_GetPointer.restype = ctypes.c_void_p
+_pythonapi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def make_capsule(address: int, name: bytes) -> object:
+    """A capsule without destructor over ``address`` (the caller keeps the memory alive)."""
+    return _pythonapi.PyCapsule_New(address, name, None)
+
+
+def capsule_name(capsule: object) -> str:
+    return _pythonapi.PyCapsule_GetName(capsule).decode()
+
+
+def capsule_pointer(capsule: object) -> int:
+    return _pythonapi.PyCapsule_GetPointer(capsule, _pythonapi.PyCapsule_GetName(capsule))
+
+
+def struct_of(capsule: object, cls: type[ctypes.Structure]) -> ctypes.Structure:
+    """A view (not a copy) of the C struct a capsule points to (``cls``: one of the structs above)."""
+    return cls.from_address(capsule_pointer(capsule))

@@ -6,7 +6,6 @@ no ``__init__.py``, so pytest puts this directory on ``sys.path``).
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import os
 import pathlib
@@ -115,17 +114,6 @@ def live(key: str) -> int:
     return gda.debug_live_objects()[key]
 
 
-# ---------------------------------------------------------------- capsules
-
-_pythonapi = ctypes.pythonapi
-_pythonapi.PyCapsule_New.restype = ctypes.py_object
-_pythonapi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-_pythonapi.PyCapsule_GetName.restype = ctypes.c_char_p
-_pythonapi.PyCapsule_GetName.argtypes = [ctypes.py_object]
-_pythonapi.PyCapsule_GetPointer.restype = ctypes.c_void_p
-_pythonapi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-
-
 def run_python(code: str, *, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
     full_env = dict(os.environ)
     full_env.update(env or {})
@@ -136,24 +124,6 @@ def run_python(code: str, *, env: dict[str, str] | None = None, timeout: float =
         timeout=timeout,
         env=full_env,
     )
-
-
-def make_capsule(address: int, name: bytes) -> object:
-    """A capsule without destructor over ``address`` (the caller keeps the memory alive)."""
-    return _pythonapi.PyCapsule_New(address, name, None)
-
-
-def capsule_name(capsule: object) -> str:
-    return _pythonapi.PyCapsule_GetName(capsule).decode()
-
-
-def capsule_pointer(capsule: object) -> int:
-    return _pythonapi.PyCapsule_GetPointer(capsule, _pythonapi.PyCapsule_GetName(capsule))
-
-
-def struct_of(capsule: object, cls: type[ctypes.Structure]) -> ctypes.Structure:
-    """A view (not a copy) of the C struct a capsule points to (``cls`` from cabi.py)."""
-    return cls.from_address(capsule_pointer(capsule))
 
 
 # --------------------------------------------------------------- producers

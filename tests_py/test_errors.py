@@ -8,14 +8,8 @@ import inspect
 import godevarrow as gda
 import pyarrow as pa
 import pytest
-from cabi import ArrowArrayStream, ArrowSchema
-from conftest import (
-    Capsules,
-    DeviceStreamOnly,
-    capsule_name,
-    make_capsule,
-    struct_of,
-)
+from cabi import ArrowArrayStream, ArrowSchema, capsule_name, make_capsule, struct_of
+from conftest import Capsules, DeviceStreamOnly
 
 # ------------------------------------------------------------ stream errors
 

@@ -271,7 +271,6 @@ def test_real_pyarrow_objects_import_alike_through_either_protocol():
 # records each call.
 _FAKE_PYARROW_KNOWN = (
     """
-import ctypes
 import pyarrow as real
 import cabi
 """
@@ -333,11 +332,9 @@ class DeviceOnly:
         self.real, self.device_type = SOURCES[name], device_type
     def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
         schema, array = self.real.__arrow_c_device_array__()
-        address = ctypes.pythonapi.PyCapsule_GetPointer(ctypes.py_object(array), b"arrow_device_array")
-        elsewhere(address, self.device_type)
+        elsewhere(cabi.capsule_pointer(array), self.device_type)
         return schema, array
 
-ctypes.pythonapi.PyCapsule_GetPointer.restype = ctypes.c_void_p
 fake_lib.Array, fake_lib.RecordBatch = Array, RecordBatch
 
 def outcome(obj):

@@ -8,15 +8,8 @@ import gc
 import godevarrow as gda
 import pyarrow as pa
 import pytest
-from cabi import ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowSchema
-from conftest import (
-    Capsules,
-    capsule_name,
-    capsule_pointer,
-    live,
-    snapshot,
-    struct_of,
-)
+from cabi import ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowSchema, capsule_name, capsule_pointer, struct_of
+from conftest import Capsules, live, snapshot
 
 
 def values_address(arr) -> int:

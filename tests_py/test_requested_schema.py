@@ -12,7 +12,7 @@ from __future__ import annotations
 import godevarrow as gda
 import pyarrow as pa
 import pytest
-from conftest import capsule_name
+from cabi import capsule_name
 
 IMPORT_ARRAY = {
     "__arrow_c_array__": pa.Array._import_from_c_capsule,
