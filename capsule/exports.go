@@ -65,7 +65,7 @@ func (s *pyStream) take() (cdevice.ArrayReader, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.consumed {
-		return nil, &cdevice.Error{Kind: cdevice.ErrConsumed, Msg: "the stream was already consumed (exported or closed); a stream can be read only once"}
+		return nil, errStreamConsumed()
 	}
 	if s.held != nil {
 		return nil, &cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "a read of this stream was interrupted; read the next array before moving the stream"}
@@ -199,6 +199,35 @@ func gdaImportStream(p unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C.gd
 		}
 		return err
 	})
+}
+
+// gdaImportPeekedStream imports a plain stream whose get_schema the caller
+// has already called (getSchemaErrno, and the schema when that is 0): both
+// structs are moved in. It calls no producer callback except a release.
+//
+//export gdaImportPeekedStream
+func gdaImportPeekedStream(p, schema unsafe.Pointer, getSchemaErrno C.int, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		r, err := cdevice.ImportPeekedArrayStream(cdevice.StreamAt(p), cdevice.SchemaAt(schema), int(getSchemaErrno))
+		if err == nil {
+			newHandle(&pyStream{reader: r, schema: r.Schema(), devType: r.DeviceType()}, out)
+		}
+		return err
+	})
+}
+
+// errStreamConsumed is the error of every use of a stream after it was moved
+// out or closed.
+func errStreamConsumed() error {
+	return &cdevice.Error{Kind: cdevice.ErrConsumed, Msg: "the stream was already consumed (exported or closed); a stream can be read only once"}
+}
+
+// gdaStreamConsumed fills e with errStreamConsumed, for a stream the C layer
+// handed over or closed before Go saw it.
+//
+//export gdaStreamConsumed
+func gdaStreamConsumed(e *C.gda_error) C.int {
+	return call(e, errStreamConsumed)
 }
 
 //export gdaExportSchema
@@ -513,7 +542,7 @@ func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, out *C.uintptr_t, e *C.gda_er
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.consumed {
-			return &cdevice.Error{Kind: cdevice.ErrConsumed, Msg: "the stream was already consumed (exported or closed); a stream can be read only once"}
+			return errStreamConsumed()
 		}
 		if a := s.held; a != nil {
 			s.held = nil

@@ -102,8 +102,71 @@ static int array_base_handle(ArrayBaseObject* a, uintptr_t* h) {
 
 static PyObject* array_base_owning(PyTypeObject* type, uintptr_t h, gda_held* held);
 
+// ---------------------------------------------------------- pending streams
+// A plain stream whose schema the Go import has read before (it is in the
+// held-schema table) stays here, unread, until Go is needed: handing it on
+// unread, the common pass-through, then never calls into Go (docs/design.md,
+// "Streams passed through"). Every function taking a stream handle accepts a
+// pending one; get_handle moves it into Go on first need, with the schema
+// already read, so no producer callback runs then. All of it under the GIL.
+#define PENDING_NAME "godevarrow.pending_stream"
+
+typedef struct {
+  struct ArrowArrayStream stream;  // the producer's; released (NULL) once moved to Go, handed on or closed
+  struct ArrowSchema schema;       // its get_schema result; moved to Go with the stream, else kept for .schema
+  uintptr_t h;                     // the Go handle once moved to Go, else 0
+  int is_struct;                   // the schema is a record batch's
+} pending_stream;
+
+static int64_t live_pending;  // counted as imported streams by debug_counters
+
+static void pending_drop(pending_stream* p) {
+  if (p->schema.release) p->schema.release(&p->schema);
+  if (p->stream.release) p->stream.release(&p->stream);
+}
+
+static void pending_destructor(PyObject* cap) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  pending_stream* p = PyCapsule_GetPointer(cap, PENDING_NAME);
+  if (p) {
+    if (p->h) gdaHandleRelease(p->h);
+    if (p->stream.release) live_pending--;
+    pending_drop(p);
+    free(p);
+  }
+  PyErr_Clear();
+  PyErr_Restore(type, value, tb);
+}
+
+// The stream of a pending capsule if it is still unread and in C, else NULL.
+static pending_stream* pending_in_c(PyObject* o) {
+  if (!PyCapsule_IsValid(o, PENDING_NAME)) return NULL;
+  pending_stream* p = PyCapsule_GetPointer(o, PENDING_NAME);
+  return p->h || !p->stream.release ? NULL : p;
+}
+
+static int pending_handle(pending_stream* p, uintptr_t* h) {
+  gda_error e = {0};
+  if (!p->h) {
+    if (!p->stream.release) {  // handed on or closed while in C
+      gdaStreamConsumed(&e);
+      raise_error(&e);
+      return -1;
+    }
+    live_pending--;
+    if (gdaImportPeekedStream(&p->stream, &p->schema, 0, &p->h, &e)) {
+      raise_error(&e);
+      return -1;
+    }
+  }
+  *h = p->h;
+  return 0;
+}
+
 static int get_handle(PyObject* o, uintptr_t* h) {
   if (PyObject_TypeCheck(o, &ArrayBase_Type)) return array_base_handle((ArrayBaseObject*)o, h);
+  if (PyCapsule_IsValid(o, PENDING_NAME)) return pending_handle(PyCapsule_GetPointer(o, PENDING_NAME), h);
   if (!PyCapsule_IsValid(o, HANDLE_NAME)) {
     PyErr_SetString(GodevarrowTypeError, "expected a godevarrow handle");
     return -1;
@@ -240,11 +303,45 @@ static PyObject* m_import_array(PyObject* self, PyObject* const* args, Py_ssize_
   return wrap_handle(h);
 }
 
+// A plain stream with all its callbacks: ask for the schema here, and keep
+// the stream in C when Go has read that schema before (pending streams);
+// otherwise Go takes it at once, schema included, and reports what is wrong.
+static PyObject* import_plain_stream(struct ArrowArrayStream* src) {
+  pending_stream* p = calloc(1, sizeof(*p));
+  if (!p) return PyErr_NoMemory();  // the capsule still owns the stream
+  p->stream = *src;
+  src->release = NULL;
+  int rc, is_struct = 0;
+  // get_schema of a foreign stream may block
+  Py_BEGIN_ALLOW_THREADS rc = p->stream.get_schema(&p->stream, &p->schema);
+  Py_END_ALLOW_THREADS if (rc == 0 && gda_held_schema_known(&p->schema, &is_struct)) {
+    PyObject* cap = PyCapsule_New(p, PENDING_NAME, pending_destructor);
+    if (!cap) {
+      pending_drop(p);
+      free(p);
+      return NULL;
+    }
+    p->is_struct = is_struct;
+    live_pending++;
+    return cap;
+  }
+  uintptr_t h = 0;
+  gda_error e = {0};
+  rc = gdaImportPeekedStream(&p->stream, &p->schema, rc, &h, &e);
+  free(p);
+  if (rc) return raise_error(&e);
+  return wrap_handle(h);
+}
+
 static PyObject* m_import_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(2, "import_stream");
   int device = PyObject_IsTrue(args[1]);
   void* p = capsule_pointer(args[0], device ? "arrow_device_array_stream" : "arrow_array_stream");
   if (!p) return NULL;
+  struct ArrowArrayStream* plain = p;
+  if (!device && plain->release && plain->get_schema && plain->get_next && plain->get_last_error) {
+    return import_plain_stream(plain);
+  }
   uintptr_t h = 0;
   gda_error e = {0};
   int rc;
@@ -347,9 +444,24 @@ static PyObject* m_export_array(PyObject* self, PyObject* const* args, Py_ssize_
 
 static PyObject* m_export_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(3, "export_stream");
+  int device = PyObject_IsTrue(args[2]);
+  pending_stream* pending = pending_in_c(args[0]);
+  if (pending && !device && args[1] == Py_None) {
+    // an unread stream handed on as it came: the producer's own struct
+    struct ArrowArrayStream* out = malloc(sizeof(*out));
+    if (!out) return PyErr_NoMemory();
+    PyObject* cap = PyCapsule_New(out, "arrow_array_stream", stream_capsule_destructor);
+    if (!cap) {
+      free(out);
+      return NULL;
+    }
+    *out = pending->stream;
+    pending->stream.release = NULL;
+    live_pending--;
+    return cap;
+  }
   uintptr_t h, req;
   if (get_handle(args[0], &h) || get_optional_handle(args[1], &req)) return NULL;
-  int device = PyObject_IsTrue(args[2]);
   void* s = calloc(1, device ? sizeof(struct ArrowDeviceArrayStream) : sizeof(struct ArrowArrayStream));
   if (!s) return PyErr_NoMemory();
   gda_error e = {0};
@@ -499,6 +611,16 @@ static PyObject* m_array_cast(PyObject* self, PyObject* const* args, Py_ssize_t 
 static PyObject* m_stream_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(1, "stream_info");
   uintptr_t h, schema = 0;
+  if (PyCapsule_IsValid(args[0], PENDING_NAME)) {
+    pending_stream* p = PyCapsule_GetPointer(args[0], PENDING_NAME);
+    if (!p->h && p->schema.release) {  // in C, or handed on or closed from there: its schema is here
+      gda_error e = {0};
+      if (gdaImportSchema(&p->schema, 0, &schema, &e)) return raise_error(&e);
+      PyObject* sh = wrap_handle(schema);
+      if (!sh) return NULL;
+      return Py_BuildValue("(NiN)", sh, (int)ARROW_DEVICE_CPU, PyBool_FromLong(p->is_struct));
+    }
+  }
   if (get_handle(args[0], &h)) return NULL;
   int32_t device_type = 0, is_struct = 0;
   gda_error e = {0};
@@ -548,6 +670,15 @@ static PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t
 
 static PyObject* m_stream_close(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(1, "stream_close");
+  pending_stream* pending = pending_in_c(args[0]);
+  if (pending) {
+    live_pending--;
+    pending->stream.release(&pending->stream);
+    Py_RETURN_NONE;
+  }
+  if (PyCapsule_IsValid(args[0], PENDING_NAME) && !((pending_stream*)PyCapsule_GetPointer(args[0], PENDING_NAME))->h) {
+    Py_RETURN_NONE;  // handed on or closed while in C: closing again does nothing
+  }
   uintptr_t h;
   if (get_handle(args[0], &h)) return NULL;
   if (PyCapsule_GetContext(args[0]) == &STOP_FIRST) {
@@ -618,6 +749,7 @@ static PyObject* m_debug_counters(PyObject* self, PyObject* const* args, Py_ssiz
   CHECK_NARGS(0, "debug_counters");
   int64_t v[10];
   gdaDebugCounters(v);
+  v[5] += live_pending;  // imported streams: those still pending in C too
   return Py_BuildValue("(LLLLLLLLLL)", (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3],
                        (long long)v[4], (long long)v[5], (long long)v[6], (long long)v[7], (long long)v[8],
                        (long long)v[9]);

@@ -398,6 +398,59 @@ func TestCStreamErrors(t *testing.T) {
 	}
 }
 
+func TestPeekedStreamTakesTheSchemaItIsGiven(t *testing.T) {
+	baseline(t)
+	cb.ResetReleases()
+	s := cb.NewStream()
+	defer cb.Free(s)
+	schema := cb.NewSchema()
+	defer cb.Free(schema)
+	cb.ProduceStream(s, 2, -1, false)
+	if rc := cb.GetSchema(s, schema); rc != 0 {
+		t.Fatalf("get_schema: %d", rc)
+	}
+	r, err := cdevice.ImportPeekedArrayStream(s, schema, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Schema().Format != "i" {
+		t.Errorf("schema %q", r.Schema().Format)
+	}
+	if n := cb.Releases(); n != 1 {
+		t.Errorf("the peeked schema was released %d times, want once (read, then released)", n)
+	}
+	for i := 0; i < 2; i++ {
+		a, err := r.Next()
+		if err != nil {
+			t.Fatalf("batch %d: %v", i, err)
+		}
+		a.Release()
+	}
+	if _, err := r.Next(); !errors.Is(err, io.EOF) {
+		t.Errorf("after the last batch: %v", err)
+	}
+	r.Close()
+	if n := cb.Releases(); n != 4 { // schema, 2 batches, stream
+		t.Errorf("%d releases, want 4", n)
+	}
+
+	// a failed get_schema is reported with the producer's message
+	cb.ResetReleases()
+	failed := cb.NewSchema()
+	defer cb.Free(failed)
+	cb.ProduceStream(s, 1, -1, true)
+	rc := cb.GetSchema(s, failed)
+	if rc == 0 {
+		t.Fatal("get_schema did not fail")
+	}
+	if _, err := cdevice.ImportPeekedArrayStream(s, failed, rc); err == nil || !strings.Contains(err.Error(), "broken on purpose") {
+		t.Errorf("get_schema failure: %v", err)
+	}
+	if n := cb.Releases(); n != 1 {
+		t.Errorf("a stream whose get_schema failed was released %d times", n)
+	}
+}
+
 func TestDeviceStreamWithWrongChunkDevice(t *testing.T) {
 	baseline(t)
 	s := cb.NewDeviceStream()

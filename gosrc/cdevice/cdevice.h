@@ -146,6 +146,10 @@ const struct ArrowSchema* gda_held_schema_template(const gda_held_schema* e);
 // when it was moved into *out, -1 when declined (untouched; the Go import,
 // given a copy of e's template, reports why).
 int gda_held_import_known(gda_held_schema* e, struct ArrowDeviceArray* array, gda_held** out);
+// 1 when the foreign schema is in the held-schema table, i.e. the Go import
+// has read and checked an equal one (*is_record_batch is then set); 0
+// otherwise. Touches nothing.
+int gda_held_schema_known(const struct ArrowSchema* schema, int* is_record_batch);
 // Like gda_held_import's checks alone: 1 when it would take the pair. Touches nothing.
 int gda_held_accepts(const struct ArrowSchema* schema, const struct ArrowArray* array);
 void gda_held_ref(gda_held* h);

@@ -247,6 +247,15 @@ static int find_held_schema(const struct ArrowSchema* schema, const struct Arrow
   return *out ? 1 : 0;
 }
 
+int gda_held_schema_known(const struct ArrowSchema* schema, int* is_record_batch) {
+  if (!schema || !schema->release) return 0;
+  gda_held_schema* e = lookup(schema);
+  if (!e) return 0;
+  *is_record_batch = e->is_record_batch;
+  held_schema_unref(e);
+  return 1;
+}
+
 int gda_held_accepts(const struct ArrowSchema* schema, const struct ArrowArray* array) {
   gda_held_schema* e;
   if (find_held_schema(schema, array, &e) != 1) return 0;

@@ -63,7 +63,41 @@ func ImportArrayStream(c *CArrowArrayStream) (*StreamReader, error) {
 	*cell = *c
 	c.release = nil
 	r := &StreamReader{plain: cell, devType: device.CPU}
-	return r.start()
+	return r.start(nil, 0)
+}
+
+// ImportPeekedArrayStream is ImportArrayStream for a consumer that has
+// already called the producer's get_schema once: getSchemaErrno is what it
+// returned and, when that is 0, schema holds the result. Both are moved in
+// (released here on error); the producer is not asked again. The Python
+// layer looks at a stream's schema before deciding whether Go is needed at
+// all (docs/design.md, "Streams passed through").
+func ImportPeekedArrayStream(c *CArrowArrayStream, schema *CArrowSchema, getSchemaErrno int) (*StreamReader, error) {
+	if schema == nil {
+		if c != nil && c.release != nil {
+			C.gda_call_stream_release(c)
+		}
+		return nil, errorf(ErrInvalid, "ArrowSchema pointer is NULL")
+	}
+	releaseSchema := func() {
+		if schema.release != nil {
+			C.gda_call_schema_release(schema)
+		}
+	}
+	if c == nil || c.release == nil {
+		releaseSchema()
+		return ImportArrayStream(c) // says what is wrong with c
+	}
+	cell := (*C.struct_ArrowArrayStream)(C.calloc(1, C.sizeof_struct_ArrowArrayStream))
+	if cell == nil {
+		releaseSchema()
+		C.gda_call_stream_release(c)
+		return nil, errorf(ErrInvalid, "out of memory importing a stream")
+	}
+	*cell = *c
+	c.release = nil
+	r := &StreamReader{plain: cell, devType: device.CPU}
+	return r.start(schema, C.int(getSchemaErrno))
 }
 
 // ImportDeviceArrayStream moves a C device stream into a StreamReader and
@@ -83,17 +117,29 @@ func ImportDeviceArrayStream(c *CArrowDeviceArrayStream) (*StreamReader, error) 
 	*cell = *c
 	c.release = nil
 	r := &StreamReader{dev: cell, devType: device.Type(cell.device_type)}
-	return r.start()
+	return r.start(nil, 0)
 }
 
-func (r *StreamReader) start() (*StreamReader, error) {
+// start reads the schema: from peeked (get_schema's result peekedErrno) when
+// the consumer already asked the producer for it, otherwise from get_schema.
+func (r *StreamReader) start(peeked *C.struct_ArrowSchema, peekedErrno C.int) (*StreamReader, error) {
 	liveStreamImports.Add(1)
 	fail := func(err error) (*StreamReader, error) {
+		if peeked != nil && peeked.release != nil {
+			C.gda_call_schema_release(peeked)
+		}
 		r.Close()
 		return nil, err
 	}
 	if !r.devType.Known() {
 		return fail(errorf(ErrInvalid, "ArrowDeviceArrayStream has unknown device_type %d", int32(r.devType)))
+	}
+	if r.plain != nil {
+		if r.plain.get_schema == nil || r.plain.get_next == nil || r.plain.get_last_error == nil {
+			return fail(errorf(ErrInvalid, "ArrowArrayStream has a NULL callback"))
+		}
+	} else if r.dev.get_schema == nil || r.dev.get_next == nil || r.dev.get_last_error == nil {
+		return fail(errorf(ErrInvalid, "ArrowDeviceArrayStream has a NULL callback"))
 	}
 	cs := (*C.struct_ArrowSchema)(C.calloc(1, C.sizeof_struct_ArrowSchema))
 	if cs == nil {
@@ -101,15 +147,13 @@ func (r *StreamReader) start() (*StreamReader, error) {
 	}
 	defer C.free(unsafe.Pointer(cs))
 	var rc C.int
-	if r.plain != nil {
-		if r.plain.get_schema == nil || r.plain.get_next == nil || r.plain.get_last_error == nil {
-			return fail(errorf(ErrInvalid, "ArrowArrayStream has a NULL callback"))
-		}
+	switch {
+	case peeked != nil:
+		*cs, rc = *peeked, peekedErrno
+		peeked.release = nil
+	case r.plain != nil:
 		rc = C.gda_call_stream_get_schema(r.plain, cs)
-	} else {
-		if r.dev.get_schema == nil || r.dev.get_next == nil || r.dev.get_last_error == nil {
-			return fail(errorf(ErrInvalid, "ArrowDeviceArrayStream has a NULL callback"))
-		}
+	default:
 		rc = C.gda_call_device_stream_get_schema(r.dev, cs)
 	}
 	if rc != 0 {

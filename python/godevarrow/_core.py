@@ -467,30 +467,36 @@ class ArrayStream:
     read or exported again.
     """
 
-    __slots__ = ("_h", "_schema", "_device_type", "_array_class", "__weakref__")
+    __slots__ = ("_h", "_info", "__weakref__")
 
     def __init__(self, handle: Any) -> None:
-        # one Go call; the DeviceType member is made when asked for (an enum
-        # call costs 1.3 µs, a sixth of a stream's whole set-up)
+        # schema, device type and array class are asked for when first
+        # needed: a stream handed on unread (the pass-through) never needs
+        # them, and a pending stream (docs/design.md, "Streams passed
+        # through") would have to move into Go to answer
         self._h = handle
-        schema_handle, self._device_type, is_struct = _lib.stream_info(handle)
-        self._schema = Schema(schema_handle)
-        self._array_class: type[Array] = RecordBatch if is_struct else Array
+        self._info: Optional[tuple[Schema, int, type[Array]]] = None
+
+    def _stream_info(self) -> tuple[Schema, int, type[Array]]:
+        if self._info is None:
+            schema_handle, device_type, is_struct = _lib.stream_info(self._h)
+            self._info = (Schema(schema_handle), device_type, RecordBatch if is_struct else Array)
+        return self._info
 
     @property
     def schema(self) -> Schema:
-        return self._schema
+        return self._stream_info()[0]
 
     @property
     def device_type(self) -> DeviceType:
-        return DeviceType(self._device_type)
+        return DeviceType(self._stream_info()[1])
 
     def __iter__(self) -> Iterator[Array]:
         return self
 
     def __next__(self) -> Array:
         try:
-            arr = _lib.stream_next(self._h, self._array_class)
+            arr = _lib.stream_next(self._h, (self._info or self._stream_info())[2])
         except StreamError as e:
             # a Python producer interrupted by Ctrl-C reports the interrupt as
             # its error: give the user the KeyboardInterrupt they caused
@@ -528,7 +534,7 @@ class ArrayStream:
         h = await asyncio.to_thread(_lib.stream_next, self._h)
         if h is None:
             raise StopAsyncIteration
-        return self._array_class(h)
+        return self._stream_info()[2](h)
 
     async def aclose(self) -> None:
         """Close the stream without blocking the event loop."""
@@ -553,7 +559,7 @@ class ArrayStream:
         self.close()
 
     def __arrow_c_schema__(self) -> object:
-        return self._schema.__arrow_c_schema__()
+        return self.schema.__arrow_c_schema__()
 
     def __reduce__(self) -> Any:
         raise GodevarrowTypeError(
@@ -570,7 +576,7 @@ class ArrayStream:
         return _lib.export_stream(self._h, _requested_handle(requested_schema), True)
 
     def __repr__(self) -> str:
-        return f"godevarrow.ArrayStream<{self._schema}> on {self.device_type.name}"
+        return f"godevarrow.ArrayStream<{self.schema}> on {self.device_type.name}"
 
 
 def stream(obj: object, *, requested_schema: object = None) -> ArrayStream:

@@ -113,6 +113,12 @@ func ProduceStream(s *cdevice.CArrowArrayStream, n, failAt int, schemaFails bool
 	C.cb_make_stream((*C.struct_ArrowArrayStream)(unsafe.Pointer(s)), C.int(n), C.int(failAt), C.int(f))
 }
 
+// GetSchema calls the stream's get_schema, as a consumer that looks at the
+// schema before importing the stream (cdevice.ImportPeekedArrayStream).
+func GetSchema(s *cdevice.CArrowArrayStream, out *cdevice.CArrowSchema) int {
+	return int(C.cb_get_schema((*C.struct_ArrowArrayStream)(unsafe.Pointer(s)), cs(out)))
+}
+
 // ProduceDeviceStream fills a device stream declaring one device type whose
 // arrays carry another.
 func ProduceDeviceStream(s *cdevice.CArrowDeviceArrayStream, declared, actual int32) {

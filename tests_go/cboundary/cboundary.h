@@ -27,6 +27,9 @@ int cb_malformed_count(void);
 // EIO and "producer failed at batch K" at batch fail_at (-1: never); get_schema
 // fails when schema_fails.
 void cb_make_stream(struct ArrowArrayStream* s, int n, int fail_at, int schema_fails);
+static inline int cb_get_schema(struct ArrowArrayStream* s, struct ArrowSchema* out) {
+  return s->get_schema(s, out);
+}
 // A device stream declaring device_type declared whose arrays say actual.
 void cb_make_device_stream(struct ArrowDeviceArrayStream* s, int32_t declared, int32_t actual);
 
