@@ -310,7 +310,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
     if args.memory_worker:
         return memory_worker(args.memory_worker, args.memory_bytes, args.memory_trips)
-    args.repeat = args.repeat or (3 if args.quick else 7)
+    args.repeat = args.repeat or (4 if args.quick else 16)
     args.rows_large = args.rows_large or (10**6 if args.quick else 10**8)
     args.batches = 1_000 if args.quick else 100_000
 
@@ -325,9 +325,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         if kind in ("stream", "polars"):
             # one call per sample; a whole stream read is long and the
             # machine's noise large against it: three rounds per order
-            samples = sample_times(calls, max(args.repeat, 3 * len(calls)), min_seconds=0)
+            # (all the 10-minute budget allows)
+            samples = sample_times(calls, 3 * len(calls), min_seconds=0)
         else:
-            samples = sample_times(calls, args.repeat)
+            # many short samples: this machine's speed changes for seconds
+            # at a time, and many interleaved rounds spread those spells
+            # over all implementations alike
+            samples = sample_times(calls, args.repeat, min_seconds=0.02)
         cells: dict[str, Optional[float]] = {
             name: statistics.median(samples[name]) if name in samples else None for name in names
         }
