@@ -49,21 +49,7 @@ type StreamReader struct {
 // ImportArrayStream moves a C stream (CPU data) into a StreamReader and reads
 // its schema. On error the stream has been released.
 func ImportArrayStream(c *CArrowArrayStream) (*StreamReader, error) {
-	if c == nil {
-		return nil, errorf(ErrInvalid, "ArrowArrayStream pointer is NULL")
-	}
-	if c.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowArrayStream was already released (consumed twice?)")
-	}
-	cell := (*C.struct_ArrowArrayStream)(C.calloc(1, C.sizeof_struct_ArrowArrayStream))
-	if cell == nil {
-		C.gda_call_stream_release(c)
-		return nil, errorf(ErrInvalid, "out of memory importing a stream")
-	}
-	*cell = *c
-	c.release = nil
-	r := &StreamReader{plain: cell, devType: device.CPU}
-	return r.start(nil, 0)
+	return importArrayStream(c, nil, 0)
 }
 
 // ImportPeekedArrayStream is ImportArrayStream for a consumer that has
@@ -79,25 +65,33 @@ func ImportPeekedArrayStream(c *CArrowArrayStream, schema *CArrowSchema, getSche
 		}
 		return nil, errorf(ErrInvalid, "ArrowSchema pointer is NULL")
 	}
-	releaseSchema := func() {
-		if schema.release != nil {
-			C.gda_call_schema_release(schema)
+	return importArrayStream(c, schema, C.int(getSchemaErrno))
+}
+
+// importArrayStream moves c into a StreamReader and starts it (see start for
+// peeked, which is released on every error).
+func importArrayStream(c *CArrowArrayStream, peeked *C.struct_ArrowSchema, peekedErrno C.int) (*StreamReader, error) {
+	fail := func(err error) (*StreamReader, error) {
+		if peeked != nil && peeked.release != nil {
+			C.gda_call_schema_release(peeked)
 		}
+		return nil, err
 	}
-	if c == nil || c.release == nil {
-		releaseSchema()
-		return ImportArrayStream(c) // says what is wrong with c
+	if c == nil {
+		return fail(errorf(ErrInvalid, "ArrowArrayStream pointer is NULL"))
+	}
+	if c.release == nil {
+		return fail(errorf(ErrInvalid, "ArrowArrayStream was already released (consumed twice?)"))
 	}
 	cell := (*C.struct_ArrowArrayStream)(C.calloc(1, C.sizeof_struct_ArrowArrayStream))
 	if cell == nil {
-		releaseSchema()
 		C.gda_call_stream_release(c)
-		return nil, errorf(ErrInvalid, "out of memory importing a stream")
+		return fail(errorf(ErrInvalid, "out of memory importing a stream"))
 	}
 	*cell = *c
 	c.release = nil
 	r := &StreamReader{plain: cell, devType: device.CPU}
-	return r.start(schema, C.int(getSchemaErrno))
+	return r.start(peeked, peekedErrno)
 }
 
 // ImportDeviceArrayStream moves a C device stream into a StreamReader and
