@@ -139,11 +139,15 @@ static void pending_destructor(PyObject* cap) {
   PyErr_Restore(type, value, tb);
 }
 
-// The stream of a pending capsule if it is still unread and in C, else NULL.
+// The pending stream of o, or NULL when o is not a pending capsule.
+static pending_stream* pending_of(PyObject* o) {
+  return PyCapsule_IsValid(o, PENDING_NAME) ? PyCapsule_GetPointer(o, PENDING_NAME) : NULL;
+}
+
+// The pending stream of o if it is still unread and in C, else NULL.
 static pending_stream* pending_in_c(PyObject* o) {
-  if (!PyCapsule_IsValid(o, PENDING_NAME)) return NULL;
-  pending_stream* p = PyCapsule_GetPointer(o, PENDING_NAME);
-  return p->h || !p->stream.release ? NULL : p;
+  pending_stream* p = pending_of(o);
+  return p && !p->h && p->stream.release ? p : NULL;
 }
 
 static int pending_handle(pending_stream* p, uintptr_t* h) {
@@ -166,7 +170,8 @@ static int pending_handle(pending_stream* p, uintptr_t* h) {
 
 static int get_handle(PyObject* o, uintptr_t* h) {
   if (PyObject_TypeCheck(o, &ArrayBase_Type)) return array_base_handle((ArrayBaseObject*)o, h);
-  if (PyCapsule_IsValid(o, PENDING_NAME)) return pending_handle(PyCapsule_GetPointer(o, PENDING_NAME), h);
+  pending_stream* pending = pending_of(o);
+  if (pending) return pending_handle(pending, h);
   if (!PyCapsule_IsValid(o, HANDLE_NAME)) {
     PyErr_SetString(GodevarrowTypeError, "expected a godevarrow handle");
     return -1;
@@ -611,15 +616,13 @@ static PyObject* m_array_cast(PyObject* self, PyObject* const* args, Py_ssize_t 
 static PyObject* m_stream_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(1, "stream_info");
   uintptr_t h, schema = 0;
-  if (PyCapsule_IsValid(args[0], PENDING_NAME)) {
-    pending_stream* p = PyCapsule_GetPointer(args[0], PENDING_NAME);
-    if (!p->h && p->schema.release) {  // in C, or handed on or closed from there: its schema is here
-      gda_error e = {0};
-      if (gdaImportSchema(&p->schema, 0, &schema, &e)) return raise_error(&e);
-      PyObject* sh = wrap_handle(schema);
-      if (!sh) return NULL;
-      return Py_BuildValue("(NiN)", sh, (int)ARROW_DEVICE_CPU, PyBool_FromLong(p->is_struct));
-    }
+  pending_stream* p = pending_of(args[0]);
+  if (p && !p->h && p->schema.release) {  // in C, or handed on or closed from there: its schema is here
+    gda_error e = {0};
+    if (gdaImportSchema(&p->schema, 0, &schema, &e)) return raise_error(&e);
+    PyObject* sh = wrap_handle(schema);
+    if (!sh) return NULL;
+    return Py_BuildValue("(NiN)", sh, (int)ARROW_DEVICE_CPU, PyBool_FromLong(p->is_struct));
   }
   if (get_handle(args[0], &h)) return NULL;
   int32_t device_type = 0, is_struct = 0;
@@ -670,14 +673,13 @@ static PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t
 
 static PyObject* m_stream_close(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(1, "stream_close");
-  pending_stream* pending = pending_in_c(args[0]);
-  if (pending) {
-    live_pending--;
-    pending->stream.release(&pending->stream);
+  pending_stream* pending = pending_of(args[0]);
+  if (pending && !pending->h) {  // never in Go: released here, if still here
+    if (pending->stream.release) {
+      live_pending--;
+      pending->stream.release(&pending->stream);
+    }
     Py_RETURN_NONE;
-  }
-  if (PyCapsule_IsValid(args[0], PENDING_NAME) && !((pending_stream*)PyCapsule_GetPointer(args[0], PENDING_NAME))->h) {
-    Py_RETURN_NONE;  // handed on or closed while in C: closing again does nothing
   }
   uintptr_t h;
   if (get_handle(args[0], &h)) return NULL;
