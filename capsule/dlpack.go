@@ -13,14 +13,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
 )
 
-// consumerStream is the stream a DLPack consumer named: nil for -1 (no
-// synchronization) and for arrays whose memory the host reads.
-func consumerStream(a *cdevice.Array, stream C.int64_t) (*device.Stream, error) {
-	if stream < 0 || a.Device().Type != device.CUDA {
-		return nil, nil
-	}
-	return device.ForeignStream(int(a.Device().ID), uintptr(stream))
-}
+// The exports of the tensor protocols: DLPack and the CUDA Array Interface.
 
 //export gdaDLPackExport
 func gdaDLPackExport(h C.uintptr_t, versioned, copied C.int, stream C.int64_t, out *unsafe.Pointer, e *C.gda_error) C.int {
@@ -29,7 +22,7 @@ func gdaDLPackExport(h C.uintptr_t, versioned, copied C.int, stream C.int64_t, o
 		if err != nil {
 			return err
 		}
-		s, err := consumerStream(a, stream)
+		s, err := dlpack.ConsumerStream(a, int64(stream))
 		if err != nil {
 			return err
 		}
@@ -41,16 +34,16 @@ func gdaDLPackExport(h C.uintptr_t, versioned, copied C.int, stream C.int64_t, o
 	})
 }
 
+// gdaDLPackImport takes the tensor p, whose capsule the caller has already
+// marked used: from here on it is deleted exactly once, on every path.
+//
 //export gdaDLPackImport
 func gdaDLPackImport(p unsafe.Pointer, versioned C.int, streamHandle C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {
-		var s *device.Stream
-		if streamHandle != 0 {
-			var err error
-			if s, err = valueOf[*device.Stream](streamHandle); err != nil {
-				dlpack.Delete(p, versioned != 0)
-				return err
-			}
+		s, err := optionalValue[*device.Stream](streamHandle)
+		if err != nil {
+			dlpack.Delete(p, versioned != 0)
+			return err
 		}
 		a, err := dlpack.Import(p, versioned != 0, s)
 		if err == nil {
@@ -92,10 +85,8 @@ func gdaCUDAStreamNew(dev C.int64_t, out *C.uintptr_t, stream *C.uintptr_t, e *C
 	})
 }
 
-// gdaTensorInfo describes a tensor-shaped array for the CUDA Array Interface.
-// With ready != 0 and a sync_event on a CUDA array, the legacy default stream
-// is made to wait for the event and *stream is set to 1 (the stream the
-// consumer must synchronize with); otherwise *stream is 0 (none needed).
+// gdaTensorInfo describes a tensor-shaped array; with ready != 0 the legacy
+// default stream is made ready to read it (dlpack.DescribeReady).
 //
 //export gdaTensorInfo
 func gdaTensorInfo(h C.uintptr_t, ready C.int, info *C.gda_tensor_info, e *C.gda_error) C.int {
@@ -104,39 +95,34 @@ func gdaTensorInfo(h C.uintptr_t, ready C.int, info *C.gda_tensor_info, e *C.gda
 		if err != nil {
 			return err
 		}
-		t, err := dlpack.Describe(a)
+		var t dlpack.Tensor
+		var stream uintptr
+		if ready != 0 {
+			t, stream, err = dlpack.DescribeReady(a)
+		} else {
+			t, err = dlpack.Describe(a)
+		}
 		if err != nil {
 			return err
 		}
-		info.data, info.length = C.uintptr_t(t.Data), C.int64_t(t.Length)
-		info.code, info.bits = C.int(t.Code), C.int(t.Bits)
-		info.device_type, info.device_id = C.int32_t(t.Device), C.int64_t(t.DeviceID)
-		info.stream = 0
-		if ready != 0 && a.SyncEvent() != nil && a.Device().Type == device.CUDA {
-			s, err := device.ForeignStream(int(a.Device().ID), device.LegacyDefaultStream)
-			if err != nil {
-				return err
-			}
-			if err := a.WaitReadyOn(s); err != nil {
-				return err
-			}
-			info.stream = C.uintptr_t(device.LegacyDefaultStream)
+		*info = C.gda_tensor_info{
+			data: C.uintptr_t(t.Data), length: C.int64_t(t.Length), code: C.int32_t(t.Code), bits: C.int32_t(t.Bits),
+			device_type: C.int32_t(t.Device), device_id: C.int64_t(t.DeviceID), stream: C.uintptr_t(stream),
 		}
 		return nil
 	})
 }
 
-// gdaWrapCUDAPointer makes an Array over length values of format at ptr, CUDA
-// memory owned by obj (a Python object exposing __cuda_array_interface__);
-// obj is released, with the GIL, when the Array's last reference goes.
-// stream != 0 is the interface's stream: the Array's event is recorded on it.
+// gdaWrapCUDAPointer makes an Array over a CUDA Array Interface buffer
+// owned by obj (a Python object), which it takes a reference on: the
+// reference is dropped, with the GIL, when the Array's last reference goes
+// (or at once on error).
 //
 //export gdaWrapCUDAPointer
 func gdaWrapCUDAPointer(obj unsafe.Pointer, format *C.char, ptr C.uintptr_t, length C.int64_t, stream C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	C.gda_py_incref(obj)
-	release := func() { C.gda_py_decref(obj) }
 	return call(e, func() error {
-		a, err := wrapCUDAPointer(C.GoString(format), uintptr(ptr), int64(length), uintptr(stream), release)
+		C.gda_py_incref(obj)
+		a, err := dlpack.WrapCUDAArrayInterface(C.GoString(format), uintptr(ptr), int64(length), uintptr(stream), func() { C.gda_py_decref(obj) })
 		if err == nil {
 			newHandle(a, out)
 		}

@@ -18,8 +18,17 @@ import (
 )
 
 // poisoned is set when a panic was recovered: the Go state may be corrupt,
-// so every later call refuses to work (ARCHITECTURE.md rule 5).
+// so every later call refuses to work (docs/design.md, "Panics"). The C
+// side learns it through gda_set_poisoned, and checks it before it takes
+// ownership of anything, so that a refused call leaves its arguments as
+// they were.
 var poisoned atomic.Value // string: the first panic's message
+
+func poison(msg string) {
+	if poisoned.CompareAndSwap(nil, msg) {
+		C.gda_set_poisoned()
+	}
+}
 
 // errorKind maps a Go error to the exception class the C side raises. This
 // is the only place where Go errors meet Python exception classes.
@@ -55,12 +64,14 @@ func call(e *C.gda_error, fn func() error) (kind C.int) {
 			"godevarrow refuses further work after an internal error; restart the process. The error was: "+msg)
 	}
 	if cdevice.Panics() > 0 {
-		poisoned.CompareAndSwap(nil, "a panic in a C callback of the Go core")
+		poison("a panic in a C callback of the Go core")
+		return setError(e, C.GDA_ERR_INTERNAL, 0,
+			"godevarrow refuses further work after an internal error; restart the process. The error was: a panic in a C callback of the Go core")
 	}
 	defer func() {
 		if v := recover(); v != nil {
 			msg := fmt.Sprintf("godevarrow internal error (panic: %v)", v)
-			poisoned.CompareAndSwap(nil, msg)
+			poison(msg)
 			kind = setError(e, C.GDA_ERR_INTERNAL, 0, msg+"\n"+string(debug.Stack()))
 		}
 	}()

@@ -1,20 +1,36 @@
-// Shared between the Go exports and the CPython module of _godevarrow.
+// The declarations the two halves of _godevarrow share: the Go exports
+// (exports.go, errors.go, dlpack.go) fill these records, the CPython side
+// (module.c, arraybase.c, import.c, pyarrow.c) packs them into Python
+// objects. Each list below is declared once, as an X-macro, and expanded
+// wherever it is needed: adding an exception class or a record field is one
+// line here (and the stub generator, capsule/gen_stub.py, reads these lists
+// for python/godevarrow/_godevarrow.pyi).
 #pragma once
 #include <stdint.h>
 
 #include "arrow-c-abi.h"
+#include "held.h"
 
-// Exception classes an error is raised as (see errors.go, module.c).
+// Exception classes: X(kind, Python name, Python base, docstring). Each also
+// derives from GodevarrowError. errors.go maps Go errors to the kinds.
+#define GDA_EXCEPTIONS(X)                                                                                          \
+  X(GDA_ERR_INVALID, ArrowInvalid, PyExc_ValueError,                                                               \
+    "Malformed, released or wrongly named capsules or structs, or invalid data.")                                  \
+  X(GDA_ERR_NOT_IMPLEMENTED, ArrowNotImplementedError, PyExc_NotImplementedError,                                  \
+    "A valid request that godevarrow does not support.")                                                           \
+  X(GDA_ERR_DEVICE, DeviceError, PyExc_RuntimeError, "A device is unavailable or its driver failed.")             \
+  X(GDA_ERR_TYPE, GodevarrowTypeError, PyExc_TypeError, "An object of the wrong kind was passed.")                \
+  X(GDA_ERR_STREAM, StreamError, PyExc_OSError, "A foreign stream's producer reported an error (errno and message).") \
+  X(GDA_ERR_INTERNAL, InternalError, PyExc_RuntimeError,                                                           \
+    "A bug in godevarrow; the library refuses further work afterwards.")                                           \
+  X(GDA_ERR_BUFFER, DLPackError, PyExc_BufferError,                                                                \
+    "The array cannot be described as a DLPack tensor (nulls, non-numeric type).")
+
+#define GDA_KIND_ENUM(kind, name, base, doc) kind,
 enum {
   GDA_OK = 0,
-  GDA_ERR_INVALID = 1,          // godevarrow.ArrowInvalid (ValueError)
-  GDA_ERR_NOT_IMPLEMENTED = 2,  // godevarrow.ArrowNotImplementedError (NotImplementedError)
-  GDA_ERR_DEVICE = 3,           // godevarrow.DeviceError (RuntimeError)
-  GDA_ERR_TYPE = 4,             // godevarrow.GodevarrowTypeError (TypeError)
-  GDA_ERR_STREAM = 5,           // godevarrow.StreamError (OSError)
-  GDA_ERR_INTERNAL = 6,         // godevarrow.InternalError (RuntimeError)
-  GDA_ERR_BUFFER = 7,           // godevarrow.DLPackError (BufferError)
-  GDA_PENDING = -1,             // not an error: the wait timed out, call again
+  GDA_EXCEPTIONS(GDA_KIND_ENUM)  // 1, 2, ...
+  GDA_PENDING = -1,              // not an error: the wait timed out, call again
 };
 
 typedef struct {
@@ -23,28 +39,92 @@ typedef struct {
   char* message;  // malloc'd by Go, freed by the C side
 } gda_error;
 
-// Facts about an array, filled by one Go call.
-typedef struct {
-  int64_t length;
-  int64_t offset;
-  int64_t null_count;
-  int32_t device_type;
-  int64_t device_id;
-  int64_t n_children;
-  int is_struct;
-} gda_array_info;
+// Named records: X(C type, field, Python conversion). INT is a Python int,
+// UINT an unsigned one (addresses), BOOL a bool.
+#define GDA_ARRAY_INFO(X) \
+  X(int64_t, length, INT) \
+  X(int64_t, offset, INT) \
+  X(int64_t, null_count, INT) \
+  X(int32_t, device_type, INT) \
+  X(int64_t, device_id, INT) \
+  X(int64_t, n_children, INT) \
+  X(int32_t, is_struct, BOOL)
 
-// A tensor-shaped array (DLPack / CUDA Array Interface), filled by one Go call.
-typedef struct {
-  uintptr_t data;
-  int64_t length;
-  int code, bits;
-  int32_t device_type;
-  int64_t device_id;
-  uintptr_t stream;  // 0: none needed; 1: the legacy default stream
-} gda_tensor_info;
+#define GDA_TENSOR_INFO(X) \
+  X(uintptr_t, data, UINT) \
+  X(int64_t, length, INT) \
+  X(int32_t, code, INT) \
+  X(int32_t, bits, INT) \
+  X(int32_t, device_type, INT) \
+  X(int64_t, device_id, INT) \
+  X(uintptr_t, stream, UINT)
+
+// debug_counters(): live objects of the Go core, for leak checks.
+#define GDA_COUNTERS(X) \
+  X(int64_t, handles, INT) \
+  X(int64_t, exported_schemas, INT) \
+  X(int64_t, exported_arrays, INT) \
+  X(int64_t, exported_streams, INT) \
+  X(int64_t, imported_arrays, INT) \
+  X(int64_t, imported_streams, INT) \
+  X(int64_t, bytes_held, INT) \
+  X(int64_t, arrays, INT) \
+  X(int64_t, exported_tensors, INT) \
+  X(int64_t, held_imports, INT)
+
+#define GDA_RECORD_FIELD(type, name, conv) type name;
+typedef struct { GDA_ARRAY_INFO(GDA_RECORD_FIELD) } gda_array_info;
+typedef struct { GDA_TENSOR_INFO(GDA_RECORD_FIELD) } gda_tensor_info;
+typedef struct { GDA_COUNTERS(GDA_RECORD_FIELD) } gda_counters;
+
+// Set by the Go side once a panic was recovered (errors.go): every method
+// that takes ownership of anything checks it first, so a refused call
+// leaves the caller's objects untouched.
+extern int gda_poisoned;
+void gda_set_poisoned(void);
 
 // Reference counting of Python objects owned by imported arrays; the decref
 // takes the GIL itself, so a release may run on any thread.
 void gda_py_incref(void* obj);
 void gda_py_decref(void* obj);
+
+// Records with strings and handles (STR: a malloc'd UTF-8 string, freed when
+// packed; BYTES: malloc'd bytes or NULL for None; HANDLE: a Go handle,
+// packed as a handle capsule).
+typedef struct {
+  char* data;
+  int64_t len;
+} gda_bytes;
+
+#define GDA_SCHEMA_INFO(X)    \
+  X(char*, format, STR)       \
+  X(char*, name, STR)         \
+  X(int64_t, flags, INT)      \
+  X(gda_bytes, metadata, BYTES) \
+  X(int64_t, n_children, INT) \
+  X(int32_t, has_dictionary, BOOL)
+
+#define GDA_STREAM_INFO(X)        \
+  X(uintptr_t, schema, HANDLE)    \
+  X(int32_t, device_type, INT)    \
+  X(int32_t, is_struct, BOOL)
+
+#define GDA_CUDA_STATUS(X)       \
+  X(int32_t, available, BOOL)    \
+  X(int64_t, device_count, INT)  \
+  X(char*, library, STR)         \
+  X(char*, message, STR)
+
+typedef struct { GDA_SCHEMA_INFO(GDA_RECORD_FIELD) } gda_schema_info;
+typedef struct { GDA_STREAM_INFO(GDA_RECORD_FIELD) } gda_stream_info;
+typedef struct { GDA_CUDA_STATUS(GDA_RECORD_FIELD) } gda_cuda_status;
+
+// Every record, for the code that turns each into a Python type:
+// X(Python name, record list, C type, docstring).
+#define GDA_RECORDS(X)                                                                        \
+  X(ArrayInfo, GDA_ARRAY_INFO, gda_array_info, "Facts about an array, from one Go call.")     \
+  X(TensorInfo, GDA_TENSOR_INFO, gda_tensor_info, "A 1-D numeric array as a tensor (DLPack, CUDA Array Interface).") \
+  X(Counters, GDA_COUNTERS, gda_counters, "Live objects of the Go core, for leak checks.")     \
+  X(SchemaInfo, GDA_SCHEMA_INFO, gda_schema_info, "The members of one schema node.")          \
+  X(StreamInfo, GDA_STREAM_INFO, gda_stream_info, "A stream's schema, device type and array class.") \
+  X(CudaStatus, GDA_CUDA_STATUS, gda_cuda_status, "The CUDA backend: available, devices, library, message.")

@@ -83,12 +83,8 @@ int gda_plain_stream_over_device_stream(struct ArrowDeviceArrayStream* dev, stru
 int gda_stream_init(struct ArrowArrayStream* s, uintptr_t handle);
 int gda_device_stream_init(struct ArrowDeviceArrayStream* s, uintptr_t handle, ArrowDeviceType device_type);
 
-// ---- held imports: the C fast path of a CPU import (held.c) ----
-// An import whose schema is in the held-schema table and whose CPU array
-// passes the checks ImportArray makes is kept as the producer made it, in a
-// reference-counted C record, with no Go data built; exporting it again is a
-// shallow copy of the tree in C. Go builds an Array from a record only when
-// Go code reads it (ImportHeld). See docs/design.md, "Held imports".
+// ---- held imports (held.c): the public part is held.h ----
+#include "held.h"
 
 // The gate's view of one node of a schema, in preorder (node, children,
 // dictionary): what the checks of ImportArray need to know of its format.
@@ -110,61 +106,25 @@ typedef struct {
   int32_t has_validity;
 } gda_gate_node;
 
-typedef struct gda_held_schema gda_held_schema;
-typedef struct gda_held gda_held;
-
-// Adds a schema to the held-schema table: hash (gda_schema_hash of the trees
-// it matches), a copy of its export template, and its n_nodes gate nodes; no
-// nodes (0) marks a schema whose arrays always take the Go import. The table
-// keeps at most GDA_HELD_SCHEMAS entries and is emptied when full. Returns 0
-// or ENOMEM.
+// The held-schema table is the schema import cache (schema_cache.go): one
+// entry per cached Schema, holding the handle of the Go Schema (go_schema),
+// a copy of its export template, and its n_nodes gate nodes; no nodes (0)
+// marks a schema whose arrays always take the Go import. The table keeps at
+// most GDA_HELD_SCHEMAS entries and is emptied when full; an entry lives on
+// while held imports refer to it, and when it goes the Go side is told
+// (godevarrowHeldSchemaDropped). Returns 0 or ENOMEM.
 #define GDA_HELD_SCHEMAS 256
-int gda_held_schema_add(uint64_t hash, const struct ArrowSchema* tmpl, int is_record_batch, const gda_gate_node* nodes,
-                        int64_t n_nodes);
+int gda_held_schema_add(uint64_t hash, uintptr_t go_schema, const struct ArrowSchema* tmpl, int is_record_batch,
+                        const gda_gate_node* nodes, int64_t n_nodes);
 void gda_held_schemas_clear(void);
-
-// Tries the fast path for a foreign schema and array (an ArrowDeviceArray when
-// is_device, else an ArrowArray). On success (1) the array was moved into
-// *out (its release set to NULL) and the schema released. Otherwise both are
-// untouched and the caller takes the full import, which reports errors: 0
-// when the schema is not in the table (importing it in Go adds it), -1 when
-// the fast path declines this pair.
-int gda_held_import(struct ArrowSchema* schema, void* array, int is_device, gda_held** out);
-// Known schemas (docs/design.md, "pyarrow's schema, exported once"): a
-// producer that can export an array without its schema, and can tell whether
-// two of its schemas are equal, needs to export each schema only once.
-// gda_held_flat_schema gives the held schema of h, with a reference, when
-// such an equality decides it (a record batch of leaf columns, or one leaf,
-// with no metadata and no dictionary, that the gate checks), else NULL.
-gda_held_schema* gda_held_flat_schema(gda_held* h);
-void gda_held_schema_ref(gda_held_schema* e);
-void gda_held_schema_unref(gda_held_schema* e);
-// The columns (children) of e, and its export template.
-int64_t gda_held_schema_columns(const gda_held_schema* e);
-const struct ArrowSchema* gda_held_schema_template(const gda_held_schema* e);
-// gda_held_import for an array known to be of schema e (a flat schema): 1
-// when it was moved into *out, -1 when declined (untouched; the Go import,
-// given a copy of e's template, reports why).
-int gda_held_import_known(gda_held_schema* e, struct ArrowDeviceArray* array, gda_held** out);
-// 1 when the foreign schema is in the held-schema table, i.e. the Go import
-// has read and checked an equal one (*is_record_batch is then set); 0
-// otherwise. Touches nothing.
-int gda_held_schema_known(const struct ArrowSchema* schema, int* is_record_batch);
+// The entry equal to the foreign tree (with a reference), or NULL; *hash is
+// the tree's hash (gda_schema_hash; 0 when it is not cacheable).
+gda_held_schema* gda_held_schema_find(const struct ArrowSchema* schema, uint64_t* hash);
+uintptr_t gda_held_schema_go(const gda_held_schema* e);
 // Like gda_held_import's checks alone: 1 when it would take the pair. Touches nothing.
 int gda_held_accepts(const struct ArrowSchema* schema, const struct ArrowArray* array);
-void gda_held_ref(gda_held* h);
-// Drops a reference; the last one calls the producer's release.
-void gda_held_unref(gda_held* h);
-// The moved array (device CPU) and the export template of its schema.
+// The moved array (device CPU) and the Go Schema handle of a held import.
 struct ArrowDeviceArray* gda_held_array(gda_held* h);
-const struct ArrowSchema* gda_held_template(gda_held* h);
-// Whether the held array is a record batch (Schema.IsRecordBatch, kept when
-// its schema entered the table).
-int gda_held_is_record_batch(gda_held* h);
-// Exports the held array again: a deep copy of the schema template into
-// *schema_out and a shallow copy of the array tree (an ArrowDeviceArray on
-// the CPU when is_device) that keeps the record alive. Returns 0, or ENOMEM
-// (nothing written).
-int gda_held_export(gda_held* h, struct ArrowSchema* schema_out, void* array_out, int is_device);
+uintptr_t gda_held_go_schema(const gda_held* h);
 int64_t gda_live_held(void);
 int64_t gda_live_held_exports(void);

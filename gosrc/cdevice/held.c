@@ -12,9 +12,13 @@
 
 #include "cdevice.h"
 
+// Go side (held.go): the entry's Go Schema is no longer reachable
+extern void godevarrowHeldSchemaDropped(uintptr_t schema_handle);
+
 struct gda_held_schema {
   _Atomic int64_t refs;  // the table's and one per held import
   uint64_t hash;
+  uintptr_t go_schema;      // the handle of the Go Schema this entry caches (held.go)
   struct ArrowSchema tmpl;  // our copy of the Schema's export template
   int is_record_batch;      // Go's answer (Schema.IsRecordBatch)
   int flat;                 // see gda_held_flat_schema
@@ -41,6 +45,7 @@ static int table_count;
 
 static void held_schema_unref(gda_held_schema* e) {
   if (atomic_fetch_sub(&e->refs, 1) == 1) {
+    godevarrowHeldSchemaDropped(e->go_schema);
     e->tmpl.release(&e->tmpl);
     free(e);
   }
@@ -81,8 +86,8 @@ static int is_flat(const struct ArrowSchema* s, int64_t n_nodes) {
   return 1;
 }
 
-int gda_held_schema_add(uint64_t hash, const struct ArrowSchema* tmpl, int is_record_batch, const gda_gate_node* nodes,
-                        int64_t n_nodes) {
+int gda_held_schema_add(uint64_t hash, uintptr_t go_schema, const struct ArrowSchema* tmpl, int is_record_batch,
+                        const gda_gate_node* nodes, int64_t n_nodes) {
   if (hash == 0 || n_nodes < 0) return EINVAL;
   gda_held_schema* e = malloc(sizeof(*e) + (size_t)n_nodes * sizeof(gda_gate_node));
   if (!e) return ENOMEM;
@@ -92,6 +97,7 @@ int gda_held_schema_add(uint64_t hash, const struct ArrowSchema* tmpl, int is_re
   }
   atomic_init(&e->refs, 1);
   e->hash = hash;
+  e->go_schema = go_schema;
   e->is_record_batch = is_record_batch;
   e->n_nodes = n_nodes;
   e->flat = is_flat(&e->tmpl, n_nodes);
@@ -110,17 +116,22 @@ int gda_held_schema_add(uint64_t hash, const struct ArrowSchema* tmpl, int is_re
   return 0;
 }
 
-// The held schema matching the foreign tree s, with a reference, or NULL.
-static gda_held_schema* lookup(const struct ArrowSchema* s) {
+// The held schema matching the foreign tree s, with a reference, or NULL;
+// *hash_out is s's hash (0: s is not cacheable), when asked for.
+static gda_held_schema* lookup(const struct ArrowSchema* s, uint64_t* hash_out) {
   pthread_mutex_lock(&table_lock);
   gda_held_schema* last = last_found;
   if (last) atomic_fetch_add(&last->refs, 1);
   pthread_mutex_unlock(&table_lock);
   if (last) {
-    if (gda_schema_matches(s, &last->tmpl)) return last;
+    if (gda_schema_matches(s, &last->tmpl)) {
+      if (hash_out) *hash_out = last->hash;
+      return last;
+    }
     held_schema_unref(last);
   }
   uint64_t hash = gda_schema_hash(s);
+  if (hash_out) *hash_out = hash;
   if (hash == 0) return NULL;
   gda_held_schema* found = NULL;
   pthread_mutex_lock(&table_lock);
@@ -243,18 +254,16 @@ static int gate_tree(const struct ArrowArray* c, const gda_held_schema* e) {
 // schema is not in the table) or -1 (a struct is missing or released).
 static int find_held_schema(const struct ArrowSchema* schema, const struct ArrowArray* a, gda_held_schema** out) {
   if (!schema || !schema->release || !a) return -1;
-  *out = lookup(schema);
+  *out = lookup(schema, NULL);
   return *out ? 1 : 0;
 }
 
-int gda_held_schema_known(const struct ArrowSchema* schema, int* is_record_batch) {
-  if (!schema || !schema->release) return 0;
-  gda_held_schema* e = lookup(schema);
-  if (!e) return 0;
-  *is_record_batch = e->is_record_batch;
-  held_schema_unref(e);
-  return 1;
+gda_held_schema* gda_held_schema_find(const struct ArrowSchema* schema, uint64_t* hash) {
+  *hash = 0;
+  return schema && schema->release ? lookup(schema, hash) : NULL;
 }
+
+uintptr_t gda_held_schema_go(const gda_held_schema* e) { return e->go_schema; }
 
 int gda_held_accepts(const struct ArrowSchema* schema, const struct ArrowArray* array) {
   gda_held_schema* e;
@@ -315,7 +324,7 @@ gda_held_schema* gda_held_flat_schema(gda_held* h) {
 void gda_held_schema_ref(gda_held_schema* e) { atomic_fetch_add(&e->refs, 1); }
 void gda_held_schema_unref(gda_held_schema* e) { held_schema_unref(e); }
 int64_t gda_held_schema_columns(const gda_held_schema* e) { return e->tmpl.n_children; }
-const struct ArrowSchema* gda_held_schema_template(const gda_held_schema* e) { return &e->tmpl; }
+int gda_held_schema_export(const gda_held_schema* e, struct ArrowSchema* out) { return gda_schema_copy(&e->tmpl, out); }
 
 void gda_held_ref(gda_held* h) { atomic_fetch_add(&h->refs, 1); }
 
@@ -329,7 +338,8 @@ void gda_held_unref(gda_held* h) {
 }
 
 struct ArrowDeviceArray* gda_held_array(gda_held* h) { return &h->array; }
-const struct ArrowSchema* gda_held_template(gda_held* h) { return &h->schema->tmpl; }
+uintptr_t gda_held_go_schema(const gda_held* h) { return h->schema->go_schema; }
+int gda_held_export_schema(const gda_held* h, struct ArrowSchema* out) { return gda_held_schema_export(h->schema, out); }
 int gda_held_is_record_batch(gda_held* h) { return h->schema->is_record_batch; }
 
 static void release_held_export(uintptr_t h) {

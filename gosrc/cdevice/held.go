@@ -5,7 +5,11 @@ package cdevice
 */
 import "C"
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/godevarrow/godevarrow/gosrc/handle"
+)
 
 // Held imports (held.c) are the C fast path of a CPU import, used by the
 // Python layer: a pass-through exchange never calls into Go. Go's part is to
@@ -65,8 +69,13 @@ func gateNodes(s *Schema, out []C.gda_gate_node) ([]C.gda_gate_node, bool) {
 	return out, true
 }
 
-// addHeldSchema adds s (cached under hash, its template built) to the
-// held-schema table.
+// heldSchemas holds the Go Schema of each entry of the held-schema table,
+// which is the schema import cache (schema_cache.go): the C entry keeps the
+// handle, and tells us when it goes (godevarrowHeldSchemaDropped).
+var heldSchemas handle.Table
+
+// addHeldSchema adds s (imported from a tree of the given hash, its template
+// built) to the held-schema table.
 func addHeldSchema(hash uint64, s *Schema) {
 	nodes, ok := gateNodes(s, nil)
 	if !ok {
@@ -76,7 +85,25 @@ func addHeldSchema(hash uint64, s *Schema) {
 	if s.IsRecordBatch() {
 		isRecordBatch = 1
 	}
-	C.gda_held_schema_add(C.uint64_t(hash), s.template, isRecordBatch, unsafe.SliceData(nodes), C.int64_t(len(nodes)))
+	h := heldSchemas.Put(s)
+	if C.gda_held_schema_add(C.uint64_t(hash), C.uintptr_t(h), s.template, isRecordBatch, unsafe.SliceData(nodes), C.int64_t(len(nodes))) != 0 {
+		heldSchemas.Delete(h) // not cached: the next import reads the schema again
+	}
+}
+
+// heldSchema returns the Go Schema of a held-schema entry's handle.
+func heldSchema(h C.uintptr_t) *Schema {
+	v, ok := heldSchemas.Get(handle.Handle(h))
+	if !ok {
+		panic("cdevice: a held-schema entry outlived its Go Schema")
+	}
+	return v.(*Schema)
+}
+
+//export godevarrowHeldSchemaDropped
+func godevarrowHeldSchemaDropped(h C.uintptr_t) {
+	defer recoverInto(func(error) {})
+	heldSchemas.Delete(handle.Handle(h))
 }
 
 // ImportHeld builds the Array of a held import (a gda_held record made by the
@@ -84,10 +111,7 @@ func addHeldSchema(hash uint64, s *Schema) {
 // keeps its own.
 func ImportHeld(held unsafe.Pointer) (*Array, error) {
 	h := (*C.gda_held)(held)
-	schema, err := readSchemaCached(C.gda_held_template(h))
-	if err != nil {
-		return nil, err
-	}
+	schema := heldSchema(C.gda_held_go_schema(h))
 	C.gda_held_ref(h)
 	owner := &foreignOwner{release: func() { C.gda_held_unref(h) }}
 	return importOwned(C.gda_held_array(h), schema, owner)

@@ -616,3 +616,14 @@ func fillSchemaNode(dst *C.struct_ArrowSchema, s *Schema) error {
 	}
 	return nil
 }
+
+// Child returns child i of s, or its dictionary for i == -1.
+func (s *Schema) Child(i int) (*Schema, error) {
+	switch {
+	case i == -1 && s.Dictionary != nil:
+		return s.Dictionary, nil
+	case i >= 0 && i < len(s.Children):
+		return s.Children[i], nil
+	}
+	return nil, errorf(ErrInvalid, "child index %d out of range for %d children", i, len(s.Children))
+}

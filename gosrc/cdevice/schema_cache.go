@@ -5,8 +5,6 @@ package cdevice
 */
 import "C"
 
-import "sync"
-
 // The schema import cache. A program that exchanges data imports the same
 // schema again and again (every batch of a stream, every call of a Python
 // API), and building a Schema — parsing format strings, decoding metadata,
@@ -18,62 +16,24 @@ import "sync"
 // (malformed, or beyond the import's limits) take the full import, which
 // reports their errors.
 
-// schemaCacheSize bounds the memory the cache keeps: when full it is emptied
-// (a program cycling through more distinct schemas than this gains little
-// from any policy).
-const schemaCacheSize = 256
-
-type schemaCache struct {
-	mu sync.Mutex
-	m  map[uint64]*Schema
-}
-
-var importedSchemas schemaCache
-
-// lookup returns the cached Schema equal to c, or nil; hash is c's hash (0:
-// not cacheable).
-func (sc *schemaCache) lookup(c *C.struct_ArrowSchema) (s *Schema, hash uint64) {
-	hash = uint64(C.gda_schema_hash(c))
-	if hash == 0 {
-		return nil, 0
-	}
-	sc.mu.Lock()
-	s = sc.m[hash]
-	sc.mu.Unlock()
-	if s != nil && C.gda_schema_matches(c, s.template) == 0 {
-		s = nil
-	}
-	return s, hash
-}
-
-// add caches s (imported from a tree of the given hash) once its C template
-// exists; the template is what lookups compare against.
-func (sc *schemaCache) add(hash uint64, s *Schema) {
-	if hash == 0 {
-		return
-	}
-	if _, err := s.cTemplate(); err != nil {
-		return
-	}
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	if sc.m == nil || len(sc.m) >= schemaCacheSize {
-		sc.m = make(map[uint64]*Schema, schemaCacheSize)
-	}
-	sc.m[hash] = s
-	addHeldSchema(hash, s)
-}
+// The cache is the held-schema table of held.c, whose entries hold the Go
+// Schema's handle (heldSchemas): one table serves the Go import and the C
+// fast path, so they cannot disagree about what is known.
 
 // readSchemaCached is readSchema through the cache.
 func readSchemaCached(c *C.struct_ArrowSchema) (*Schema, error) {
-	s, hash := importedSchemas.lookup(c)
-	if s != nil {
+	var hash C.uint64_t
+	if e := C.gda_held_schema_find(c, &hash); e != nil {
+		s := heldSchema(C.gda_held_schema_go(e))
+		C.gda_held_schema_unref(e)
 		return s, nil
 	}
 	s, err := readSchema(c, 0, "")
 	if err != nil {
 		return nil, err
 	}
-	importedSchemas.add(hash, s)
+	if _, err := s.cTemplate(); hash != 0 && err == nil {
+		addHeldSchema(uint64(hash), s)
+	}
 	return s, nil
 }

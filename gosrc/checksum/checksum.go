@@ -21,6 +21,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 )
 
 // Column returns the checksum of a column of a supported type.
@@ -85,4 +86,24 @@ func writeBytes(h interface{ Write([]byte) (int, error) }, valid bool, b []byte)
 	binary.LittleEndian.PutUint32(l[:], uint32(len(b)))
 	h.Write(l[:])
 	h.Write(b)
+}
+
+// Batch returns the checksum of every column of a record batch (a struct
+// array), after validating it fully: the checksums read every value.
+func Batch(a *cdevice.Array) ([]uint32, error) {
+	if err := cdevice.Validate(a, true); err != nil {
+		return nil, err
+	}
+	rec, err := a.ToRecord()
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Release()
+	sums := make([]uint32, rec.NumCols())
+	for i, col := range rec.Columns() {
+		if sums[i], err = Column(col); err != nil {
+			return nil, fmt.Errorf("column %q: %w", rec.ColumnName(i), err)
+		}
+	}
+	return sums, nil
 }

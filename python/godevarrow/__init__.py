@@ -8,23 +8,11 @@ through the Arrow PyCapsule protocols. Quick start::
     back = pa.record_batch(batch)                                 # zero-copy back
 """
 
-from ._core import (
-    Array,
-    ArrayStream,
-    RecordBatch,
-    Schema,
-    array,
-    cuda_available,
-    cuda_device_count,
-    cuda_status,
-    debug_live_objects,
-    record_batch,
-    schema,
-    slice,
-    stream,
-    to_pyarrow,
-    validate,
-)
+from ._array import Array, RecordBatch, array, record_batch
+from ._functions import slice, to_pyarrow, validate
+from ._runtime import cuda_available, cuda_device_count, cuda_status, debug_live_objects
+from ._schema import Schema, schema
+from ._stream import ArrayStream, stream
 from ._device import Device, DeviceType
 from ._godevarrow import (
     ArrowInvalid,

@@ -12,7 +12,7 @@ def info() -> int:
     import platform
 
     from . import _godevarrow as _lib
-    from ._core import cuda_status
+    from ._runtime import cuda_status
     from ._version import __version__
 
     build = dict(line.split("=", 1) for line in _lib.build_info().splitlines())

@@ -30,7 +30,9 @@ from ._device import Device, DeviceType
 from ._godevarrow import ArrowInvalid, ArrowNotImplementedError, DLPackError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ._core import Array
+    from ._array import Array
+
+_Handle = Any  # a handle capsule of the extension: the array module wraps it
 
 # The DLPack version the extension produces and reads.
 DLPACK_VERSION = (1, 1)
@@ -93,10 +95,9 @@ def export(
             )
         dst = Device.cpu() if target[0] == DeviceType.CPU else Device(target[0], target[1])
         arr, copied = arr.to_device(dst), True
-    elif copy:
-        from ._core import Array
-
-        arr, copied = Array(_lib.array_copy(arr._h)), True
+    handle = arr._h
+    if copy and not copied:
+        handle, copied = _lib.array_copy(arr._h), True
     device = arr.__dlpack_device__()
     consumer_stream = _cuda_stream(stream, device)
     versioned = max_version is not None and max_version[0] >= 1
@@ -104,12 +105,11 @@ def export(
         # DLPack < 1.0 cannot say that the tensor is a copy; the spec allows it
         # only with the flag, so refuse rather than hand over a silent copy
         raise DLPackError("a copy was requested or needed, which needs max_version >= (1, 0) to be flagged")
-    return _lib.dlpack_export(arr._h, versioned, copied, consumer_stream)
+    return _lib.dlpack_export(handle, versioned, copied, consumer_stream)
 
 
-def from_dlpack(obj: Any) -> Array:
-    from ._core import Array
-
+def from_dlpack(obj: Any) -> _Handle:
+    """The handle of an array imported from obj's ``__dlpack__``."""
     stream_handle = None
     kwargs: dict[str, Any] = {}
     if hasattr(obj, "__dlpack_device__"):
@@ -122,7 +122,7 @@ def from_dlpack(obj: Any) -> Array:
     except TypeError:  # a producer that predates DLPack 1.0's keywords
         capsule = obj.__dlpack__(**kwargs)
     try:
-        return Array(_lib.dlpack_import(capsule, stream_handle))
+        return _lib.dlpack_import(capsule, stream_handle)
     finally:
         del stream_handle  # destroyed once the event was recorded on it
 
@@ -137,12 +137,12 @@ def cuda_array_interface(arr: Array) -> dict[str, Any]:
             f"__cuda_array_interface__ describes CUDA device memory; this array is on {arr.device} "
             "(use __dlpack__ or the Arrow protocols)"
         )
-    data, length, code, bits, _dev_type, _dev_id, stream = _lib.tensor_info(arr._h, True)
-    kind = _TYPESTR_KINDS[code]
+    t = _lib.tensor_info(arr._h, True)
+    kind, bits, stream = _TYPESTR_KINDS[t.code], t.bits, t.stream
     return {
-        "shape": (length,),
+        "shape": (t.length,),
         "typestr": f"{'|' if bits == 8 else _ENDIAN}{kind}{bits // 8}",
-        "data": (data, True),  # read-only: Arrow data is immutable
+        "data": (t.data, True),  # read-only: Arrow data is immutable
         "version": 3,
         "strides": None,
         "descr": [("", f"{'|' if bits == 8 else _ENDIAN}{kind}{bits // 8}")],
@@ -151,9 +151,8 @@ def cuda_array_interface(arr: Array) -> dict[str, Any]:
     }
 
 
-def from_cuda_array_interface(obj: Any) -> Array:
-    from ._core import Array
-
+def from_cuda_array_interface(obj: Any) -> _Handle:
+    """The handle of an array over obj's ``__cuda_array_interface__``."""
     cai = obj.__cuda_array_interface__
     version = cai.get("version")
     if not isinstance(version, int) or version < 2:
@@ -188,4 +187,4 @@ def from_cuda_array_interface(obj: Any) -> Array:
         raise ArrowInvalid(f"__cuda_array_interface__ stream must be None or a positive integer, got {stream!r}")
     data = cai["data"]
     ptr = data[0] if data is not None else 0
-    return Array(_lib.wrap_cuda_pointer(obj, fmt, int(ptr), int(shape[0]), int(stream)))
+    return _lib.wrap_cuda_pointer(obj, fmt, int(ptr), int(shape[0]), int(stream))

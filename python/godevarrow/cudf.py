@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any, Union
 
 from . import _godevarrow as _lib
-from ._core import Array, RecordBatch, array, record_batch, schema
+from ._array import Array, RecordBatch, array, record_batch
+from ._schema import schema
 
 __all__ = ["from_cudf", "to_cudf"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from . import _godevarrow as _lib
-from ._core import Array, array
+from ._array import Array, array
 from ._device import DeviceType
 from ._godevarrow import ArrowInvalid
 

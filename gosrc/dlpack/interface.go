@@ -1,4 +1,4 @@
-package main
+package dlpack
 
 /*
 #include <stdint.h>
@@ -14,6 +14,41 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/device"
 )
 
+// The consumer side of the tensor protocols' synchronization: which stream a
+// DLPack consumer named, and the stream a CUDA Array Interface consumer must
+// order its work after.
+
+// ConsumerStream is the stream a DLPack consumer passed to __dlpack__ for
+// an export of a: nil for -1 (no synchronization asked) and for arrays the
+// host reads (their producer's work is waited for on export).
+func ConsumerStream(a *cdevice.Array, stream int64) (*device.Stream, error) {
+	if stream < 0 || a.Device().Type != device.CUDA {
+		return nil, nil
+	}
+	return device.ForeignStream(int(a.Device().ID), uintptr(stream))
+}
+
+// DescribeReady is Describe for a consumer that reads the tensor on the
+// legacy default stream (the CUDA Array Interface's "stream": 1): a CUDA
+// array's sync event is made a dependency of that stream, and stream is 1;
+// otherwise stream is 0 (no synchronization needed).
+func DescribeReady(a *cdevice.Array) (t Tensor, stream uintptr, err error) {
+	if t, err = Describe(a); err != nil {
+		return t, 0, err
+	}
+	if a.SyncEvent() == nil || a.Device().Type != device.CUDA {
+		return t, 0, nil
+	}
+	s, err := device.ForeignStream(int(a.Device().ID), device.LegacyDefaultStream)
+	if err != nil {
+		return t, 0, err
+	}
+	if err := a.WaitReadyOn(s); err != nil {
+		return t, 0, err
+	}
+	return t, device.LegacyDefaultStream, nil
+}
+
 // CUDA memory types of cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_MEMORY_TYPE).
 const (
 	memoryTypeHost    = 1
@@ -21,9 +56,14 @@ const (
 	memoryTypeUnified = 4
 )
 
-// wrapCUDAPointer imports a CUDA Array Interface buffer: the device and kind
-// of memory come from the driver, not from the producer's word.
-func wrapCUDAPointer(format string, ptr uintptr, length int64, stream uintptr, release func()) (*cdevice.Array, error) {
+// WrapCUDAArrayInterface makes an Array over length values of the Arrow
+// format at ptr, a buffer described by a CUDA Array Interface, zero-copy.
+// The device and kind of memory come from the driver, not from the
+// producer's word. stream (0: none) is the interface's stream: device memory
+// gets an event recorded on it, host-visible memory waits for it here.
+// release is called exactly once: on error, or when the Array's last
+// reference goes.
+func WrapCUDAArrayInterface(format string, ptr uintptr, length int64, stream uintptr, release func()) (*cdevice.Array, error) {
 	fail := func(err error) (*cdevice.Array, error) {
 		release()
 		return nil, err
@@ -35,6 +75,9 @@ func wrapCUDAPointer(format string, ptr uintptr, length int64, stream uintptr, r
 	info, err := cdevice.ParseFormat(format)
 	if err != nil || info.Layout != cdevice.LayoutFixedWidth {
 		return fail(&cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "the CUDA Array Interface carries fixed-width numbers only, not " + format})
+	}
+	if length < 0 {
+		return fail(&cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "__cuda_array_interface__ has a negative length"})
 	}
 	if err := device.OpenCUDA(); err != nil {
 		return fail(err)

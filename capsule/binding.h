@@ -1,0 +1,81 @@
+// What the C files of the binding share (module.c, arraybase.c, import.c,
+// pyarrow.c). Only these files include Python.h.
+#pragma once
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "module.h"
+
+// The exception classes (module.c), one variable per GDA_EXCEPTIONS entry.
+#define GDA_EXCEPTION_VAR(kind, name, base, doc) extern PyObject* name;
+GDA_EXCEPTIONS(GDA_EXCEPTION_VAR)
+extern PyObject* GodevarrowError;
+
+// Raises e as its exception class and frees its message; returns NULL.
+PyObject* raise_error(gda_error* e);
+// Raises the refusal of a poisoned library; returns NULL.
+PyObject* refuse_poisoned(void);
+
+// ---- handles: a Go object owned by Python ----
+// A capsule named HANDLE_NAME (or STREAM_HANDLE_NAME, whose destructor
+// settles a stream before releasing it) whose pointer is the handle.
+#define HANDLE_NAME "godevarrow.handle"
+#define STREAM_HANDLE_NAME "godevarrow.stream"
+PyObject* wrap_handle(uintptr_t h);
+PyObject* wrap_stream_handle(uintptr_t h);
+// The handle of a handle capsule, stream capsule or ArrayBase: 0, or -1
+// with GodevarrowTypeError.
+int get_handle(PyObject* o, uintptr_t* h);
+
+// ---- Arrow capsules ----
+// The pointer of a capsule that must carry `name`: TypeError for
+// non-capsules, ValueError (ArrowInvalid) for a wrong name or NULL pointer.
+void* capsule_pointer(PyObject* cap, const char* name);
+// A new capsule named `name` (one of the five Arrow struct names) owning the
+// malloc'd, filled struct p; on failure p is released and freed.
+PyObject* arrow_capsule(void* p, const char* name);
+// A (schema capsule, array capsule) tuple; on failure both are released.
+PyObject* arrow_pair(struct ArrowSchema* s, void* a, int device);
+// Calls a struct's release if it is not NULL (name: its capsule name).
+void release_arrow_struct(void* p, const char* name);
+
+// ---- ArrayBase (arraybase.c) ----
+extern PyTypeObject ArrayBase_Type;
+// A new instance of type owning the Go handle h and/or the held import
+// `held` (0/NULL: none); on failure both are released.
+PyObject* array_base_owning(PyTypeObject* type, uintptr_t h, gda_held* held);
+
+// ---- imports (import.c) ----
+// The array of obj through __arrow_c_device_array__, else __arrow_c_array__
+// (each called with requested, a schema capsule or NULL), as an instance of
+// cls; NotImplemented when obj has neither. plain_first asks the plain
+// protocol first (see pyarrow.c); *held_out, when given, is the held import
+// of the result (borrowed), if any.
+PyObject* import_by_protocol(PyObject* obj, PyTypeObject* cls, PyObject* requested, int plain_first,
+                             gda_held** held_out);
+// The import of an array known to be of schema e, moved out into d.
+PyObject* import_known_array(gda_held_schema* e, struct ArrowDeviceArray* d, PyTypeObject* cls);
+
+// ---- pyarrow's shortcuts (pyarrow.c) ----
+// Imports obj when it is a pyarrow array or batch that pyarrow.c knows a
+// shorter way for: 1 with *out set (NULL on error), 0 when it is not.
+int pyarrow_import(PyObject* obj, PyTypeObject* cls, PyObject** out);
+int pyarrow_init(void);
+PyObject* pyarrow_known_schemas(void);
+
+// ---- records (module.c) ----
+PyObject* array_info_of(uintptr_t h);  // ArrayInfo of an array handle
+
+// ---- methods (methods.h): m_<name> unpacks, calls, packs ----
+#include "methods.h"
+#define GDA_METHOD_DECL(name, poison, doc, stub) PyObject* m_##name(PyObject* self, PyObject* const* args, Py_ssize_t nargs);
+GDA_METHODS(GDA_METHOD_DECL)
+
+#define CHECK_NARGS(n, fname)                                                                   \
+  if (nargs != (n)) {                                                                           \
+    PyErr_Format(GodevarrowTypeError, fname "() takes %d arguments (%zd given)", (n), nargs);   \
+    return NULL;                                                                                \
+  }
+
+// Whether the library refuses work (a recovered panic, errors.go).
+static inline int is_poisoned(void) { return __atomic_load_n(&gda_poisoned, __ATOMIC_ACQUIRE); }

@@ -1,0 +1,55 @@
+// The method table of godevarrow._godevarrow, declared once:
+// X(name, poison, docstring signature, stub signature).
+//
+// module.c expands it into the method table (each entry calls m_<name>,
+// after refusing work when poisoned is REFUSE and the library is poisoned);
+// capsule/gen_stub.py reads it to write python/godevarrow/_godevarrow.pyi,
+// and tests_py/test_binding.py checks that the stub file is in step. Adding
+// a method is one line here, its m_<name> wrapper, and its Go export.
+//
+// Every method is METH_FASTCALL with positional arguments. A wrapper unpacks
+// them, makes one call into Go (or into held.h), and packs the result.
+#pragma once
+
+// clang-format off
+#define GDA_METHODS(X) \
+  X(import_schema, REFUSE, "import_schema(capsule, consume) -> handle", "(capsule: _Capsule, consume: bool, /) -> _Handle") \
+  X(import_from, REFUSE, "import_from(obj, cls, requested_schema_capsule) -> cls instance, or NotImplemented when obj has no Arrow array protocol", "(obj: object, cls: type[_A], requested_schema: Optional[_Capsule], /) -> Union[_A, NotImplementedType]") \
+  X(import_array, REFUSE, "import_array(schema_capsule, array_capsule, device) -> handle", "(schema_capsule: _Capsule, array_capsule: _Capsule, device: bool, /) -> _Handle") \
+  X(import_stream, REFUSE, "import_stream(capsule, device) -> stream handle", "(capsule: _Capsule, device: bool, /) -> _Handle") \
+  X(export_schema, REFUSE, "export_schema(handle) -> capsule", "(handle: _Handle, /) -> _Capsule") \
+  X(export_array, REFUSE, "export_array(handle, requested_schema_handle, device) -> (schema_capsule, array_capsule)", "(handle: _Handle, requested_schema: Optional[_Handle], device: bool, /) -> tuple[_Capsule, _Capsule]") \
+  X(export_stream, REFUSE, "export_stream(handle, requested_schema_handle, device) -> capsule (moves the stream)", "(handle: _Handle, requested_schema: Optional[_Handle], device: bool, /) -> _Capsule") \
+  X(array_info, REFUSE, "array_info(handle) -> ArrayInfo", "(handle: _Handle, /) -> ArrayInfo") \
+  X(schema_of, REFUSE, "schema_of(handle) -> schema handle", "(handle: _Handle, /) -> _Handle") \
+  X(schema_info, REFUSE, "schema_info(handle) -> SchemaInfo", "(handle: _Handle, /) -> SchemaInfo") \
+  X(schema_child, REFUSE, "schema_child(handle, i) -> handle (i=-1: dictionary)", "(handle: _Handle, i: int, /) -> _Handle") \
+  X(schema_equal, REFUSE, "schema_equal(a, b) -> bool", "(a: _Handle, b: _Handle, /) -> bool") \
+  X(schema_str, REFUSE, "schema_str(handle) -> str", "(handle: _Handle, /) -> str") \
+  X(array_slice, REFUSE, "array_slice(handle, offset, length) -> handle", "(handle: _Handle, offset: int, length: int, /) -> _Handle") \
+  X(array_column, REFUSE, "array_column(handle, i) -> handle", "(handle: _Handle, i: int, /) -> _Handle") \
+  X(array_validate, REFUSE, "array_validate(handle, full)", "(handle: _Handle, full: bool, /) -> None") \
+  X(array_cast, REFUSE, "array_cast(handle, schema_handle) -> handle", "(handle: _Handle, schema: _Handle, /) -> _Handle") \
+  X(array_to_device, REFUSE, "array_to_device(handle, device_type, device_id) -> handle", "(handle: _Handle, device_type: int, device_id: int, /) -> _Handle") \
+  X(array_with_validity, REFUSE, "array_with_validity(handle, validity_handle, null_count) -> handle", "(handle: _Handle, validity: _Handle, null_count: int, /) -> _Handle") \
+  X(array_as_batch, REFUSE, "array_as_batch(handle) -> handle (a one-column record batch, zero-copy)", "(handle: _Handle, /) -> _Handle") \
+  X(array_copy, REFUSE, "array_copy(handle) -> handle (a copy on the same device)", "(handle: _Handle, /) -> _Handle") \
+  X(stream_info, REFUSE, "stream_info(handle) -> StreamInfo", "(handle: _Handle, /) -> StreamInfo") \
+  X(stream_next, REFUSE, "stream_next(handle, cls) -> the next array as a cls instance, or None at the end", "(handle: _Handle, cls: type[_A], /) -> Optional[_A]") \
+  X(stream_close, REFUSE, "stream_close(handle): release the stream, after a read in progress elsewhere", "(handle: _Handle, /) -> None") \
+  X(stream_prefetch, REFUSE, "stream_prefetch(handle, depth) -> stream handle (moves the stream)", "(handle: _Handle, depth: int, /) -> _Handle") \
+  X(stream_cast, REFUSE, "stream_cast(handle, schema_handle) -> stream handle (moves the stream)", "(handle: _Handle, schema: _Handle, /) -> _Handle") \
+  X(stream_from_arrays, REFUSE, "stream_from_arrays(handles, schema_handle) -> stream handle", "(handles: Sequence[_Handle], schema: Optional[_Handle], /) -> _Handle") \
+  X(dlpack_export, REFUSE, "dlpack_export(handle, versioned, copied, stream) -> capsule", "(handle: _Handle, versioned: bool, copied: bool, stream: int, /) -> _Capsule") \
+  X(dlpack_import, REFUSE, "dlpack_import(capsule, stream_handle) -> handle", "(capsule: _Capsule, stream_handle: Optional[_Handle], /) -> _Handle") \
+  X(dlpack_device, REFUSE, "dlpack_device(handle) -> (device_type, device_id)", "(handle: _Handle, /) -> tuple[int, int]") \
+  X(cuda_stream_new, REFUSE, "cuda_stream_new(device_id) -> (handle, stream)", "(device_id: int, /) -> tuple[_Handle, int]") \
+  X(tensor_info, REFUSE, "tensor_info(handle, ready) -> TensorInfo", "(handle: _Handle, ready: bool, /) -> TensorInfo") \
+  X(wrap_cuda_pointer, REFUSE, "wrap_cuda_pointer(owner, format, data, length, stream) -> handle", "(owner: object, format: str, data: int, length: int, stream: int, /) -> _Handle") \
+  X(checksums, REFUSE, "checksums(handle) -> list[int]", "(handle: _Handle, /) -> list[int]") \
+  X(cuda_status, ALWAYS, "cuda_status() -> CudaStatus", "() -> CudaStatus") \
+  X(build_info, ALWAYS, "build_info() -> str", "() -> str") \
+  X(debug_counters, ALWAYS, "debug_counters() -> Counters", "() -> Counters") \
+  X(debug_known_schemas, ALWAYS, "debug_known_schemas() -> (type, schema)", "() -> tuple[Any, Any]") \
+  X(debug_panic, REFUSE, "debug_panic(): test-only, needs GODEVARROW_ALLOW_PANIC_TEST=1", "() -> None")
+// clang-format on

@@ -1,0 +1,269 @@
+package cdevice
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/godevarrow/godevarrow/gosrc/device"
+)
+
+// OneShotStream is a stream that is read once: its arrays go to whoever
+// calls Next, in order, or the whole stream is moved out once (Export, Cast,
+// Prefetch). It is what a language binding holds for a stream its user may
+// read from several threads and close from yet another.
+//
+// No lock is held while the producer works. A producer may need a lock its
+// caller holds elsewhere (a Python producer needs the GIL, which a thread
+// calling Close holds), so holding one across a read would deadlock. Instead
+// a read marks the stream busy:
+//
+//   - a second Next waits for the first to end;
+//   - Close during a read changes nothing and reports false: the caller waits
+//     with Settle, without its own locks, and calls Close again, so that the
+//     producer's release runs on the caller's thread (never on the reader's);
+//   - Export, Cast and Prefetch during a read fail and leave the stream as
+//     it was.
+//
+// States: open → (reading ⇄ open) → closed, where "closed" covers moved out,
+// closed and released; every use after that reports ErrConsumed.
+//
+// The zero value is not usable; make one with NewOneShotStream.
+type OneShotStream struct {
+	reader   ArrayReader
+	prefetch *PrefetchReader // the read-ahead under reader, if any (see Settle)
+
+	mu      sync.Mutex
+	idle    sync.Cond // signalled when a read ends
+	reading bool
+	closed  bool
+	// unread is an array read but not delivered (its reader was interrupted,
+	// by Ctrl-C say): the next read returns it, so nothing is lost.
+	unread *Array
+}
+
+// NewOneShotStream makes a OneShotStream that owns r.
+func NewOneShotStream(r ArrayReader) *OneShotStream {
+	s := &OneShotStream{reader: r}
+	s.idle.L = &s.mu
+	return s
+}
+
+func errStreamConsumed() error {
+	return errorf(ErrConsumed, "the stream was already consumed (exported or closed); a stream can be read only once")
+}
+
+// Schema returns the schema of every array of the stream.
+func (s *OneShotStream) Schema() *Schema { return s.reader.Schema() }
+
+// DeviceType returns the device type of every array of the stream.
+func (s *OneShotStream) DeviceType() device.Type { return s.reader.DeviceType() }
+
+// Next returns the next array (the caller owns one reference), or (nil,
+// io.EOF) at the end. A read-ahead stream (Prefetch) is waited on for at most
+// wait: ready is false when nothing arrived in time (call again; nothing is
+// lost), so that a caller can attend to signals while a producer blocks.
+// Other streams are read on the calling goroutine, where a foreign producer
+// expects its reads.
+func (s *OneShotStream) Next(wait time.Duration) (a *Array, err error, ready bool) {
+	s.mu.Lock()
+	for s.reading {
+		s.idle.Wait()
+	}
+	if s.closed {
+		s.mu.Unlock()
+		return nil, errStreamConsumed(), true
+	}
+	if a := s.unread; a != nil {
+		s.unread = nil
+		s.mu.Unlock()
+		return a, nil, true
+	}
+	s.reading = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.reading = false
+		s.idle.Signal()
+		s.mu.Unlock()
+	}()
+	if s.prefetch != nil && s.reader == ArrayReader(s.prefetch) {
+		return s.prefetch.NextWithin(wait)
+	}
+	a, err = s.reader.Next()
+	return a, err, true
+}
+
+// Unread gives back an array that Next returned but that could not be
+// delivered: the next Next returns it. It is released when the stream is
+// closed first, or when an array is already waiting.
+func (s *OneShotStream) Unread(a *Array) {
+	s.mu.Lock()
+	keep := !s.closed && s.unread == nil
+	if keep {
+		s.unread = a
+	}
+	s.mu.Unlock()
+	if !keep {
+		a.Release()
+	}
+}
+
+// Settle stops the stream's read-ahead (waiting for its read in progress)
+// and waits up to d for a Next in progress to end. It reports whether the
+// stream is idle. Call it without the locks a producer may need (a binding:
+// without the GIL) before Close.
+func (s *OneShotStream) Settle(d time.Duration) bool {
+	if s.prefetch != nil {
+		s.prefetch.Stop()
+	}
+	deadline := time.Now().Add(d)
+	for {
+		s.mu.Lock()
+		busy := s.reading
+		s.mu.Unlock()
+		if !busy {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond) // a close during a read is rare: polling is enough
+	}
+}
+
+// Close releases the stream: queued arrays and the producer's stream, on the
+// calling goroutine. It returns false, and does nothing, while another
+// goroutine is reading: call Settle and then Close again. Closing twice is
+// not an error.
+func (s *OneShotStream) Close() (closed bool, err error) {
+	s.mu.Lock()
+	if s.reading {
+		s.mu.Unlock()
+		return false, nil
+	}
+	if s.closed {
+		s.mu.Unlock()
+		return true, nil
+	}
+	s.closed = true
+	a := s.unread
+	s.unread = nil
+	s.mu.Unlock()
+	if a != nil {
+		a.Release()
+	}
+	return true, s.reader.Close()
+}
+
+// take moves the reader out (the stream is then consumed).
+func (s *OneShotStream) take() (ArrayReader, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.reading:
+		return nil, errorf(ErrInvalid, "the stream is being read in another thread; it can be moved only between reads")
+	case s.closed:
+		return nil, errStreamConsumed()
+	case s.unread != nil:
+		return nil, errorf(ErrInvalid, "a read of this stream was interrupted; read the next array before moving the stream")
+	}
+	s.closed = true
+	return s.reader, nil
+}
+
+// castTarget checks a requested schema against the stream (nil: none)
+// before anything moves, so a bad request leaves the stream usable.
+func (s *OneShotStream) castTarget(target *Schema) error {
+	if target == nil {
+		return nil
+	}
+	_, err := CastReader(schemaOnly{s.reader}, target)
+	return err
+}
+
+// Export moves the stream out into out: an ArrowDeviceArrayStream when
+// isDevice, else an ArrowArrayStream, whose consumer gets arrays on another
+// device copied to the host (the C stream interface carries CPU memory).
+// With target not nil every array is cast to it (see Cast). An unread
+// imported stream exported unchanged is the producer's own stream (see
+// ExportArrayStream). On error the stream is as it was, unless it had
+// already been moved.
+func (s *OneShotStream) Export(target *Schema, out unsafe.Pointer, isDevice bool) error {
+	if err := s.castTarget(target); err != nil {
+		return err
+	}
+	r, err := s.take()
+	if err != nil {
+		return err
+	}
+	if target != nil {
+		if r, err = CastReader(r, target); err != nil {
+			r.Close()
+			return err
+		}
+	}
+	if isDevice {
+		err = ExportDeviceArrayStream(r, DeviceStreamAt(out))
+	} else {
+		err = ExportArrayStream(ToHostReader(r), StreamAt(out))
+	}
+	if err != nil {
+		r.Close()
+	}
+	return err
+}
+
+// Cast moves the stream into a new one whose arrays are cast to target.
+func (s *OneShotStream) Cast(target *Schema) (*OneShotStream, error) {
+	if err := s.castTarget(target); err != nil {
+		return nil, err
+	}
+	r, err := s.take()
+	if err != nil {
+		return nil, err
+	}
+	cast, err := CastReader(r, target)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	out := NewOneShotStream(cast)
+	out.prefetch = s.prefetch
+	return out, nil
+}
+
+// MaxPrefetchDepth bounds the arrays a read-ahead keeps ready: the queue is
+// allocated up front, so the depth is a memory size taken from a caller.
+const MaxPrefetchDepth = 1 << 16
+
+// Prefetch moves the stream into a new one that reads up to depth arrays
+// ahead on a goroutine (see PrefetchReader).
+func (s *OneShotStream) Prefetch(depth int64) (*OneShotStream, error) {
+	if depth < 1 || depth > MaxPrefetchDepth {
+		return nil, errorf(ErrInvalid, "prefetch depth must be at least 1 and at most %d, got %d", MaxPrefetchDepth, depth)
+	}
+	r, err := s.take()
+	if err != nil {
+		return nil, err
+	}
+	p := Prefetch(r, int(depth))
+	out := NewOneShotStream(p)
+	out.prefetch = p
+	return out, nil
+}
+
+// schemaOnly lets CastReader check a request against a stream without touching it.
+type schemaOnly struct{ r ArrayReader }
+
+func (o schemaOnly) Schema() *Schema         { return o.r.Schema() }
+func (o schemaOnly) DeviceType() device.Type { return o.r.DeviceType() }
+func (o schemaOnly) Next() (*Array, error)   { return nil, io.EOF }
+func (o schemaOnly) Close() error            { return nil }
+
+// String describes the stream for debugging.
+func (s *OneShotStream) String() string {
+	return fmt.Sprintf("OneShotStream<%s> on %s", s.Schema(), s.DeviceType())
+}

@@ -1,0 +1,249 @@
+"""Array and RecordBatch, and the constructors array() and record_batch().
+
+The exchange protocols of an Array (``__arrow_c_device_array__``,
+``__arrow_c_array__``, ``__arrow_c_schema__``) are implemented in C by its
+base class, ``_godevarrow.ArrayBase``; the import of the Arrow protocols,
+in their order, is ``_godevarrow.import_from``. This module adds the rest:
+properties, the tensor protocols, pickling, and operations."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
+
+from . import _dlpack, _ipc
+from . import _godevarrow as _lib
+from ._device import Device, DeviceLike, DeviceType, as_device
+from ._godevarrow import ArrowInvalid
+from ._protocol import check_kwargs, no_protocol, schema_capsule
+from ._schema import Schema, requested_handle, schema
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow
+
+_A = TypeVar("_A", bound="Array")
+
+
+class Array(_lib.ArrayBase):
+    """An Arrow array whose buffers live on a device; zero-copy.
+
+    Make one with :func:`godevarrow.array`. A struct-typed Array is a record
+    batch (:class:`RecordBatch`).
+    """
+
+    __slots__ = ("__weakref__",)
+
+    # -- properties
+    @property
+    def schema(self) -> Schema:
+        return Schema(_lib.schema_of(self._h))
+
+    @property
+    def device(self) -> Device:
+        info = self._get_info()
+        return Device(info.device_type, info.device_id)
+
+    @property
+    def device_type(self) -> DeviceType:
+        return DeviceType(self._get_info().device_type)
+
+    @property
+    def device_id(self) -> int:
+        return self._get_info().device_id
+
+    def __len__(self) -> int:
+        return self._get_info().length
+
+    @property
+    def offset(self) -> int:
+        return self._get_info().offset
+
+    @property
+    def null_count(self) -> int:
+        """The number of nulls; -1 when unknown and the data is on a device."""
+        return self._get_info().null_count
+
+    # -- protocols (__arrow_c_schema__ and __arrow_c_device_array__: see ArrayBase)
+    def _c_device_array_requested(self, requested_schema: object = None, **kwargs: Any) -> tuple[object, object]:
+        # __arrow_c_device_array__ with a requested schema or keywords
+        check_kwargs("__arrow_c_device_array__", kwargs)
+        return _lib.export_array(self._h, requested_handle(requested_schema), True)
+
+    def _c_array_slow(self, requested_schema: object = None) -> tuple[object, object]:
+        # __arrow_c_array__ of data on a device (copied to the host) or with a request
+        return _lib.export_array(self._on_host()._h, requested_handle(requested_schema), False)
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        """A one-chunk stream (copied to the host when on another device)."""
+        from ._stream import stream
+
+        return stream(self._on_host()).__arrow_c_stream__(requested_schema)
+
+    def __arrow_c_device_stream__(self, requested_schema: object = None, **kwargs: Any) -> object:
+        """A one-chunk device stream."""
+        from ._stream import stream
+
+        check_kwargs("__arrow_c_device_stream__", kwargs)
+        return stream(self).__arrow_c_device_stream__(requested_schema)
+
+    def _on_host(self: _A) -> _A:
+        return self if self.device_type == DeviceType.CPU else self.to_device("cpu")
+
+    # -- pickling
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled as Arrow IPC: device data is copied to the host, and put
+        back on the same kind of device when the loading process has one."""
+        import pyarrow as pa
+
+        host = self._on_host()
+        if host._is_struct():
+            data = _ipc.batch_bytes(pa.record_batch(host))
+        else:
+            # through a one-column batch made in Go: pyarrow has no Python
+            # class for some array types (month intervals) but reads any batch
+            data = _ipc.batch_bytes(pa.record_batch(RecordBatch(_lib.array_as_batch(host._h))), single_column=True)
+        return (_array_from_ipc, (data, int(self.device_type), self.device_id))
+
+    # -- DLPack and the CUDA Array Interface
+    def __dlpack__(
+        self,
+        *,
+        stream: Optional[int] = None,
+        max_version: Optional[tuple[int, int]] = None,
+        dl_device: Optional[tuple[int, int]] = None,
+        copy: Optional[bool] = None,
+    ) -> object:
+        """A DLPack capsule over the values of a 1-D numeric array without nulls."""
+        return _dlpack.export(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return _lib.dlpack_device(self._h)
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        """CUDA Array Interface v3 of a 1-D numeric CUDA array without nulls
+        (AttributeError for arrays that are not in CUDA device memory)."""
+        return _dlpack.cuda_array_interface(self)
+
+    # -- operations
+    def slice(self: _A, offset: int = 0, length: Optional[int] = None) -> _A:
+        """A zero-copy slice."""
+        n = len(self)
+        if length is None:
+            length = max(n - offset, 0)
+        return type(self)(_lib.array_slice(self._h, offset, length))
+
+    def to_device(self: _A, device: DeviceLike) -> _A:
+        """A copy on ``device`` (the same object when already there)."""
+        target = as_device(device)
+        if target == self.device:
+            return self
+        return type(self)(_lib.array_to_device(self._h, int(target.device_type), target.device_id))
+
+    def to_pyarrow(self) -> Any:
+        """A ``pyarrow.Array`` (zero-copy for CPU data, else a copy to the host)."""
+        import pyarrow as pa
+
+        return pa.array(self._on_host())
+
+    def validate(self, full: bool = True) -> None:
+        """Raise ``ValueError`` (``ArrowInvalid``) describing the first problem found."""
+        _lib.array_validate(self._h, full)
+
+    def __repr__(self) -> str:
+        return f"godevarrow.{type(self).__name__}<{self.schema}>[{len(self)}] on {self.device}"
+
+
+class RecordBatch(Array):
+    """A struct-typed Array whose children are the columns."""
+
+    __slots__ = ()
+
+    @property
+    def num_rows(self) -> int:
+        return len(self)
+
+    @property
+    def num_columns(self) -> int:
+        return self._get_info().n_children
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.schema.children]
+
+    def column(self, i: Union[int, str]) -> Array:
+        if isinstance(i, str):
+            names = self.column_names
+            if names.count(i) != 1:
+                raise KeyError(f"no column named {i!r}" if i not in names else f"column name {i!r} is ambiguous")
+            i = names.index(i)
+        n = self.num_columns
+        if not -n <= i < n:
+            raise IndexError(f"column index {i} out of range for {n} columns")
+        if i < 0:
+            i += n
+        return Array(_lib.array_column(self._h, i))
+
+    @property
+    def columns(self) -> list[Array]:
+        return [self.column(i) for i in range(self.num_columns)]
+
+    def to_pyarrow(self) -> pyarrow.RecordBatch:
+        """A ``pyarrow.RecordBatch`` (zero-copy for CPU data, else a copy to the host)."""
+        import pyarrow as pa
+
+        return pa.record_batch(self._on_host())
+
+
+def _array_from_ipc(data: bytes, device_type: int, device_id: int) -> Array:
+    from ._runtime import cuda_available, cuda_device_count
+
+    batch, single = _ipc.read_batch(data)
+    arr: Array = record_batch(batch).column(0) if single else record_batch(batch)
+    if device_type == DeviceType.CUDA and cuda_available():
+        arr = arr.to_device(Device(device_type, device_id if device_id < cuda_device_count() else 0))
+    return arr
+
+
+def _import(obj: object, cls: type[_A], requested_schema: object) -> Array:
+    """obj as an Array of class cls: through the Arrow protocols in one C
+    call (import_from, which asks the producer with the requested schema),
+    else as it is (one of ours), through DLPack or the CUDA Array Interface;
+    then the requested schema is applied, since producers may ignore it."""
+    arr = _lib.import_from(obj, cls, None if requested_schema is None else schema_capsule(requested_schema))
+    if arr is NotImplemented:
+        if isinstance(obj, Array):
+            arr = obj
+        elif hasattr(obj, "__dlpack__"):
+            arr = cls(_dlpack.from_dlpack(obj))
+        elif hasattr(obj, "__cuda_array_interface__"):
+            arr = cls(_dlpack.from_cuda_array_interface(obj))
+        else:
+            raise no_protocol(
+                obj, "array", "__arrow_c_device_array__, __arrow_c_array__, __dlpack__, __cuda_array_interface__"
+            )
+    if requested_schema is not None:
+        arr = cls(_lib.array_cast(arr._h, schema(requested_schema)._h))  # zero-copy when equal
+    return arr
+
+
+def array(obj: object, *, requested_schema: object = None) -> Array:
+    """An Array from anything that speaks a protocol (see the API docs)."""
+    if requested_schema is None:  # the common case: one C call makes the Array
+        arr = _lib.import_from(obj, Array, None)
+        if arr is not NotImplemented:
+            return arr
+    arr = _import(obj, Array, requested_schema)
+    return arr if type(arr) is Array else Array(arr._h)
+
+
+def record_batch(obj: object, *, requested_schema: object = None) -> RecordBatch:
+    """A RecordBatch: like :func:`array`, but the type must be a struct."""
+    arr = _lib.import_from(obj, RecordBatch, None) if requested_schema is None else NotImplemented
+    if arr is NotImplemented:
+        arr = _import(obj, RecordBatch, requested_schema)
+    if not arr._is_struct():
+        raise ArrowInvalid(
+            f"a record batch must have a struct type, but the object exported {arr.schema} "
+            f"(format {arr.schema.format!r})"
+        )
+    return arr if isinstance(arr, RecordBatch) else RecordBatch(arr._h)

@@ -1,0 +1,35 @@
+"""Module-level functions over any godevarrow object."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, TypeVar
+
+from ._array import Array
+from ._godevarrow import GodevarrowTypeError
+from ._schema import Schema
+from ._stream import ArrayStream
+
+_A = TypeVar("_A", bound=Array)
+
+
+def to_pyarrow(obj: object) -> Any:
+    """The pyarrow equivalent: RecordBatch → pyarrow.RecordBatch, Array →
+    pyarrow.Array, ArrayStream → pyarrow.RecordBatchReader, Schema →
+    pyarrow.Schema/Field."""
+    if isinstance(obj, (Array, Schema)):
+        return obj.to_pyarrow()
+    if isinstance(obj, ArrayStream):
+        import pyarrow as pa
+
+        return pa.RecordBatchReader.from_stream(obj)
+    raise GodevarrowTypeError(f"to_pyarrow() takes a godevarrow object, not {type(obj).__name__}")
+
+
+def slice(obj: _A, offset: int = 0, length: Optional[int] = None) -> _A:  # noqa: A001
+    """``obj.slice(offset, length)``."""
+    return obj.slice(offset, length)
+
+
+def validate(obj: Array, full: bool = True) -> None:
+    """``obj.validate(full)``."""
+    obj.validate(full)

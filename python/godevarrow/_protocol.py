@@ -1,0 +1,31 @@
+"""What every constructor shares: the errors for objects that speak no
+protocol, the PyCapsule rule for unknown keywords, and requested schemas."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._godevarrow import ArrowNotImplementedError, GodevarrowTypeError
+
+
+def no_protocol(obj: object, what: str, protocols: str) -> GodevarrowTypeError:
+    return GodevarrowTypeError(
+        f"cannot make a godevarrow {what} from an object of type {type(obj).__name__}: "
+        f"it implements none of {protocols}"
+    )
+
+
+def check_kwargs(method: str, kwargs: dict[str, Any]) -> None:
+    """The PyCapsule interface: unknown keywords are accepted only when None."""
+    for key, value in kwargs.items():
+        if value is not None:
+            raise ArrowNotImplementedError(f"{method}() does not support the keyword {key!r} (got {value!r})")
+
+
+def schema_capsule(requested_schema: object) -> object:
+    """The capsule to pass on to a producer for a consumer's requested_schema."""
+    if requested_schema is None:
+        return None
+    if not hasattr(requested_schema, "__arrow_c_schema__"):
+        raise no_protocol(requested_schema, "requested schema", "__arrow_c_schema__")
+    return requested_schema.__arrow_c_schema__()

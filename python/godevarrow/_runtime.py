@@ -1,0 +1,36 @@
+"""Facts about the process: the CUDA backend, and the Go core's live objects."""
+
+from __future__ import annotations
+
+from . import _godevarrow as _lib
+
+
+def cuda_status() -> tuple[bool, int, str, str]:
+    """(available, device count, driver library, message) of the CUDA backend.
+
+    The driver is ``libcuda.so.1``, or the library named by the environment
+    variable ``GODEVARROW_LIBCUDA``; it is opened on first use."""
+    try:
+        st = _lib.cuda_status()
+    except Exception as exc:  # never raise from a status query
+        return False, 0, "", f"CUDA status unavailable: {exc}"
+    return bool(st.available), st.device_count, st.library, st.message
+
+
+def cuda_available() -> bool:
+    """Whether a CUDA driver with at least one device can be used. Never raises."""
+    ok, count, _, _ = cuda_status()
+    return ok and count > 0
+
+
+def cuda_device_count() -> int:
+    """The number of CUDA devices (0 without a driver). Never raises."""
+    return cuda_status()[1]
+
+
+def debug_live_objects() -> dict[str, int]:
+    """Live objects of the Go core, for leak checks: every counter returns to
+    its baseline once Python dropped its objects and every consumer released
+    what it was given."""
+    counters = _lib.debug_counters()
+    return {name: getattr(counters, name) for name in type(counters).__match_args__}

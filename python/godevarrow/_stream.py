@@ -1,0 +1,162 @@
+"""ArrayStream, and the constructors stream() and stream_of().
+
+A stream is a ``cdevice.OneShotStream`` in Go (docs/design.md, "A stream's
+life"): read once, or moved out once; closing it while another thread reads
+waits for that read without the GIL."""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator, Iterator, Optional, Sequence
+
+from . import _godevarrow as _lib
+from ._array import Array, RecordBatch
+from ._device import DeviceType
+from ._godevarrow import GodevarrowTypeError, StreamError
+from ._protocol import check_kwargs, no_protocol, schema_capsule
+from ._schema import Schema, requested_handle, schema
+
+
+class ArrayStream:
+    """A stream of arrays with one schema on one device type; read once.
+
+    Iterating yields :class:`Array` (:class:`RecordBatch` for struct streams).
+    Exporting it (``__arrow_c_stream__``) moves it out: afterwards it cannot be
+    read or exported again.
+    """
+
+    __slots__ = ("_h", "_info", "__weakref__")
+
+    def __init__(self, handle: Any) -> None:
+        # schema, device type and array class are asked for when first
+        # needed: a stream handed on unread never needs them
+        self._h = handle
+        self._info: Optional[tuple[Schema, int, type[Array]]] = None
+
+    def _stream_info(self) -> tuple[Schema, int, type[Array]]:
+        if self._info is None:
+            info = _lib.stream_info(self._h)
+            self._info = (Schema(info.schema), info.device_type, RecordBatch if info.is_struct else Array)
+        return self._info
+
+    @property
+    def schema(self) -> Schema:
+        return self._stream_info()[0]
+
+    @property
+    def device_type(self) -> DeviceType:
+        return DeviceType(self._stream_info()[1])
+
+    def __iter__(self) -> Iterator[Array]:
+        return self
+
+    def __next__(self) -> Array:
+        try:
+            arr = _lib.stream_next(self._h, (self._info or self._stream_info())[2])
+        except StreamError as e:
+            # a Python producer interrupted by Ctrl-C reports the interrupt as
+            # its error: give the user the KeyboardInterrupt they caused
+            if "KeyboardInterrupt" in str(e):
+                raise KeyboardInterrupt(str(e)) from e
+            raise
+        if arr is None:
+            raise StopIteration
+        return arr
+
+    def read_all(self) -> list[Array]:
+        """Every remaining array, in order."""
+        return list(self)
+
+    def prefetch(self, depth: int = 2) -> ArrayStream:
+        """A stream that reads this one ahead in the background.
+
+        Go reads up to ``depth`` arrays ahead on its own thread (the GIL is
+        not held while the producer works), so a slow producer and a slow
+        consumer overlap. Arrays and errors arrive in the producer's order:
+        an error at array k is raised after arrays 0..k-1. This stream is
+        moved into the new one; closing the new one stops the reading.
+        """
+        if not isinstance(depth, int) or isinstance(depth, bool):
+            raise GodevarrowTypeError(f"depth must be an int, not {type(depth).__name__}")
+        return ArrayStream(_lib.stream_prefetch(self._h, depth))
+
+    def __aiter__(self) -> AsyncIterator[Array]:
+        return self
+
+    async def __anext__(self) -> Array:
+        """The next array, read in a worker thread so the event loop keeps running."""
+        import asyncio
+
+        arr = await asyncio.to_thread(_lib.stream_next, self._h, self._stream_info()[2])
+        if arr is None:
+            raise StopAsyncIteration
+        return arr
+
+    async def aclose(self) -> None:
+        """Close the stream without blocking the event loop (after a read in
+        progress, such as that of a cancelled ``__anext__``)."""
+        import asyncio
+
+        await asyncio.to_thread(self.close)
+
+    async def __aenter__(self) -> ArrayStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def close(self) -> None:
+        """Release the stream (idempotent). A read in progress in another
+        thread is waited for, without holding the GIL."""
+        _lib.stream_close(self._h)
+
+    def __enter__(self) -> ArrayStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __arrow_c_schema__(self) -> object:
+        return self.schema.__arrow_c_schema__()
+
+    def __reduce__(self) -> Any:
+        raise GodevarrowTypeError(
+            "an ArrayStream is read once and cannot be pickled; pickle its arrays (read_all()) instead"
+        )
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        """Move the stream out as an ArrowArrayStream; chunks on a device are copied to the host."""
+        return _lib.export_stream(self._h, requested_handle(requested_schema), False)
+
+    def __arrow_c_device_stream__(self, requested_schema: object = None, **kwargs: Any) -> object:
+        """Move the stream out as an ArrowDeviceArrayStream."""
+        check_kwargs("__arrow_c_device_stream__", kwargs)
+        return _lib.export_stream(self._h, requested_handle(requested_schema), True)
+
+    def __repr__(self) -> str:
+        return f"godevarrow.ArrayStream<{self.schema}> on {self.device_type.name}"
+
+
+def stream(obj: object, *, requested_schema: object = None) -> ArrayStream:
+    """An ArrayStream from a stream producer, or a one-chunk stream of an Array."""
+    if isinstance(obj, ArrayStream):
+        st = obj
+    elif isinstance(obj, Array):
+        st = ArrayStream(_lib.stream_from_arrays([obj._h], None))
+    elif hasattr(obj, "__arrow_c_device_stream__"):
+        cap = obj.__arrow_c_device_stream__(schema_capsule(requested_schema))
+        st = ArrayStream(_lib.import_stream(cap, True))
+    elif hasattr(obj, "__arrow_c_stream__"):
+        cap = obj.__arrow_c_stream__(schema_capsule(requested_schema))
+        st = ArrayStream(_lib.import_stream(cap, False))
+    else:
+        raise no_protocol(obj, "stream", "__arrow_c_device_stream__, __arrow_c_stream__")
+    if requested_schema is not None:
+        target = schema(requested_schema)
+        if target != st.schema:
+            st = ArrayStream(_lib.stream_cast(st._h, target._h))
+    return st
+
+
+def stream_of(arrays: Sequence[Array], schema_: Optional[Schema] = None) -> ArrayStream:
+    """A stream over arrays already in memory (all of one type and device)."""
+    return ArrayStream(_lib.stream_from_arrays([a._h for a in arrays], None if schema_ is None else schema_._h))
