@@ -193,7 +193,10 @@ func TestAsyncProducerMetadata(t *testing.T) {
 
 func TestAsyncConsumerFromACProducer(t *testing.T) {
 	baseline(t)
-	r, h := cdevice.NewAsyncReader(2)
+	r, h, err := cdevice.NewAsyncReader(2)
+	if err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan casync.ProducerResult)
 	go func() { done <- casync.RunProducer(h, 7, -1) }()
 	var got []int64
@@ -222,12 +225,14 @@ func TestAsyncConsumerFromACProducer(t *testing.T) {
 
 func TestAsyncConsumerErrorArrivesAfterEarlierArrays(t *testing.T) {
 	baseline(t)
-	r, h := cdevice.NewAsyncReader(1)
+	r, h, err := cdevice.NewAsyncReader(1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan casync.ProducerResult)
 	go func() { done <- casync.RunProducer(h, 10, 4) }()
 	defer func() { <-done }() // its release, before the baseline check
 	n := 0
-	var err error
 	for {
 		var a *cdevice.Array
 		if a, err = r.Next(); err != nil {
@@ -245,7 +250,10 @@ func TestAsyncConsumerErrorArrivesAfterEarlierArrays(t *testing.T) {
 
 func TestAsyncConsumerCloseCancels(t *testing.T) {
 	baseline(t)
-	r, h := cdevice.NewAsyncReader(1)
+	r, h, err := cdevice.NewAsyncReader(1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan casync.ProducerResult)
 	go func() { done <- casync.RunProducer(h, 1000, -1) }()
 	a, err := r.Next()
@@ -272,7 +280,10 @@ func TestAsyncOurProducerFeedsOurConsumer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reader, h := cdevice.NewAsyncReader(2)
+		reader, h, err := cdevice.NewAsyncReader(2)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cdevice.ExportAsyncDeviceStream(r, h, cdevice.AsyncExportOptions{AdditionalMetadata: map[string]string{"n": "3"}}); err != nil {
 			t.Fatal(err)
 		}
@@ -319,7 +330,10 @@ func TestAsyncStreamOfCUDAArraysKeepsDevicesAndEvents(t *testing.T) {
 	host := stringArray(t, 20)
 	defer host.Release()
 	r := cudaListReader(t, host, 3)
-	reader, h := cdevice.NewAsyncReader(2)
+	reader, h, err := cdevice.NewAsyncReader(2)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cdevice.ExportAsyncDeviceStream(r, h, cdevice.AsyncExportOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,79 +12,151 @@ extern int godevarrowAsyncOnNextTask(uintptr_t handle, struct ArrowAsyncTask* t,
 extern void godevarrowAsyncOnError(uintptr_t handle, int code, const char* msg, const char* md);
 extern void godevarrowAsyncRelease(uintptr_t handle);
 
-// private_data of our structs is a C cell holding a cgo.Handle value
+// ---------------------------------------------------------------- memory
+
+static int64_t fail_countdown;  // test hook: the allocation that brings it to 0 fails
+static int64_t live_allocations;
+
+void gda_async_fail_allocation(int64_t n) { __atomic_store_n(&fail_countdown, n, __ATOMIC_SEQ_CST); }
+int64_t gda_async_live_allocations(void) { return __atomic_load_n(&live_allocations, __ATOMIC_SEQ_CST); }
+
+static int injected_failure(void) {
+  int64_t n = __atomic_load_n(&fail_countdown, __ATOMIC_SEQ_CST);
+  while (n > 0) {
+    if (__atomic_compare_exchange_n(&fail_countdown, &n, n - 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) return n == 1;
+  }
+  return 0;
+}
+
+void* gda_async_calloc(size_t size) {
+  if (injected_failure()) return NULL;
+  void* p = calloc(1, size);
+  if (p) __atomic_add_fetch(&live_allocations, 1, __ATOMIC_SEQ_CST);
+  return p;
+}
+
+void gda_async_free(void* p) {
+  if (!p) return;
+  __atomic_sub_fetch(&live_allocations, 1, __ATOMIC_SEQ_CST);
+  free(p);
+}
+
+// private_data of our tasks and handlers is a C cell holding a handle.Table
+// handle (the Go side's tables check its generation)
 typedef struct {
   uintptr_t handle;
 } cell;
 
 static uintptr_t handle_of(void* private_data) { return ((cell*)private_data)->handle; }
 
-// A released producer's handle is 0: request and cancel are then no-ops.
+// ---------------------------------------------------------------- producer
+//
+// The spec lets a producer free its ArrowAsyncProducer once it has called
+// the handler's release, but consumers call request and cancel from threads
+// of their own and some do so after release: Arrow Go v18's reading
+// goroutine calls request(1) before extracting each queued task, and cancel
+// when its context ends, however late that is. Freeing the struct at any
+// point would make such a call a use after free, and no count of later
+// streams bounds when it comes.
+//
+// So producer structs live in slots that are never returned to malloc:
+// whatever a consumer calls through a pointer it was once given reads a
+// valid ArrowAsyncProducer. A slot's handle is 0 while it is idle, so a late
+// call then does nothing; a call that read the handle before the producer
+// retired finds it stale in the Go table (its generation is gone), so it
+// does nothing either, even once the slot serves a newer stream. The Go side
+// retires a producer only when no call can still be owed to its stream:
+// after the handler's release and after every task it handed out was
+// extracted (the v18 consumer's late requests each precede an extract). A
+// retired slot joins the back of a FIFO, so it is reused as late as possible.
+
+typedef struct slot {
+  struct ArrowAsyncProducer producer;  // first member: &slot->producer == slot
+  uintptr_t handle;                    // atomic; 0 while the slot is idle
+  struct slot* next_idle;
+} slot;
+
+static slot* idle_head;
+static slot* idle_tail;
+static int idle_lock;
+
+static void lock_idle(void) {
+  while (__atomic_exchange_n(&idle_lock, 1, __ATOMIC_ACQUIRE)) {
+  }
+}
+static void unlock_idle(void) { __atomic_store_n(&idle_lock, 0, __ATOMIC_RELEASE); }
+
 static void producer_request(struct ArrowAsyncProducer* p, int64_t n) {
-  uintptr_t h = __atomic_load_n(&((cell*)p->private_data)->handle, __ATOMIC_ACQUIRE);
+  uintptr_t h = __atomic_load_n(&((slot*)p)->handle, __ATOMIC_ACQUIRE);
   if (h) godevarrowAsyncRequest(h, n);
 }
 static void producer_cancel(struct ArrowAsyncProducer* p) {
-  uintptr_t h = __atomic_load_n(&((cell*)p->private_data)->handle, __ATOMIC_ACQUIRE);
+  uintptr_t h = __atomic_load_n(&((slot*)p)->handle, __ATOMIC_ACQUIRE);
   if (h) godevarrowAsyncCancel(h);
 }
 
-struct ArrowAsyncProducer* gda_async_producer_new(int32_t device_type, const char* additional_metadata,
-                                                  uintptr_t handle) {
-  struct ArrowAsyncProducer* p = calloc(1, sizeof(*p));
-  cell* c = malloc(sizeof(cell));
-  c->handle = handle;
-  p->device_type = (ArrowDeviceType)device_type;
-  p->request = producer_request;
-  p->cancel = producer_cancel;
-  p->additional_metadata = additional_metadata;
-  p->private_data = c;
-  return p;
-}
-
-// The spec lets a producer free its ArrowAsyncProducer right after release,
-// but some consumers (Arrow Go v18's, whose reading goroutine calls request
-// after each task) still call it a moment later. A released producer
-// therefore becomes a tombstone whose calls do nothing, and is freed only
-// once TOMBSTONES newer ones exist.
-#define TOMBSTONES 1024
-static struct ArrowAsyncProducer* tombstones[TOMBSTONES];
-static unsigned next_tombstone;
-static int tombstone_lock;
-
-static void producer_destroy(struct ArrowAsyncProducer* p) {
-  free(p->private_data);
-  free((void*)p->additional_metadata);
-  free(p);
-}
-
-void gda_async_producer_free(struct ArrowAsyncProducer* p) {
-  __atomic_store_n(&((cell*)p->private_data)->handle, 0, __ATOMIC_RELEASE);
-  while (__atomic_exchange_n(&tombstone_lock, 1, __ATOMIC_ACQUIRE)) {
+struct ArrowAsyncProducer* gda_async_producer_acquire(int32_t device_type, const char* additional_metadata,
+                                                      uintptr_t handle) {
+  lock_idle();
+  slot* s = idle_head;
+  if (s) {
+    idle_head = s->next_idle;
+    if (!idle_head) idle_tail = NULL;
   }
-  struct ArrowAsyncProducer* old = tombstones[next_tombstone];
-  tombstones[next_tombstone] = p;
-  next_tombstone = (next_tombstone + 1) % TOMBSTONES;
-  __atomic_store_n(&tombstone_lock, 0, __ATOMIC_RELEASE);
-  if (old) producer_destroy(old);
+  unlock_idle();
+  if (!s) {
+    s = gda_async_calloc(sizeof(slot));
+    if (!s) return NULL;
+    __atomic_sub_fetch(&live_allocations, 1, __ATOMIC_SEQ_CST);  // never freed: not a leak
+  }
+  s->next_idle = NULL;
+  s->producer.device_type = (ArrowDeviceType)device_type;
+  s->producer.request = producer_request;
+  s->producer.cancel = producer_cancel;
+  s->producer.additional_metadata = additional_metadata;
+  s->producer.private_data = s;
+  __atomic_store_n(&s->handle, handle, __ATOMIC_RELEASE);
+  return &s->producer;
+}
+
+void gda_async_producer_retire(struct ArrowAsyncProducer* p) {
+  slot* s = (slot*)p;
+  __atomic_store_n(&s->handle, 0, __ATOMIC_RELEASE);
+  gda_async_free((void*)p->additional_metadata);
+  p->additional_metadata = NULL;
+  lock_idle();
+  if (idle_tail) {
+    idle_tail->next_idle = s;
+  } else {
+    idle_head = s;
+  }
+  idle_tail = s;
+  unlock_idle();
 }
 
 static int task_extract(struct ArrowAsyncTask* t, struct ArrowDeviceArray* out) {
   cell* c = t->private_data;
   uintptr_t h = c->handle;
-  free(c);
+  gda_async_free(c);
   t->private_data = NULL;
   return godevarrowAsyncExtract(h, out);
 }
 
 struct ArrowAsyncTask* gda_async_task_new(uintptr_t handle) {
-  struct ArrowAsyncTask* t = calloc(1, sizeof(*t));
-  cell* c = malloc(sizeof(cell));
+  struct ArrowAsyncTask* t = gda_async_calloc(sizeof(*t));
+  cell* c = gda_async_calloc(sizeof(cell));
+  if (!t || !c) {
+    gda_async_free(t);
+    gda_async_free(c);
+    return NULL;
+  }
   c->handle = handle;
   t->extract_data = task_extract;
   t->private_data = c;
   return t;
 }
+
+void gda_async_task_free(struct ArrowAsyncTask* t) { gda_async_free(t); }
 
 int gda_async_call_on_schema(struct ArrowAsyncDeviceStreamHandler* h, struct ArrowSchema* s) { return h->on_schema(h, s); }
 int gda_async_call_on_next_task(struct ArrowAsyncDeviceStreamHandler* h, struct ArrowAsyncTask* t, const char* md) {
@@ -94,6 +166,8 @@ void gda_async_call_on_error(struct ArrowAsyncDeviceStreamHandler* h, int code, 
   h->on_error(h, code, msg, md);
 }
 void gda_async_call_release(struct ArrowAsyncDeviceStreamHandler* h) { h->release(h); }
+
+// ---------------------------------------------------------------- handler
 
 static int handler_on_schema(struct ArrowAsyncDeviceStreamHandler* h, struct ArrowSchema* s) {
   return godevarrowAsyncOnSchema(handle_of(h->private_data), h->producer, s);
@@ -106,16 +180,21 @@ static void handler_on_error(struct ArrowAsyncDeviceStreamHandler* h, int code, 
 }
 static void handler_release(struct ArrowAsyncDeviceStreamHandler* h) {
   uintptr_t handle = handle_of(h->private_data);
-  free(h->private_data);
+  gda_async_free(h->private_data);
   h->private_data = NULL;
   h->release = NULL;
   godevarrowAsyncRelease(handle);
-  free(h);  // ours (gda_async_handler_new); nobody may touch it after release
+  gda_async_free(h);  // ours (gda_async_handler_new); nobody may touch it after release
 }
 
 struct ArrowAsyncDeviceStreamHandler* gda_async_handler_new(uintptr_t handle) {
-  struct ArrowAsyncDeviceStreamHandler* h = calloc(1, sizeof(*h));
-  cell* c = malloc(sizeof(cell));
+  struct ArrowAsyncDeviceStreamHandler* h = gda_async_calloc(sizeof(*h));
+  cell* c = gda_async_calloc(sizeof(cell));
+  if (!h || !c) {
+    gda_async_free(h);
+    gda_async_free(c);
+    return NULL;
+  }
   c->handle = handle;
   h->on_schema = handler_on_schema;
   h->on_next_task = handler_on_next_task;

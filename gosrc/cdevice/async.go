@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/cgo"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -19,7 +18,29 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/handle"
 )
+
+// The C structs of both sides hold handles into these tables; a callback
+// whose handle is stale (its stream released, its task extracted) finds
+// nothing and does nothing, or returns EINVAL.
+var (
+	asyncProducers handle.Table // *asyncProducer, until its ArrowAsyncProducer retires
+	asyncTasks     handle.Table // *asyncTask, until extracted
+	asyncReaders   handle.Table // *AsyncReader, until its handler is released
+)
+
+// errOutOfMemory reports a failed C allocation of the async interface.
+func errOutOfMemory(what string) error {
+	return &StreamError{Errno: syscall.ENOMEM, Msg: "out of memory allocating " + what}
+}
+
+// failAsyncAllocation makes the n-th C allocation of the async interface
+// from now fail (0 disarms): a hook for the tests of the ENOMEM paths.
+func failAsyncAllocation(n int) { C.gda_async_fail_allocation(C.int64_t(n)) }
+
+// liveAsyncAllocations counts the async interface's C blocks not yet freed.
+func liveAsyncAllocations() int64 { return int64(C.gda_async_live_allocations()) }
 
 var (
 	liveAsyncTasks    atomic.Int64
@@ -53,11 +74,16 @@ type asyncProducer struct {
 	handler *C.struct_ArrowAsyncDeviceStreamHandler
 	opts    AsyncExportOptions
 
-	mu        sync.Mutex
-	demand    int64
-	cancelled bool
-	badN      int64 // a request(n <= 0) to report
-	wake      chan struct{}
+	h    handle.Handle                // in asyncProducers
+	prod *C.struct_ArrowAsyncProducer // a pool slot (async.c), until retire
+
+	mu          sync.Mutex
+	demand      int64
+	cancelled   bool
+	badN        int64 // a request(n <= 0) to report
+	released    bool  // the handler's release was called
+	outstanding int   // tasks handed out and not yet extracted
+	wake        chan struct{}
 }
 
 // ExportAsyncDeviceStream drives handler with the arrays of r, on a new
@@ -85,55 +111,105 @@ func (p *asyncProducer) signal() {
 	}
 }
 
-func metadataCString(md map[string]string) *C.char {
-	if len(md) == 0 {
-		return nil
-	}
+func encodeMetadataMap(md map[string]string) []byte {
 	keys := make([]string, 0, len(md))
 	vals := make([]string, 0, len(md))
 	for k, v := range md {
 		keys = append(keys, k)
 		vals = append(vals, v)
 	}
-	b := EncodeMetadata(arrow.NewMetadata(keys, vals))
-	return (*C.char)(C.CBytes(b))
+	return EncodeMetadata(arrow.NewMetadata(keys, vals))
 }
 
-// producers maps the ids in our ArrowAsyncProducer structs to their state;
-// a late request or cancel (after release) finds nothing and does nothing.
-var (
-	producers      sync.Map
-	nextProducerID atomic.Uintptr
-)
-
-func producerOf(id C.uintptr_t) *asyncProducer {
-	if v, ok := producers.Load(uintptr(id)); ok {
-		return v.(*asyncProducer)
+func metadataCString(md map[string]string) *C.char {
+	if len(md) == 0 {
+		return nil
 	}
+	return (*C.char)(C.CBytes(encodeMetadataMap(md)))
+}
+
+// producerMetadata is additional_metadata in async memory: the producer's
+// slot frees it when it retires.
+func producerMetadata(md map[string]string) (*C.char, error) {
+	if len(md) == 0 {
+		return nil, nil
+	}
+	b := encodeMetadataMap(md)
+	c := C.gda_async_calloc(C.size_t(len(b)))
+	if c == nil {
+		return nil, errOutOfMemory("the producer's metadata")
+	}
+	copy(unsafe.Slice((*byte)(c), len(b)), b)
+	return (*C.char)(c), nil
+}
+
+// start gives the handler its ArrowAsyncProducer.
+func (p *asyncProducer) start() error {
+	md, err := producerMetadata(p.opts.AdditionalMetadata)
+	if err != nil {
+		return err
+	}
+	p.h = asyncProducers.Put(p)
+	p.prod = C.gda_async_producer_acquire(C.int32_t(p.r.DeviceType()), md, C.uintptr_t(p.h))
+	if p.prod == nil {
+		asyncProducers.Delete(p.h)
+		C.gda_async_free(unsafe.Pointer(md))
+		return errOutOfMemory("an ArrowAsyncProducer")
+	}
+	// the handler is the consumer's memory: its producer member may hold anything
+	storeCPointer(unsafe.Pointer(&p.handler.producer), unsafe.Pointer(p.prod))
 	return nil
 }
 
+// finish is the handler's release: the last call on it. The producer
+// struct retires once no task is left to extract (see async.c).
+func (p *asyncProducer) finish() {
+	C.gda_async_call_release(p.handler)
+	p.mu.Lock()
+	p.released = true
+	retire := p.outstanding == 0 && p.prod != nil
+	p.mu.Unlock()
+	if retire {
+		p.retire()
+	}
+	_ = p.r.Close()
+}
+
+// taskDone records an extracted task; the last one after release retires
+// the producer struct.
+func (p *asyncProducer) taskDone() {
+	p.mu.Lock()
+	p.outstanding--
+	retire := p.released && p.outstanding == 0
+	p.mu.Unlock()
+	if retire {
+		p.retire()
+	}
+}
+
+// retire runs once: after it, calls through the struct do nothing.
+func (p *asyncProducer) retire() {
+	asyncProducers.Delete(p.h)
+	C.gda_async_producer_retire(p.prod)
+}
+
 func (p *asyncProducer) drive() {
-	id := nextProducerID.Add(1)
-	producers.Store(id, p)
-	prod := C.gda_async_producer_new(C.int32_t(p.r.DeviceType()), metadataCString(p.opts.AdditionalMetadata), C.uintptr_t(id))
-	// the handler is the consumer's memory: its producer member may hold anything
-	storeCPointer(unsafe.Pointer(&p.handler.producer), unsafe.Pointer(prod))
-	defer func() {
-		// release is the last call; the producer struct outlives it, and
-		// request/cancel turn into no-ops before the handle goes
-		C.gda_async_call_release(p.handler)
-		C.gda_async_producer_free(prod)
-		producers.Delete(id)
-		_ = p.r.Close()
-	}()
+	defer p.finish()
 	onError := func(err error) {
 		msg := C.CString(err.Error())
 		defer C.free(unsafe.Pointer(msg))
 		C.gda_async_call_on_error(p.handler, C.int(errnoOf(err)), msg, nil)
 	}
-	schema := (*C.struct_ArrowSchema)(C.calloc(1, C.sizeof_struct_ArrowSchema))
-	defer C.free(unsafe.Pointer(schema))
+	if err := p.start(); err != nil {
+		onError(err)
+		return
+	}
+	schema := (*C.struct_ArrowSchema)(C.gda_async_calloc(C.sizeof_struct_ArrowSchema))
+	if schema == nil {
+		onError(errOutOfMemory("an ArrowSchema"))
+		return
+	}
+	defer C.gda_async_free(unsafe.Pointer(schema))
 	if err := ExportSchema(p.r.Schema(), schema); err != nil {
 		onError(err)
 		return
@@ -179,7 +255,12 @@ func (p *asyncProducer) drive() {
 			onError(errorf(ErrInvalid, "array %d is on %s but the stream is on %s", k, a.Device(), p.r.DeviceType()))
 			return
 		}
-		task := newAsyncTask(a)
+		task, err := p.newTask(a)
+		if err != nil {
+			a.Release()
+			onError(err)
+			return
+		}
 		var md *C.char
 		if p.opts.TaskMetadata != nil {
 			md = metadataCString(p.opts.TaskMetadata(k))
@@ -195,12 +276,20 @@ func (p *asyncProducer) drive() {
 
 // request and cancel come from the consumer, on any thread.
 
+func producerOf(h C.uintptr_t) (*asyncProducer, bool) {
+	v, ok := asyncProducers.Get(handle.Handle(h))
+	if !ok {
+		return nil, false
+	}
+	return v.(*asyncProducer), true
+}
+
 //export godevarrowAsyncRequest
 func godevarrowAsyncRequest(h C.uintptr_t, n C.int64_t) {
 	defer recoverInto(func(error) {})
-	p := producerOf(h)
-	if p == nil {
-		return // released: request is a no-op
+	p, ok := producerOf(h)
+	if !ok {
+		return // retired: request is a no-op
 	}
 	p.mu.Lock()
 	if !p.cancelled {
@@ -222,9 +311,9 @@ func godevarrowAsyncRequest(h C.uintptr_t, n C.int64_t) {
 //export godevarrowAsyncCancel
 func godevarrowAsyncCancel(h C.uintptr_t) {
 	defer recoverInto(func(error) {})
-	p := producerOf(h)
-	if p == nil {
-		return // released: cancel is a no-op
+	p, ok := producerOf(h)
+	if !ok {
+		return // retired: cancel is a no-op
 	}
 	p.mu.Lock()
 	p.cancelled = true
@@ -237,18 +326,26 @@ func godevarrowAsyncCancel(h C.uintptr_t) {
 type asyncTask struct {
 	mu        sync.Mutex
 	a         *Array
-	h         cgo.Handle
+	producer  *asyncProducer
 	c         *C.struct_ArrowAsyncTask
 	extracted bool
-	orphan    bool // on_next_task failed: nobody will extract it
 }
 
-func newAsyncTask(a *Array) *asyncTask {
-	t := &asyncTask{a: a}
-	t.h = cgo.NewHandle(t)
-	t.c = C.gda_async_task_new(C.uintptr_t(t.h))
+// newTask wraps a for on_next_task; the producer struct stays in service
+// until the task is extracted.
+func (p *asyncProducer) newTask(a *Array) (*asyncTask, error) {
+	t := &asyncTask{a: a, producer: p}
+	h := asyncTasks.Put(t)
+	t.c = C.gda_async_task_new(C.uintptr_t(h))
+	if t.c == nil {
+		asyncTasks.Delete(h)
+		return nil, errOutOfMemory("an ArrowAsyncTask")
+	}
+	p.mu.Lock()
+	p.outstanding++
+	p.mu.Unlock()
 	liveAsyncTasks.Add(1)
-	return t
+	return t, nil
 }
 
 // handedOver is called after on_next_task: when the consumer refused the
@@ -268,19 +365,20 @@ func (t *asyncTask) handedOver(accepted bool) {
 //export godevarrowAsyncExtract
 func godevarrowAsyncExtract(h C.uintptr_t, out *C.struct_ArrowDeviceArray) (rc C.int) {
 	defer recoverInto(func(error) { rc = C.int(syscall.EIO) })
-	t := cgo.Handle(h).Value().(*asyncTask)
+	v, ok := asyncTasks.Delete(handle.Handle(h))
+	if !ok {
+		return C.int(syscall.EINVAL) // extracted already, or no task of ours
+	}
+	t := v.(*asyncTask)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.extracted {
-		return C.int(syscall.EINVAL)
-	}
 	t.extracted = true
 	defer func() {
 		t.a.Release()
 		t.a = nil
-		t.h.Delete()
-		C.free(unsafe.Pointer(t.c))
+		C.gda_async_task_free(t.c)
 		liveAsyncTasks.Add(-1)
+		t.producer.taskDone()
 	}()
 	if out == nil {
 		return 0
@@ -323,13 +421,18 @@ type asyncItem struct {
 
 // NewAsyncReader returns a reader and the C handler to give to a producer.
 // queue (at least 1) bounds how many arrays are requested ahead. The handler
-// is freed by its release callback.
-func NewAsyncReader(queue int) (*AsyncReader, *CArrowAsyncDeviceStreamHandler) {
+// is freed by its release callback. The only error is ENOMEM.
+func NewAsyncReader(queue int) (*AsyncReader, *CArrowAsyncDeviceStreamHandler, error) {
 	queue = max(queue, 1)
 	r := &AsyncReader{queue: queue, items: make(chan asyncItem, queue+2), ready: make(chan struct{})}
-	h := cgo.NewHandle(r)
+	h := asyncReaders.Put(r)
+	c := C.gda_async_handler_new(C.uintptr_t(h))
+	if c == nil {
+		asyncReaders.Delete(h)
+		return nil, nil, errOutOfMemory("an ArrowAsyncDeviceStreamHandler")
+	}
 	liveAsyncHandlers.Add(1)
-	return r, C.gda_async_handler_new(C.uintptr_t(h))
+	return r, c, nil
 }
 
 func (r *AsyncReader) markReady(err error) {
@@ -451,12 +554,21 @@ func rawMetadata(p *C.char) string {
 	return string(EncodeMetadata(md))
 }
 
-func readerOf(h C.uintptr_t) *AsyncReader { return cgo.Handle(h).Value().(*AsyncReader) }
+func readerOf(h C.uintptr_t) (*AsyncReader, bool) {
+	v, ok := asyncReaders.Get(handle.Handle(h))
+	if !ok {
+		return nil, false
+	}
+	return v.(*AsyncReader), true
+}
 
 //export godevarrowAsyncOnSchema
 func godevarrowAsyncOnSchema(h C.uintptr_t, prod *C.struct_ArrowAsyncProducer, s *C.struct_ArrowSchema) (rc C.int) {
 	defer recoverInto(func(error) { rc = C.int(syscall.EIO) })
-	r := readerOf(h)
+	r, ok := readerOf(h)
+	if !ok {
+		return C.int(syscall.EINVAL) // the handler was released
+	}
 	schema, err := ImportSchema((*CArrowSchema)(unsafe.Pointer(s)))
 	if err == nil && prod == nil {
 		err = errorf(ErrInvalid, "on_schema was called before the producer populated handler->producer")
@@ -507,7 +619,10 @@ func (r *AsyncReader) push(it asyncItem) bool {
 //export godevarrowAsyncOnNextTask
 func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.char) (rc C.int) {
 	defer recoverInto(func(error) { rc = C.int(syscall.EIO) })
-	r := readerOf(h)
+	r, ok := readerOf(h)
+	if !ok {
+		return C.int(syscall.EINVAL) // the handler was released
+	}
 	if t == nil {
 		r.end()
 		r.push(asyncItem{err: io.EOF})
@@ -521,8 +636,14 @@ func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.
 		C.gda_async_call_extract(t, nil) // clean up, as the spec asks
 		return C.int(syscall.ECANCELED)
 	}
-	out := (*C.struct_ArrowDeviceArray)(C.calloc(1, C.sizeof_struct_ArrowDeviceArray))
-	defer C.free(unsafe.Pointer(out))
+	out := (*C.struct_ArrowDeviceArray)(C.gda_async_calloc(C.sizeof_struct_ArrowDeviceArray))
+	if out == nil {
+		C.gda_async_call_extract(t, nil) // the task is still cleaned up
+		err := errOutOfMemory("an ArrowDeviceArray")
+		r.push(asyncItem{err: err})
+		return C.int(syscall.ENOMEM)
+	}
+	defer C.gda_async_free(unsafe.Pointer(out))
 	if code := C.gda_async_call_extract(t, out); code != 0 {
 		return 0 // the producer follows with on_error
 	}
@@ -545,7 +666,10 @@ func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.
 //export godevarrowAsyncOnError
 func godevarrowAsyncOnError(h C.uintptr_t, code C.int, msg, md *C.char) {
 	defer recoverInto(func(error) {})
-	r := readerOf(h)
+	r, ok := readerOf(h)
+	if !ok {
+		return // the handler was released
+	}
 	text := "the async producer failed"
 	if msg != nil {
 		text = C.GoString(msg)
@@ -559,15 +683,17 @@ func godevarrowAsyncOnError(h C.uintptr_t, code C.int, msg, md *C.char) {
 //export godevarrowAsyncRelease
 func godevarrowAsyncRelease(h C.uintptr_t) {
 	defer recoverInto(func(error) {})
-	handle := cgo.Handle(h)
-	r := handle.Value().(*AsyncReader)
+	v, ok := asyncReaders.Delete(handle.Handle(h))
+	if !ok {
+		return // released twice
+	}
+	r := v.(*AsyncReader)
 	r.mu.Lock()
 	r.released = true
 	r.producer = nil
 	r.mu.Unlock()
 	r.markReady(errorf(ErrInvalid, "the async producer released the handler without sending a schema"))
 	r.push(asyncItem{err: &StreamError{Errno: syscall.EPIPE, Msg: "the async producer ended the stream without an end marker"}})
-	handle.Delete()
 	liveAsyncHandlers.Add(-1)
 }
 

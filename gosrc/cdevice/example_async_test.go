@@ -32,7 +32,7 @@ func ExampleExportAsyncDeviceStream() {
 		a.Release()
 	}
 
-	reader, handler := cdevice.NewAsyncReader(2) // at most 2 arrays requested ahead
+	reader, handler, _ := cdevice.NewAsyncReader(2) // at most 2 arrays requested ahead
 	_ = cdevice.ExportAsyncDeviceStream(source, handler, cdevice.AsyncExportOptions{
 		AdditionalMetadata: map[string]string{"batches": "3"},
 	})

@@ -12,15 +12,30 @@ var ErrInternal = fmt.Errorf("internal error")
 
 var panicCount atomic.Int64
 
-// Panics returns how many panics the package's C callbacks have recovered.
-// A caller such as the Python extension refuses further work once it is non-zero.
+// Panics returns how many panics the C callbacks of this package and of its
+// siblings (dlpack) have recovered. A caller such as the Python extension
+// refuses further work once it is non-zero.
 func Panics() int64 { return panicCount.Load() }
 
-// recoverInto, deferred in every function C can call, turns a panic into an
-// error handed to report, so that no panic crosses into C.
+// recoverInto, deferred first in every function C can call (before any
+// handle lookup), turns a panic into an error handed to report, so that no
+// panic crosses into C.
 func recoverInto(report func(error)) {
 	if v := recover(); v != nil {
-		panicCount.Add(1)
-		report(&Error{Kind: ErrInternal, Msg: fmt.Sprintf("godevarrow internal error (panic: %v)\n%s", v, debug.Stack())})
+		report(recovered(v))
 	}
+}
+
+// RecoverInto is recoverInto for the //export functions of other gosrc
+// packages: their panics count in Panics too. Defer it directly (recover
+// only works in the deferred function itself).
+func RecoverInto(report func(error)) {
+	if v := recover(); v != nil {
+		report(recovered(v))
+	}
+}
+
+func recovered(v any) error {
+	panicCount.Add(1)
+	return &Error{Kind: ErrInternal, Msg: fmt.Sprintf("godevarrow internal error (panic: %v)\n%s", v, debug.Stack())}
 }

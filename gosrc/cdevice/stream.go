@@ -9,12 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/cgo"
 	"sync"
 	"syscall"
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/handle"
 )
 
 // ArrayReader is a stream of arrays sharing one schema and one device type.
@@ -392,6 +392,10 @@ type exportedStream struct {
 	lastErr *C.char
 }
 
+// exportedStreams holds the state of every exported stream until its
+// release; a callback through a released stream's handle finds nothing.
+var exportedStreams handle.Table
+
 // ExportArrayStream exports r as an ArrowArrayStream (CPU arrays only). The
 // stream owns r: its release (from any thread) closes r. A StreamReader of an
 // ArrowArrayStream that was never read is not wrapped: out receives the
@@ -406,9 +410,9 @@ func ExportArrayStream(r ArrayReader, out *CArrowArrayStream) error {
 	if sr, ok := r.(*StreamReader); ok && sr.handOver(out, nil) {
 		return nil
 	}
-	h := cgo.NewHandle(&exportedStream{reader: r})
+	h := exportedStreams.Put(&exportedStream{reader: r})
 	if C.gda_stream_init(out, C.uintptr_t(h)) != 0 {
-		h.Delete()
+		exportedStreams.Delete(h)
 		return errorf(ErrInvalid, "out of memory exporting a stream")
 	}
 	liveStreamExports.Add(1)
@@ -425,15 +429,27 @@ func ExportDeviceArrayStream(r ArrayReader, out *CArrowDeviceArrayStream) error 
 	if sr, ok := r.(*StreamReader); ok && sr.handOver(nil, out) {
 		return nil
 	}
-	h := cgo.NewHandle(&exportedStream{reader: r, device: true})
+	h := exportedStreams.Put(&exportedStream{reader: r, device: true})
 	if C.gda_device_stream_init(out, C.uintptr_t(h), C.ArrowDeviceType(r.DeviceType())) != 0 {
-		h.Delete()
+		exportedStreams.Delete(h)
 		return errorf(ErrInvalid, "out of memory exporting a stream")
 	}
 	liveStreamExports.Add(1)
 	return nil
 }
 
+// errReleasedStream answers a callback through a released stream's handle.
+var errReleasedStream = errorf(ErrInvalid, "the stream was released")
+
+func exportedStreamOf(h C.uintptr_t) (*exportedStream, bool) {
+	v, ok := exportedStreams.Get(handle.Handle(h))
+	if !ok {
+		return nil, false
+	}
+	return v.(*exportedStream), true
+}
+
+// fail records err for get_last_error and returns its code; s.mu is held.
 func (s *exportedStream) fail(err error) C.int {
 	if s.lastErr != nil {
 		C.free(unsafe.Pointer(s.lastErr))
@@ -442,12 +458,27 @@ func (s *exportedStream) fail(err error) C.int {
 	return C.int(errnoOf(err))
 }
 
-//export godevarrowStreamGetSchema
-func godevarrowStreamGetSchema(h C.uintptr_t, out *C.struct_ArrowSchema) (rc C.int) {
-	s := cgo.Handle(h).Value().(*exportedStream)
+// failRecovered is fail for a recovered panic: the deferred unlock has
+// already run, and the panic may have come before s was known.
+func (s *exportedStream) failRecovered(err error) C.int {
+	if s == nil {
+		return C.int(errnoOf(err))
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	defer recoverInto(func(err error) { rc = s.fail(err) })
+	return s.fail(err)
+}
+
+//export godevarrowStreamGetSchema
+func godevarrowStreamGetSchema(h C.uintptr_t, out *C.struct_ArrowSchema) (rc C.int) {
+	var s *exportedStream
+	defer recoverInto(func(err error) { rc = s.failRecovered(err) })
+	s, ok := exportedStreamOf(h)
+	if !ok {
+		return C.int(errnoOf(errReleasedStream))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err := ExportSchema(s.reader.Schema(), out); err != nil {
 		return s.fail(err)
 	}
@@ -456,10 +487,14 @@ func godevarrowStreamGetSchema(h C.uintptr_t, out *C.struct_ArrowSchema) (rc C.i
 
 //export godevarrowStreamGetNext
 func godevarrowStreamGetNext(h C.uintptr_t, out *C.struct_ArrowArray, outDev *C.struct_ArrowDeviceArray) (rc C.int) {
-	s := cgo.Handle(h).Value().(*exportedStream)
+	var s *exportedStream
+	defer recoverInto(func(err error) { rc = s.failRecovered(err) })
+	s, ok := exportedStreamOf(h)
+	if !ok {
+		return C.int(errnoOf(errReleasedStream))
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	defer recoverInto(func(err error) { rc = s.fail(err) })
 	a, err := s.reader.Next()
 	if errors.Is(err, io.EOF) {
 		if outDev != nil {
@@ -488,8 +523,12 @@ func godevarrowStreamGetNext(h C.uintptr_t, out *C.struct_ArrowArray, outDev *C.
 }
 
 //export godevarrowStreamGetLastError
-func godevarrowStreamGetLastError(h C.uintptr_t) *C.char {
-	s := cgo.Handle(h).Value().(*exportedStream)
+func godevarrowStreamGetLastError(h C.uintptr_t) (msg *C.char) {
+	defer recoverInto(func(error) { msg = nil })
+	s, ok := exportedStreamOf(h)
+	if !ok {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lastErr
@@ -497,16 +536,18 @@ func godevarrowStreamGetLastError(h C.uintptr_t) *C.char {
 
 //export godevarrowStreamRelease
 func godevarrowStreamRelease(h C.uintptr_t) {
-	handle := cgo.Handle(h)
-	s := handle.Value().(*exportedStream)
-	handle.Delete()
+	defer recoverInto(func(error) {})
+	v, ok := exportedStreams.Delete(handle.Handle(h))
+	if !ok {
+		return // released twice: the first release did everything
+	}
+	s := v.(*exportedStream)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	defer recoverInto(func(error) {})
+	liveStreamExports.Add(-1)
 	s.reader.Close()
 	if s.lastErr != nil {
 		C.free(unsafe.Pointer(s.lastErr))
 		s.lastErr = nil
 	}
-	liveStreamExports.Add(-1)
 }

@@ -48,7 +48,6 @@ static void gda_call_legacy_deleter(DLManagedTensor* t) { if (t->deleter) t->del
 import "C"
 
 import (
-	"runtime/cgo"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -57,6 +56,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/handle"
 )
 
 // Version is the DLPack version this package produces.
@@ -180,10 +180,10 @@ func Export(a *cdevice.Array, opts ExportOptions) (unsafe.Pointer, error) {
 			return nil, err
 		}
 	}
-	handle := cgo.NewHandle(a)
-	e := C.gda_dlpack_new(C.uintptr_t(handle))
+	h := exports.Put(a)
+	e := C.gda_dlpack_new(C.uintptr_t(h))
 	if e == nil {
-		handle.Delete()
+		exports.Delete(h)
 		return nil, errorf(cdevice.ErrInvalid, "out of memory exporting a DLPack tensor")
 	}
 	a.Retain()
@@ -216,12 +216,17 @@ func Export(a *cdevice.Array, opts ExportOptions) (unsafe.Pointer, error) {
 	return unsafe.Pointer(&e.legacy), nil
 }
 
+// exports holds the array behind every exported tensor until its deleter.
+var exports handle.Table
+
 //export godevarrowDLPackRelease
 func godevarrowDLPackRelease(h C.uintptr_t) {
-	defer func() { _ = recover() }()
-	handle := cgo.Handle(h)
-	handle.Value().(*cdevice.Array).Release()
-	handle.Delete()
+	defer cdevice.RecoverInto(func(error) {})
+	v, ok := exports.Delete(handle.Handle(h))
+	if !ok {
+		return // a deleter called twice, or a foreign value: nothing of ours to release
+	}
+	v.(*cdevice.Array).Release()
 	liveExports.add(-1)
 }
 

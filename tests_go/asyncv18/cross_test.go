@@ -146,7 +146,10 @@ func TestArrowGoV18ProducerIntoOurConsumer(t *testing.T) {
 		b.Release()
 	}
 	close(recs)
-	reader, h := cdevice.NewAsyncReader(2)
+	reader, h, err := cdevice.NewAsyncReader(2)
+	if err != nil {
+		t.Fatal(err)
+	}
 	errc := make(chan error, 1)
 	go func() {
 		errc <- cdata.ExportAsyncRecordBatchStream(sch, recs, (*cdata.CArrowAsyncDeviceStreamHandler)(unsafe.Pointer(h)))

@@ -190,3 +190,9 @@ done:
   pthread_mutex_destroy(&st.mu);
   pthread_cond_destroy(&st.cond);
 }
+
+void ca_consumer_late_calls(ca_consumer* c) {
+  struct ArrowAsyncProducer* p = c->handler.producer;
+  p->request(p, 1);
+  p->cancel(p);
+}

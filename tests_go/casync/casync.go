@@ -89,3 +89,7 @@ func RunProducer(h *cdevice.CArrowAsyncDeviceStreamHandler, n, failAt int) Produ
 	C.ca_producer_run(p, (*C.struct_ArrowAsyncDeviceStreamHandler)(unsafe.Pointer(h)))
 	return ProducerResult{Requests: int(p.requests_seen), Cancels: int(p.cancels_seen)}
 }
+
+// LateCalls calls request(1) and cancel through the producer struct the
+// consumer was given, whatever happened to the stream since.
+func (c *Consumer) LateCalls() { C.ca_consumer_late_calls(c.c) }

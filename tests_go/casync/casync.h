@@ -35,3 +35,6 @@ typedef struct {
   struct ArrowAsyncProducer producer;
 } ca_producer;
 void ca_producer_run(ca_producer* p, struct ArrowAsyncDeviceStreamHandler* h);
+// request(1) then cancel through the producer the consumer was given, as a
+// consumer that calls them after release (Arrow Go v18's) does.
+void ca_consumer_late_calls(ca_consumer* c);
