@@ -7,7 +7,6 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 export GOFLAGS := -buildvcs=false
 PYINC   = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-SHARED ?= ../shared
 FAKECUDA := $(CURDIR)/tests_go/fakecuda/libfakecuda.so
 # The test suites run the CUDA paths against the strict fake driver.
 TEST_ENV := GODEVARROW_LIBCUDA=$(FAKECUDA) FAKECUDA_DEVICES=2

@@ -413,8 +413,8 @@ def render(header: list[str], table: list[list[str]], machine: str, argv: Option
         "are ties by construction: godevarrow and nanoarrow hand pyarrow's stream over unchanged, so each",
         "batch costs pyarrow's export and the consumer's import whoever passes it on; their ratio is the",
         "machine's noise, and against the fastest of three equal peers it reads above 1 more often than not.",
-        "Why godevarrow costs what it costs, and what was done about it: `docs/design.md`,",
-        '"The fixed cost of an exchange".',
+        "Why godevarrow costs what it costs, and what was done about it: `docs/performance.md`;",
+        'the fast paths themselves: `docs/design.md`, "The fixed cost of an exchange".',
         "",
     ]
     lines += markdown_table(header, table)

@@ -200,19 +200,11 @@ func TestAsyncConsumerFromACProducer(t *testing.T) {
 	done := make(chan casync.ProducerResult)
 	go func() { done <- casync.RunProducer(h, 7, -1) }()
 	var got []int64
-	for {
-		a, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachArray(t, r.Next, func(_ int, a *cdevice.Array) {
 		arr, _ := a.ToArrow()
 		got = append(got, arr.(*array.Int64).Value(0))
 		arr.Release()
-		a.Release()
-	}
+	})
 	res := <-done
 	if len(got) != 7 || got[6] != 6 {
 		t.Fatalf("got %v", got)
@@ -340,30 +332,16 @@ func TestAsyncStreamOfCUDAArraysKeepsDevicesAndEvents(t *testing.T) {
 	if reader.DeviceType() != device.CUDA {
 		t.Fatalf("producer device type %s", reader.DeviceType())
 	}
-	for i := 0; ; i++ {
-		a, err := reader.Next()
-		if errors.Is(err, io.EOF) {
-			if i != 3 {
-				t.Fatalf("%d arrays", i)
-			}
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	n := eachArray(t, reader.Next, func(i int, a *cdevice.Array) {
 		if a.Device() != cuda1 || a.SyncEvent() == nil {
 			t.Errorf("array %d on %s with event %v", i, a.Device(), a.SyncEvent())
 		}
-		back := mustCopy(t, a, device.Host)
-		want, _ := host.ToArrow()
-		got, _ := back.ToArrow()
-		if !array.Equal(want, got) {
+		if !sameOnHost(t, host, a) {
 			t.Errorf("array %d differs", i)
 		}
-		want.Release()
-		got.Release()
-		back.Release()
-		a.Release()
+	})
+	if n != 3 {
+		t.Fatalf("%d arrays", n)
 	}
 	reader.Close()
 	waitAsyncIdle(t)

@@ -334,20 +334,12 @@ func TestCStreamIntoGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sums []int64
-	for {
-		a, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachArray(t, r.Next, func(_ int, a *cdevice.Array) {
 		arr, _ := a.ToArrow()
 		v := arr.(*array.Int32)
 		sums = append(sums, int64(v.Value(0)+v.Value(1)))
 		arr.Release()
-		a.Release()
-	}
+	})
 	if len(sums) != 3 || sums[0] != 1 || sums[2] != 5 {
 		t.Errorf("batches %v", sums)
 	}

@@ -2,7 +2,6 @@ package tests_go
 
 import (
 	"errors"
-	"io"
 	"strings"
 	"testing"
 	"unsafe"
@@ -48,6 +47,19 @@ func mustCopy(t *testing.T, a *cdevice.Array, dst device.Device) *cdevice.Array 
 		t.Fatalf("a CUDA copy carries no sync event")
 	}
 	return c
+}
+
+// sameOnHost copies a (on any device) to the host and says whether its data
+// equals want's (a host array).
+func sameOnHost(t *testing.T, want, a *cdevice.Array) bool {
+	t.Helper()
+	onHost := mustCopy(t, a, device.Host)
+	defer onHost.Release()
+	w, _ := want.ToArrow()
+	defer w.Release()
+	got, _ := onHost.ToArrow()
+	defer got.Release()
+	return array.Equal(w, got)
 }
 
 // TestCUDACorpusAcrossDevices sends every corpus file (and slices of it)
@@ -149,15 +161,9 @@ func TestCUDAExportCarriesDeviceEventAndZeroedReserved(t *testing.T) {
 		if v.array[8] != 0 { // release member
 			t.Error("the import must move the struct (release set to NULL)")
 		}
-		onHost := mustCopy(t, back, device.Host)
-		want, _ := host.ToArrow()
-		got, _ := onHost.ToArrow()
-		if !array.Equal(want, got) {
+		if !sameOnHost(t, host, back) {
 			t.Errorf("data differs after export/import on %s", dev)
 		}
-		want.Release()
-		got.Release()
-		onHost.Release()
 		back.Release()
 		cb.Free(s)
 		cb.Free(d)
@@ -273,21 +279,11 @@ func TestCUDADeviceStreamKeepsDevices(t *testing.T) {
 	if in.DeviceType() != device.CUDA {
 		t.Fatalf("stream device type %s", in.DeviceType())
 	}
-	n := 0
-	for {
-		a, err := in.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	n := eachArray(t, in.Next, func(i int, a *cdevice.Array) {
 		if a.Device() != cuda1 || a.SyncEvent() == nil {
-			t.Errorf("chunk %d on %s (event %v)", n, a.Device(), a.SyncEvent())
+			t.Errorf("chunk %d on %s (event %v)", i, a.Device(), a.SyncEvent())
 		}
-		a.Release()
-		n++
-	}
+	})
 	if n != 3 {
 		t.Fatalf("%d chunks", n)
 	}

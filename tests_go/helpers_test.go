@@ -68,6 +68,24 @@ func forEachCorpusView(t *testing.T, start func(*testing.T), slices func(arrow.R
 	}
 }
 
+// eachArray reads arrays with next until io.EOF, fails the test on any
+// other error, and calls f with each array and its index; it releases the
+// array after f. It returns how many arrays it read.
+func eachArray(t *testing.T, next func() (*cdevice.Array, error), f func(i int, a *cdevice.Array)) int {
+	t.Helper()
+	for i := 0; ; i++ {
+		a, err := next()
+		if errors.Is(err, io.EOF) {
+			return i
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(i, a)
+		a.Release()
+	}
+}
+
 // cudaListReader is a reader of n copies of host on cuda:1.
 func cudaListReader(t *testing.T, host *cdevice.Array, n int) *cdevice.ListReader {
 	t.Helper()

@@ -12,6 +12,7 @@ import pathlib
 import subprocess
 import sys
 import textwrap
+import threading
 
 import godevarrow as gda
 import pyarrow as pa
@@ -108,10 +109,38 @@ def leak_check(request):
     assert after[1] == before[1], f"pyarrow bytes leaked: before {before[1]}, after {after[1]}"
 
 
+@pytest.fixture
+def device_leak_check(leak_check):
+    """leak_check, and the fake CUDA driver's live allocations, events and
+    streams return to their baselines too."""
+    import fakecuda
+
+    gc.collect()
+    before = fakecuda.live()
+    yield
+    gc.collect()
+    assert fakecuda.live() == before, "device allocations, events or streams leaked"
+
+
+def values_address(arr: pa.Array) -> int:
+    """The address of a pyarrow array's values buffer (buffer 1): equal addresses mean no copy."""
+    return arr.buffers()[1].address
+
+
 def live(key: str) -> int:
     """One counter of ``gda.debug_live_objects()`` after a full collection."""
     gc.collect()
     return gda.debug_live_objects()[key]
+
+
+def run_in_threads(target, args: list[tuple]) -> None:
+    """Runs ``target(*a)`` for each ``a`` in ``args``, each on a thread of its
+    own, all at once, and waits for every one of them."""
+    threads = [threading.Thread(target=target, args=a) for a in args]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def run_python(code: str, *, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -182,6 +211,21 @@ class Capsules:
         return self.schema, self.array
 
     def __arrow_c_stream__(self, requested_schema=None):
+        return self.stream
+
+
+class DeviceCapsules:
+    """Hands out the given capsules from the device protocol methods:
+    ``array`` is a (schema, device array) capsule pair, ``stream`` a device
+    stream capsule."""
+
+    def __init__(self, array=None, stream=None):
+        self.array, self.stream = array, stream
+
+    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
+        return self.array
+
+    def __arrow_c_device_stream__(self, requested_schema=None, **kwargs):
         return self.stream
 
 

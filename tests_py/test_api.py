@@ -1,4 +1,4 @@
-"""The public Python API of ../shared/design/API.md: Array, RecordBatch, ArrayStream, constructors."""
+"""The public Python API (docs/api.md): Array, RecordBatch, ArrayStream, constructors."""
 
 from __future__ import annotations
 
@@ -8,12 +8,7 @@ import re
 import godevarrow as gda
 import pyarrow as pa
 import pytest
-from conftest import ArrayOnly, DeviceArrayOnly, DeviceStreamOnly, Spy, StreamOnly, live
-
-
-def values_address(arr: pa.Array) -> int:
-    return arr.buffers()[1].address
-
+from conftest import ArrayOnly, DeviceArrayOnly, DeviceStreamOnly, Spy, StreamOnly, live, values_address
 
 # ----------------------------------------------------------------- package
 
@@ -21,6 +16,7 @@ def values_address(arr: pa.Array) -> int:
 def test_version_is_a_version_string():
     assert isinstance(gda.__version__, str)
     assert re.match(r"^\d+\.\d+", gda.__version__), gda.__version__
+    assert gda.__version__.count(".") >= 2, gda.__version__  # major.minor.patch
 
 
 def test_public_names_exist():
@@ -86,6 +82,7 @@ def test_array_properties(leak_check):
     assert isinstance(g.schema, gda.Schema)
     assert g.schema.format == "i"
     assert g.schema == gda.schema(pa.int32())
+    assert "int32" in repr(g)
 
 
 def test_array_of_a_pyarrow_slice_keeps_offset(leak_check):
@@ -115,6 +112,11 @@ def test_array_slice_is_zero_copy(offset, length, expected, leak_check):
     assert len(g) == 5  # the original is untouched
 
 
+def test_module_level_slice(leak_check):
+    g = gda.array(pa.array([1, None, 3, None, 5], pa.int32()))
+    assert gda.slice(g, 4).to_pyarrow().to_pylist() == [5]
+
+
 def test_slice_of_a_slice(leak_check):
     g = gda.array(pa.array(list(range(10))))
     s = g.slice(2, 6).slice(1, 3)
@@ -128,8 +130,8 @@ def test_slice_of_a_slice(leak_check):
     ids=["past-the-end", "offset-past-end", "offset-and-length-past-end"],
 )
 def test_slice_out_of_bounds_raises_or_clamps(offset, length, clamped, leak_check):
-    """API.md leaves it open whether an out-of-range slice raises or clamps like
-    pyarrow's; it must not read past the end."""
+    """Whether a slice reaching past the end raises or clamps (as pyarrow's
+    does) is not part of the API's contract; it must not read past the end."""
     g = gda.array(pa.array([1, 2, 3]))
     try:
         s = g.slice(offset, length)
@@ -138,6 +140,12 @@ def test_slice_out_of_bounds_raises_or_clamps(offset, length, clamped, leak_chec
     assert len(s) == len(clamped)
     assert pa.array(s).to_pylist() == clamped
     s.validate(full=True)
+
+
+def test_slice_past_the_end_raises_out_of_bounds(leak_check):
+    g = gda.array(pa.array([1, None, 3, None, 5], pa.int32()))
+    with pytest.raises(ValueError, match="out of bounds"):
+        g.slice(3, 10)
 
 
 def test_negative_slice_offset_raises(leak_check):
@@ -152,6 +160,7 @@ def test_validate_passes_on_valid_data(leak_check):
     assert g.validate(full=True) is None
     assert g.validate(full=False) is None
     assert gda.validate(g) is None
+    assert gda.validate(g, full=False) is None
 
 
 def test_to_pyarrow_of_an_array(leak_check):
@@ -192,6 +201,7 @@ def test_struct_array_stays_an_array(leak_check):
     assert isinstance(g, gda.Array)
     assert g.schema.format == "+s"
     assert pa.array(g).equals(struct)
+    assert type(gda.array(pa.record_batch({"a": [1, 2]}))) is gda.Array  # gda.array of a batch too
 
 
 # ------------------------------------------------------------ constructors
@@ -274,6 +284,8 @@ def test_record_batch_columns(leak_check):
         assert pa.array(by_index).equals(batch.column(i))
         assert pa.array(by_name).equals(batch.column(i))
         assert by_index.schema.name == name
+    assert pa.array(g.column(-1)).equals(batch.column(2))  # negative indices count from the end
+    assert [c.schema.name for c in g.columns] == batch.schema.names
     assert [pa.array(c).to_pylist() for c in g.columns] == [c.to_pylist() for c in batch.columns]
     # zero-copy: a column is the batch's buffer
     assert values_address(pa.array(g.column("a"))) == values_address(batch.column(0))
@@ -289,6 +301,7 @@ def test_record_batch_to_pyarrow(leak_check):
     assert isinstance(got, pa.RecordBatch)
     assert got.equals(batch)
     assert got.schema.equals(batch.schema, check_metadata=True)
+    assert gda.to_pyarrow(gda.record_batch(batch)).equals(batch)  # the module-level function
 
 
 @pytest.mark.parametrize("offset,length", [(0, 3), (1, 2), (1, 0), (0, 0), (3, 0), (2, 1)], ids=lambda v: str(v))
@@ -390,6 +403,8 @@ def test_stream_of_a_record_batch_is_one_chunk(leak_check):
     chunks = list(s)
     assert len(chunks) == 1 and isinstance(chunks[0], gda.RecordBatch)
     assert chunks[0].to_pyarrow().equals(batch)
+    # pyarrow reads a RecordBatch's own __arrow_c_stream__ as a one-batch stream
+    assert pa.RecordBatchReader.from_stream(gda.record_batch(batch)).read_all().equals(pa.Table.from_batches([batch]))
 
 
 def test_stream_of_a_stream_is_itself(leak_check):
@@ -411,3 +426,5 @@ def test_stream_to_pyarrow_reader(leak_check):
     got = pa.RecordBatchReader.from_stream(gda.stream(reader)).read_all()
     assert got.equals(pa.Table.from_batches(batches))
     assert got.schema.metadata == {b"k": b"v"}
+    reader, _ = three_batch_reader()
+    assert isinstance(gda.to_pyarrow(gda.stream(reader)), pa.RecordBatchReader)

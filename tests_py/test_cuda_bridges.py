@@ -13,17 +13,9 @@ import godevarrow as gda
 import numpy as np
 import pyarrow as pa
 import pytest
+from conftest import DeviceCapsules
 
 pytestmark = pytest.mark.fakecuda
-
-
-@pytest.fixture
-def device_leak_check(leak_check):
-    gc.collect()
-    before = fake.live()
-    yield
-    gc.collect()
-    assert fake.live() == before, "device allocations, events or streams leaked"
 
 
 def cuda_array(values, device="cuda:0") -> gda.Array:
@@ -299,16 +291,8 @@ def test_cuda_host_and_managed_memory_is_read_by_the_host(memory, device_type, v
     assert host.device == gda.Device.cpu() and host.to_pyarrow().equals(values)
     on_gpu = g.to_device("cuda:1")
     assert on_gpu.to_pyarrow().equals(values)
-    again = gda.array(_Exported(g))  # re-exported with its device type
+    again = gda.array(DeviceCapsules(array=g.__arrow_c_device_array__()))  # re-exported with its device type
     assert again.device == g.device and again.to_pyarrow().equals(values)
     del g, host, on_gpu, again
     gc.collect()
     assert producer.releases == 1
-
-
-class _Exported:
-    def __init__(self, g):
-        self.capsules = g.__arrow_c_device_array__()
-
-    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
-        return self.capsules

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gc
 import os
-import pathlib
 import subprocess
 import sys
 
@@ -14,21 +13,10 @@ import godevarrow as gda
 import pyarrow as pa
 import pyarrow.ipc as ipc
 import pytest
-from conftest import corpus_files
+from conftest import DeviceArrayOnly, DeviceCapsules, corpus_params
 
 # conftest skips these when the fake driver is not the one loaded.
 pytestmark = pytest.mark.fakecuda
-
-FILES = corpus_files() or [pathlib.Path("missing")]
-
-
-@pytest.fixture
-def device_leak_check(leak_check):
-    gc.collect()
-    before = fake.live()
-    yield
-    gc.collect()
-    assert fake.live() == before, "device allocations, events or streams leaked"
 
 
 def test_devices_are_visible():
@@ -38,9 +26,9 @@ def test_devices_are_visible():
     assert ok and "fakecuda" in library and "fakecuda device 0" in message
 
 
-@pytest.mark.parametrize("path", FILES, ids=[f.name.removesuffix(".stream") for f in FILES])
-def test_corpus_travels_cpu_cuda0_cuda1_cpu(path, corpus_dir, device_leak_check):
-    with ipc.open_stream(corpus_dir / path.name) as reader:
+@pytest.mark.parametrize("name", corpus_params())
+def test_corpus_travels_cpu_cuda0_cuda1_cpu(name, corpus_dir, device_leak_check):
+    with ipc.open_stream(corpus_dir / name) as reader:
         batches = list(reader)
     for batch in batches:
         views = [batch] + ([batch.slice(1, batch.num_rows - 2)] if batch.num_rows > 2 else [])
@@ -51,7 +39,7 @@ def test_corpus_travels_cpu_cuda0_cuda1_cpu(path, corpus_dir, device_leak_check)
             on1 = on0.to_device("cuda:1")
             assert on1.device == gda.Device.cuda(1)
             # a zero-copy device export re-imported: the importer sizes strings from the device
-            again = gda.record_batch(_DeviceOnly(on1))
+            again = gda.record_batch(DeviceArrayOnly(on1))
             back = again.to_device("cpu")
             assert back.device == gda.Device.cpu()
             got = pa.record_batch(back)
@@ -61,30 +49,14 @@ def test_corpus_travels_cpu_cuda0_cuda1_cpu(path, corpus_dir, device_leak_check)
             del g, on0, on1, again, back, got
 
 
-class _DeviceOnly:
-    def __init__(self, inner):
-        self.inner = inner
-
-    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
-        return self.inner.__arrow_c_device_array__(requested_schema, **kwargs)
-
-
 def test_exported_cuda_array_carries_its_event_and_device(device_leak_check):
     g = gda.array(pa.array([1, 2, 3])).to_device("cuda:1")
     caps = g.__arrow_c_device_array__()
     assert "arrow_device_array" in repr(caps[1])
-    again = gda.array(_Caps(caps))
+    again = gda.array(DeviceCapsules(array=caps))
     assert again.device == gda.Device.cuda(1)
     assert again.null_count == 0
     del g, caps, again
-
-
-class _Caps:
-    def __init__(self, caps):
-        self.caps = caps
-
-    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
-        return self.caps
 
 
 @pytest.mark.parametrize(

@@ -9,12 +9,7 @@ import godevarrow as gda
 import pyarrow as pa
 import pytest
 from cabi import ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowSchema, capsule_name, capsule_pointer, struct_of
-from conftest import Capsules, live, snapshot
-
-
-def values_address(arr) -> int:
-    return arr.buffers()[1].address
-
+from conftest import Capsules, DeviceCapsules, live, snapshot, values_address
 
 # ------------------------------------------------------------ fresh exports
 
@@ -127,8 +122,7 @@ def test_imported_pyarrow_memory_lives_as_long_as_godevarrow_holds_it():
     gc.collect()
     assert pa.total_allocated_bytes() - base >= 800_000  # godevarrow holds pyarrow's buffer
     assert pa.array(g.slice(99_999)).to_pylist() == [99_999]
-    del g
-    gc.collect()
+    del g  # no gc.collect(): the release happens right here, not at the next collection
     assert pa.total_allocated_bytes() == base
 
 
@@ -160,20 +154,12 @@ def test_importing_pyarrow_capsules_moves_them(leak_check):
 
 def test_importing_pyarrow_device_capsules_moves_them(leak_check):
     schema_cap, array_cap = pa.array([1, 2]).__arrow_c_device_array__()
-    g = gda.array(_DeviceCaps(schema_cap, array_cap))
+    g = gda.array(DeviceCapsules(array=(schema_cap, array_cap)))
     assert not struct_of(array_cap, ArrowDeviceArray).array.release
     with pytest.raises(pa.ArrowInvalid, match="(?i)released") as info:
         pa.Array._import_from_c_device_capsule(pa.int64().__arrow_c_schema__(), array_cap)
     del info
     assert pa.array(g).to_pylist() == [1, 2]
-
-
-class _DeviceCaps:
-    def __init__(self, schema, array):
-        self.caps = (schema, array)
-
-    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
-        return self.caps
 
 
 def test_pyarrow_importing_godevarrow_capsules_moves_them(leak_check):
@@ -317,11 +303,12 @@ def test_device_equality_and_hash():
     assert hash(gda.Device.cuda(3)) == hash(gda.Device(gda.DeviceType.CUDA, 3))
     assert len({gda.Device.cuda(0), gda.Device(2, 0), gda.Device.cpu(), gda.Device.cpu(), gda.Device.cuda(1)}) == 3
     assert {gda.Device.cpu(): "x"}[gda.Device(gda.DeviceType.CPU)] == "x"
+    assert gda.Device.cuda(1) == "cuda:1" and gda.Device.cpu() == "cpu"  # a Device equals its string
 
 
 def test_device_is_immutable():
     d = gda.Device.cuda(0)
-    with pytest.raises((AttributeError, TypeError)):
+    with pytest.raises(AttributeError):
         d.device_id = 3
     with pytest.raises((AttributeError, TypeError)):
         d.device_type = gda.DeviceType.CPU
@@ -338,6 +325,8 @@ def test_array_device_and_to_device_on_cpu(leak_check):
     assert g.device == gda.Device.cpu()
     assert g.to_device("cpu") is g
     assert g.to_device(gda.Device.cpu()) is g
+    with pytest.raises(ValueError, match="unknown device"):
+        g.to_device("tpu:0")
 
 
 @pytest.mark.nocuda

@@ -7,6 +7,7 @@ import godevarrow as gda
 import numpy as np
 import pyarrow as pa
 import pytest
+from conftest import values_address
 
 
 def sample_batch() -> pa.RecordBatch:
@@ -25,10 +26,6 @@ def sample_batch() -> pa.RecordBatch:
 def sample_reader(copies: int = 2) -> pa.RecordBatchReader:
     batch = sample_batch()
     return pa.RecordBatchReader.from_batches(batch.schema, [batch] * copies)
-
-
-def values_address(arr) -> int:
-    return arr.buffers()[1].address
 
 
 # ================================================================ nanoarrow
@@ -311,7 +308,7 @@ def test_numpy_from_dlpack_of_godevarrow(dtype, leak_check):
     del out
 
 
-@pytest.mark.parametrize("dtype", ["int32", "float64"])
+@pytest.mark.parametrize("dtype", NUMERIC)
 def test_numpy_from_dlpack_of_a_godevarrow_slice(dtype, leak_check):
     values = np.arange(10).astype(dtype)
     g = gda.array(pa.array(values)).slice(3, 4)
@@ -338,6 +335,18 @@ def test_godevarrow_from_numpy_is_zero_copy_and_keeps_numpy_alive(leak_check):
     back = pa.array(g)
     assert values_address(back) == address
     assert back.to_pylist() == list(range(1000))
+
+
+def test_godevarrow_from_numpy_bool_copies_into_bits(leak_check):
+    g = gda.array(np.array([True, False, True]))
+    assert pa.array(g).to_pylist() == [True, False, True]
+
+
+def test_godevarrow_refuses_strided_and_multidimensional_numpy(leak_check):
+    with pytest.raises(gda.ArrowInvalid, match="strided"):
+        gda.array(np.arange(10)[::2])
+    with pytest.raises(gda.ArrowInvalid, match="1-D"):
+        gda.array(np.zeros((2, 2)))
 
 
 def test_numpy_round_trip_through_godevarrow(leak_check):
@@ -367,6 +376,21 @@ def test_dlpack_refuses_non_numeric_data(leak_check):
     # BufferError from __dlpack__, or TypeError when strings offer no __dlpack__ at all
     with pytest.raises((BufferError, TypeError)):
         np.from_dlpack(gda.array(pa.array(["a", "b"])))
+    with pytest.raises(BufferError, match="integers and floats"):
+        gda.array(pa.array(["a"])).__dlpack__()
+
+
+def test_dlpack_versioned_and_legacy_capsules(leak_check):
+    g = gda.array(pa.array([1, 2, 3]))
+    legacy = g.__dlpack__()
+    versioned = g.__dlpack__(max_version=(1, 0))
+    assert "dltensor" in repr(legacy) and "dltensor_versioned" not in repr(legacy)
+    assert "dltensor_versioned" in repr(versioned)
+    del legacy, versioned  # unconsumed capsules delete their tensors
+    with pytest.raises(ValueError, match="stream"):
+        g.__dlpack__(stream=1)
+    with pytest.raises(BufferError):
+        g.__dlpack__(dl_device=(2, 0))
 
 
 # ================================================================= schemas
@@ -466,7 +490,7 @@ def test_schema_str_is_readable(leak_check):
     s = gda.schema(pa.schema({"alpha": pa.int64(), "beta": pa.list_(pa.float32())}))
     text = str(s)
     assert "alpha" in text and "beta" in text
-    assert "int64" in text
+    assert "alpha: int64" in text
     assert "float" in text
     assert "0x" not in text  # not an object address
     assert repr(s)
@@ -475,4 +499,5 @@ def test_schema_str_is_readable(leak_check):
 def test_schema_of_a_dictionary_type(leak_check):
     s = gda.schema(pa.dictionary(pa.int8(), pa.string()))
     assert s.format == "c"
+    assert s.dictionary is not None and s.dictionary.format == "u"
     assert pa.field(s).type == pa.dictionary(pa.int8(), pa.string())

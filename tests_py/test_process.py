@@ -11,7 +11,7 @@ import time
 import godevarrow as gda
 import pyarrow as pa
 import pytest
-from conftest import run_python
+from conftest import run_in_threads, run_python
 
 
 def test_a_go_panic_becomes_an_exception_and_the_library_then_refuses_work():
@@ -154,35 +154,34 @@ def test_threads_exchange_concurrently(leak_check):
                 g = gda.record_batch(batch)
                 back = pa.record_batch(g)
                 assert back.num_rows == 100
+                assert pa.record_batch(g.slice(10, 5)).column(0).to_pylist() == list(range(10, 15))
                 s = gda.stream(g)
                 assert pa.RecordBatchReader.from_stream(s).read_all().num_rows == 100
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
 
-    threads = [threading.Thread(target=work) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(work, [()] * 8)
     assert not errors, errors[0]
 
 
-def test_capsules_released_on_threads_go_did_not_create(leak_check):
-    """Capsules made on one thread, dropped on others."""
-    g = gda.array(pa.array(range(1000)))
-    capsules = [g.__arrow_c_device_array__() for _ in range(200)]
+@pytest.mark.parametrize(
+    "source,export,count",
+    [
+        # capsules dropped unconsumed: their destructors release the structs
+        (lambda: gda.array(pa.array(range(1000))), lambda g: g.__arrow_c_device_array__(), 200),
+        # batches pyarrow imported: pyarrow calls the structs' release callbacks
+        (lambda: gda.record_batch(pa.record_batch({"x": list(range(50))})), pa.record_batch, 20),
+    ],
+    ids=["unconsumed-capsules", "pyarrow-imports"],
+)
+def test_exports_released_on_threads_go_did_not_create(source, export, count, leak_check):
+    """Exports made on one thread, dropped on others."""
+    g = source()
+    exports = [export(g) for _ in range(count)]
     del g
-
-    def drop(part):
-        part.clear()
-
-    parts = [capsules[i::4] for i in range(4)]
-    del capsules
-    threads = [threading.Thread(target=drop, args=(p,)) for p in parts]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    parts = [exports[i::4] for i in range(4)]
+    del exports
+    run_in_threads(list.clear, [(p,) for p in parts])
     del parts
 
 

@@ -9,10 +9,13 @@ nanoarrow and arro3 producing) in the second.
 
 from __future__ import annotations
 
+import re
+
 import godevarrow as gda
 import pyarrow as pa
 import pytest
 from cabi import capsule_name
+from conftest import values_address
 
 IMPORT_ARRAY = {
     "__arrow_c_array__": pa.Array._import_from_c_capsule,
@@ -23,10 +26,6 @@ IMPORT_BATCH = {
     "__arrow_c_device_array__": pa.RecordBatch._import_from_c_device_capsule,
 }
 ARRAY_METHODS = pytest.mark.parametrize("method", list(IMPORT_ARRAY))
-
-
-def values_address(arr) -> int:
-    return arr.buffers()[1].address
 
 
 def export_array(g: gda.Array, method: str, requested) -> pa.Array:
@@ -83,6 +82,7 @@ CASTS = [
     (pa.array([b"\x00x", None], pa.binary()), pa.large_binary()),
     (pa.array([[1], None, [2, 3]], pa.list_(pa.int64())), pa.large_list(pa.int64())),
     (pa.array([1, 2], pa.timestamp("s")), pa.timestamp("ms")),
+    (pa.array([1.5, 2.5]), pa.float32()),
 ]
 CAST_IDS = [
     "int32-int64",
@@ -92,6 +92,7 @@ CAST_IDS = [
     "binary-large_binary",
     "list-large_list",
     "timestamp_s-ms",
+    "float64-float32",
 ]
 
 
@@ -122,22 +123,26 @@ def test_string_representation_request_is_honoured_or_ignored(method, target, le
     assert back.to_pylist() == src.to_pylist()
 
 
-@ARRAY_METHODS
-@pytest.mark.parametrize(
-    "src,target,match",
+INCOMPATIBLE = pytest.mark.parametrize(
+    "src,target,match,why",
     [
-        (pa.array([1, 2], pa.int64()), pa.struct([("a", pa.int64())]), r"struct"),
-        (pa.array(["abc", "1"]), pa.int64(), r"abc|int64"),
+        (pa.array([1, 2], pa.int64()), pa.struct([("a", pa.int64())]), r"struct", r"(?i)compatible|cast"),
+        (pa.array(["abc", "1"]), pa.int64(), r"abc|int64", r"(?i)cast"),
     ],
     ids=["int64-struct", "unparsable-string"],
 )
-def test_incompatible_request_raises(method, src, target, match, leak_check):
+
+
+@ARRAY_METHODS
+@INCOMPATIBLE
+def test_incompatible_request_raises(method, src, target, match, why, leak_check):
     """No struct can hold an int64, no int64 is "abc": the export raises, with a
-    message naming the requested type or the value."""
+    message naming the requested type or the value, and saying why."""
     g = gda.array(src)
-    with pytest.raises((ValueError, NotImplementedError), match=match) as info:
+    with pytest.raises(ValueError, match=match) as info:
         getattr(g, method)(target.__arrow_c_schema__())
     assert isinstance(info.value, gda.GodevarrowError)
+    assert re.search(why, str(info.value)), info.value
     del info
     assert pa.array(g).equals(src)  # still exportable as is
 
@@ -176,14 +181,14 @@ def test_lossy_request_never_returns_wrong_values(method, src, target, leak_chec
 )
 def test_batch_request_with_another_field_count_raises(method, requested, leak_check):
     g = gda.record_batch(pa.record_batch({"a": [1], "b": ["x"]}))
-    with pytest.raises(ValueError, match="field"):
+    with pytest.raises(ValueError, match="fields"):
         getattr(g, method)(requested.__arrow_c_schema__())
 
 
 @ARRAY_METHODS
 def test_batch_request_with_other_field_names_raises(method, leak_check):
     g = gda.record_batch(pa.record_batch({"a": [1], "b": ["x"]}))
-    with pytest.raises(ValueError, match="name|field"):
+    with pytest.raises(ValueError, match="names"):
         getattr(g, method)(pa.schema({"a": pa.int64(), "c": pa.string()}).__arrow_c_schema__())
 
 
@@ -194,6 +199,33 @@ def test_batch_request_casts_fields(method, leak_check):
     back = export_batch(gda.record_batch(batch), method, target)
     assert back.schema == target
     assert back.to_pydict() == batch.to_pydict()
+
+
+@ARRAY_METHODS
+def test_batch_request_narrows_a_field_whose_values_fit(method, leak_check):
+    g = gda.record_batch(pa.record_batch({"a": [1], "b": [2]}))
+    back = export_batch(g, method, pa.schema({"a": pa.int32(), "b": pa.int64()}))
+    assert back.schema.field("a").type == pa.int32()
+    assert back.to_pydict() == {"a": [1], "b": [2]}
+
+
+def test_request_for_a_non_nullable_field_with_nulls_raises(leak_check):
+    g = gda.array(pa.array([1, None], pa.int32()))
+    with pytest.raises(ValueError, match="null"):
+        g.__arrow_c_array__(pa.field("x", pa.int64(), nullable=False).__arrow_c_schema__())
+
+
+def test_unproducible_encoding_in_one_field_keeps_the_other_fields_cast(leak_check):
+    batch = pa.record_batch({"a": pa.array([1, 2], pa.int32()), "b": pa.array(["x", None])})
+    requested = pa.schema([("a", pa.int64()), ("b", pa.string_view())])
+    g = gda.record_batch(batch)
+    got = pa.RecordBatch._import_from_c_capsule(*g.__arrow_c_array__(requested.__arrow_c_schema__()))
+    assert got.schema.field("a").type == pa.int64(), "the castable field is cast"
+    assert got.schema.field("b").type in (pa.string(), pa.string_view())
+    assert got.to_pydict() == batch.to_pydict()
+    table = export_stream(gda.stream(g), requested)
+    assert table.schema.field("a").type == pa.int64()
+    assert table.to_pydict() == batch.to_pydict()
 
 
 # ---------------------------------------------------------------- streams
@@ -321,19 +353,31 @@ def test_consumer_request_via_nanoarrow_schema(leak_check):
     assert pa.array(g).to_pylist() == [1, 2]
 
 
-@pytest.mark.parametrize(
-    "src,target,match",
-    [
-        (pa.array([1, 2], pa.int64()), pa.struct([("a", pa.int64())]), r"struct"),
-        (pa.array(["abc"]), pa.int64(), r"abc|int64"),
-    ],
-    ids=["int64-struct", "unparsable-string"],
-)
-def test_consumer_request_incompatible_raises(src, target, match, leak_check):
+@INCOMPATIBLE
+def test_consumer_request_incompatible_raises(src, target, match, why, leak_check):
     # the producer here is pyarrow, which raises its own ValueError / NotImplementedError subclasses
     with pytest.raises((ValueError, NotImplementedError), match=match) as info:
         gda.array(src, requested_schema=target)
+    assert re.search(why, str(info.value)), info.value
     del info
+
+
+def test_consumer_applies_request_the_producer_ignored(leak_check):
+    class Ignores:
+        def __init__(self, arr):
+            self.arr = arr
+
+        def __arrow_c_array__(self, requested_schema=None):
+            return self.arr.__arrow_c_array__()  # ignores the request
+
+    g = gda.array(Ignores(pa.array([1, 2], pa.int32())), requested_schema=pa.int64())
+    assert g.schema.format == "l"
+    assert pa.array(g).to_pylist() == [1, 2]
+    s = gda.stream(
+        pa.RecordBatchReader.from_batches(pa.schema({"x": pa.int32()}), []),
+        requested_schema=pa.schema({"x": pa.int64()}),
+    )
+    assert s.schema.children[0].format == "l"
 
 
 def test_consumer_record_batch_request_with_another_field_count_raises(leak_check):

@@ -22,7 +22,7 @@ from cabi import (
     capsule_pointer,
     make_capsule,
 )
-from conftest import live
+from conftest import DeviceStreamOnly, live
 
 CONSUMED = "already consumed"
 
@@ -165,7 +165,7 @@ def test_a_second_export_says_consumed_whatever_moved_the_stream():
         # stream on unread, and pyarrow asks the producer for it too
         pytest.param(lambda s: pa.RecordBatchReader.from_stream(s, schema=batches()[0].schema), 2, id="requested"),
         pytest.param(lambda s: gda.stream(gda.stream(s).prefetch(2)), 1, id="prefetch"),
-        pytest.param(lambda s: gda.stream(_DeviceOnly(s)), 1, id="device"),
+        pytest.param(lambda s: gda.stream(DeviceStreamOnly(s)), 1, id="device"),
     ],
 )
 def test_other_exports_read_through_go(leak_check, export, get_schema_calls):
@@ -176,14 +176,6 @@ def test_other_exports_read_through_go(leak_check, export, get_schema_calls):
     assert producer.get_schema_calls == get_schema_calls
     del s, out
     assert producer.releases == 1
-
-
-class _DeviceOnly:
-    def __init__(self, s: gda.ArrayStream) -> None:
-        self.s = s
-
-    def __arrow_c_device_stream__(self, requested_schema: object = None, **kwargs: Any) -> object:
-        return self.s.__arrow_c_device_stream__(requested_schema, **kwargs)
 
 
 def test_async_iteration_releases_the_producer_once(leak_check):
