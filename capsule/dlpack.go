@@ -93,9 +93,7 @@ func gdaCUDAStreamNew(dev C.int64_t, out *C.uintptr_t, stream *C.uintptr_t, e *C
 }
 
 // gdaTensorInfo describes a tensor-shaped array for the CUDA Array Interface.
-// With ready != 0 and a sync_event on a CUDA array, the legacy default stream
-// is made to wait for the event and *stream is set to 1 (the stream the
-// consumer must synchronize with); otherwise *stream is 0 (none needed).
+// With ready != 0, *stream is what Array.CUDAArrayInterfaceStream says.
 //
 //export gdaTensorInfo
 func gdaTensorInfo(h C.uintptr_t, ready C.int, info *C.gda_tensor_info, e *C.gda_error) C.int {
@@ -112,15 +110,10 @@ func gdaTensorInfo(h C.uintptr_t, ready C.int, info *C.gda_tensor_info, e *C.gda
 		info.code, info.bits = C.int(t.Code), C.int(t.Bits)
 		info.device_type, info.device_id = C.int32_t(t.Device), C.int64_t(t.DeviceID)
 		info.stream = 0
-		if ready != 0 && a.SyncEvent() != nil && a.Device().Type == device.CUDA {
-			s, err := device.ForeignStream(int(a.Device().ID), device.LegacyDefaultStream)
-			if err != nil {
-				return err
-			}
-			if err := a.WaitReadyOn(s); err != nil {
-				return err
-			}
-			info.stream = C.uintptr_t(device.LegacyDefaultStream)
+		if ready != 0 {
+			stream, err := a.CUDAArrayInterfaceStream()
+			info.stream = C.uintptr_t(stream)
+			return err
 		}
 		return nil
 	})
