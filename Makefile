@@ -29,8 +29,10 @@ venv: $(VENV)/.installed
 build: venv fakecuda
 	$(PY) -m pip install -q --no-build-isolation --no-deps --force-reinstall .
 
+# The fake driver and the C producer whose release needs the GIL (tests_py/gilprod).
 fakecuda:
 	$(MAKE) -s -C tests_go/fakecuda
+	$(MAKE) -s -C tests_py/gilprod PYINC="$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
 
 test: test-go test-py typecheck docs test-strict valgrind-if-present test-wheel
 
@@ -151,4 +153,5 @@ fmt: venv
 clean:
 	rm -rf build dist *.egg-info python/*.egg-info .pytest_cache
 	$(MAKE) -s -C tests_go/fakecuda clean
+	$(MAKE) -s -C tests_py/gilprod clean
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -853,6 +853,21 @@ func gdaArrayCopy(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
 	})
 }
 
+//export gdaArrayKnownNullCounts
+func gdaArrayKnownNullCounts(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		a, err := valueOf[*cdevice.Array](h)
+		if err != nil {
+			return err
+		}
+		c, err := cdevice.WithKnownNullCounts(a)
+		if err == nil {
+			newHandle(c, out)
+		}
+		return err
+	})
+}
+
 // gdaDebugPanic panics inside an export, to prove that panics become Python
 // exceptions and that the library then refuses work. It only runs when the
 // environment variable GODEVARROW_ALLOW_PANIC_TEST=1 (read with C getenv).

@@ -987,6 +987,17 @@ static PyObject* m_array_copy(PyObject* self, PyObject* const* args, Py_ssize_t 
   return wrap_handle(out);
 }
 
+static PyObject* m_array_known_null_counts(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "array_known_null_counts");
+  uintptr_t h, out = 0;
+  if (get_handle(args[0], &h)) return NULL;
+  gda_error e = {0};
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = gdaArrayKnownNullCounts(h, &out, &e);
+  Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
+  return wrap_handle(out);
+}
+
 static PyObject* m_debug_panic(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(0, "debug_panic");
   gda_error e = {0};
@@ -1480,6 +1491,8 @@ static PyMethodDef methods[] = {
     {"array_with_validity", (PyCFunction)(void (*)(void))m_array_with_validity, METH_FASTCALL, "array_with_validity(handle, validity_handle, null_count) -> handle"},
     {"array_as_batch", (PyCFunction)(void (*)(void))m_array_as_batch, METH_FASTCALL, "array_as_batch(handle) -> handle (a one-column record batch, zero-copy)"},
     {"array_copy", (PyCFunction)(void (*)(void))m_array_copy, METH_FASTCALL, "array_copy(handle) -> handle (a copy on the same device)"},
+    {"array_known_null_counts", (PyCFunction)(void (*)(void))m_array_known_null_counts, METH_FASTCALL,
+     "array_known_null_counts(handle) -> handle (every unknown null count counted)"},
     {"dlpack_export", (PyCFunction)(void (*)(void))m_dlpack_export, METH_FASTCALL, "dlpack_export(handle, versioned, copied, stream) -> capsule"},
     {"dlpack_import", (PyCFunction)(void (*)(void))m_dlpack_import, METH_FASTCALL, "dlpack_import(capsule, stream_handle) -> handle"},
     {"cuda_stream_new", (PyCFunction)(void (*)(void))m_cuda_stream_new, METH_FASTCALL, "cuda_stream_new(device_id) -> (handle, stream)"},

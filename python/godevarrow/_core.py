@@ -41,6 +41,19 @@ def _requested_handle(requested_schema: object) -> Any:
     return _lib.import_schema(requested_schema, False)
 
 
+def _ask(method: Any, requested_schema: object) -> Any:
+    """``method(requested_schema)`` of a producer, asked again without the
+    request when the producer refuses one (pylibcudf raises ``ValueError`` for
+    any non-None value, nanoarrow ``NotImplementedError``): the consumer then
+    casts on its side, as the PyCapsule spec expects."""
+    if requested_schema is None:
+        return method(None)
+    try:
+        return method(_schema_capsule(requested_schema))
+    except (ValueError, NotImplementedError):
+        return method(None)
+
+
 def _schema_capsule(requested_schema: object) -> object:
     """The capsule to pass on to a producer for a consumer's requested_schema."""
     if requested_schema is None:
@@ -411,10 +424,10 @@ def _import_array(obj: object, requested_schema: object) -> Array:
     if isinstance(obj, Array):
         arr = obj
     elif hasattr(obj, "__arrow_c_device_array__"):
-        s, a = _pair(obj.__arrow_c_device_array__(_schema_capsule(requested_schema)), "__arrow_c_device_array__")
+        s, a = _pair(_ask(obj.__arrow_c_device_array__, requested_schema), "__arrow_c_device_array__")
         arr = Array(_lib.import_array(s, a, True))
     elif hasattr(obj, "__arrow_c_array__"):
-        s, a = _pair(obj.__arrow_c_array__(_schema_capsule(requested_schema)), "__arrow_c_array__")
+        s, a = _pair(_ask(obj.__arrow_c_array__, requested_schema), "__arrow_c_array__")
         arr = Array(_lib.import_array(s, a, False))
     elif hasattr(obj, "__dlpack__"):
         from . import _dlpack
@@ -586,10 +599,10 @@ def stream(obj: object, *, requested_schema: object = None) -> ArrayStream:
     elif isinstance(obj, Array):
         st = ArrayStream(_lib.stream_from_arrays([obj._h], None))
     elif hasattr(obj, "__arrow_c_device_stream__"):
-        cap = obj.__arrow_c_device_stream__(_schema_capsule(requested_schema))
+        cap = _ask(obj.__arrow_c_device_stream__, requested_schema)
         st = ArrayStream(_lib.import_stream(cap, True))
     elif hasattr(obj, "__arrow_c_stream__"):
-        cap = obj.__arrow_c_stream__(_schema_capsule(requested_schema))
+        cap = _ask(obj.__arrow_c_stream__, requested_schema)
         st = ArrayStream(_lib.import_stream(cap, False))
     else:
         raise _no_protocol(obj, "stream", "__arrow_c_device_stream__, __arrow_c_stream__")
