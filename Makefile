@@ -11,7 +11,7 @@ FAKECUDA := $(CURDIR)/tests_go/fakecuda/libfakecuda.so
 # The test suites run the CUDA paths against the strict fake driver.
 TEST_ENV := GODEVARROW_LIBCUDA=$(FAKECUDA) FAKECUDA_DEVICES=2
 
-.PHONY: all venv build fakecuda test test-go test-py typecheck docs wheel test-wheel test-strict fuzz fuzz-smoke valgrind valgrind-if-present demo info bench profile lint fmt clean
+.PHONY: all venv build fakecuda test test-gpu test-go test-py typecheck docs wheel test-wheel test-strict fuzz fuzz-smoke valgrind valgrind-if-present demo info bench profile lint fmt clean
 
 all: build
 
@@ -28,8 +28,10 @@ venv: $(VENV)/.installed
 build: venv fakecuda
 	$(PY) -m pip install -q --no-build-isolation --no-deps --force-reinstall .
 
+# The fake driver and the C producer whose release needs the GIL (tests_py/gilprod).
 fakecuda:
 	$(MAKE) -s -C tests_go/fakecuda
+	$(MAKE) -s -C tests_py/gilprod PYINC="$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
 
 test: test-go test-py typecheck docs test-strict valgrind-if-present test-wheel
 
@@ -110,6 +112,20 @@ test-py: build
 	$(TEST_ENV) $(PY) -m pytest -q -m "not nocuda" tests_py
 	GODEVARROW_LIBCUDA=/nonexistent/libcuda.so.1 $(PY) -m pytest -q -m nocuda tests_py
 
+# The gpu-marked tests and the demo against the real driver, CuPy and cuDF
+# (installed here, not by `make test`), ending with a report to paste into a
+# bug report. Without a device it says why and succeeds.
+test-gpu: build
+	@if ! ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1'; then \
+	  echo "test-gpu: skipped: no CUDA driver (libcuda.so.1) on this machine"; exit 0; fi; \
+	$(PY) -m pip install -q 'cupy-cuda12x>=13' 'cudf-cu12>=25.08' || { echo "test-gpu: skipped: CuPy/cuDF could not be installed"; exit 0; }; \
+	$(PY) -m pytest -q -m gpu tests_py; rc=$$?; \
+	$(PY) -m godevarrow demo >/dev/null 2>&1 && demo=ok || demo=failed; \
+	echo "---- godevarrow test-gpu report ----"; \
+	$(PY) -m godevarrow info 2>&1 | head -20; \
+	$(PY) -c 'import cupy, cudf; print("cupy", cupy.__version__, "cudf", cudf.__version__)' 2>&1 | tail -1; \
+	echo "gpu tests exit $$rc, demo $$demo"; exit $$rc
+
 # Without a real CUDA driver, the demo's GPU leg runs on the strict fake one.
 DEMO_ENV = $(shell ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1' || echo "$(TEST_ENV)")
 
@@ -150,4 +166,5 @@ fmt: venv
 clean:
 	rm -rf build dist *.egg-info python/*.egg-info .pytest_cache
 	$(MAKE) -s -C tests_go/fakecuda clean
+	$(MAKE) -s -C tests_py/gilprod clean
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -376,6 +376,11 @@ func gdaArrayCopy(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
 	return arrayOp(h, out, e, cdevice.Copy)
 }
 
+//export gdaArrayKnownNullCounts
+func gdaArrayKnownNullCounts(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return arrayOp(h, out, e, cdevice.WithKnownNullCounts)
+}
+
 // gdaChecksums returns the column checksums of a record batch in a malloc'd
 // array of *n values (the caller frees it).
 //

@@ -19,13 +19,20 @@ static int optional_attr(PyObject* obj, PyObject* name, PyObject** out) {
 #endif
 }
 
-// Calls obj's protocol method `name` with the requested schema, if any.
+// Calls obj's protocol method `name` (or the method itself, name NULL)
+// with the requested schema, if any. A producer that refuses requests
+// (pylibcudf raises ValueError for any, nanoarrow NotImplementedError) is
+// asked again without one: the Python layer casts on our side, as the
+// PyCapsule interface expects of a consumer.
 static PyObject* call_protocol(PyObject* method_or_obj, PyObject* name, PyObject* requested) {
-  if (name) {
-    return requested ? PyObject_CallMethodOneArg(method_or_obj, name, requested)
-                     : PyObject_CallMethodNoArgs(method_or_obj, name);
+  PyObject* r;
+  if (requested) {
+    r = name ? PyObject_CallMethodOneArg(method_or_obj, name, requested) : PyObject_CallOneArg(method_or_obj, requested);
+    if (r || !(PyErr_ExceptionMatches(PyExc_ValueError) || PyErr_ExceptionMatches(PyExc_NotImplementedError)))
+      return r;
+    PyErr_Clear();
   }
-  return requested ? PyObject_CallOneArg(method_or_obj, requested) : PyObject_CallNoArgs(method_or_obj);
+  return name ? PyObject_CallMethodNoArgs(method_or_obj, name) : PyObject_CallNoArgs(method_or_obj);
 }
 
 // The (schema, array) pair a protocol method returned: NULL with TypeError

@@ -34,6 +34,7 @@
   X(array_with_validity, REFUSE, "array_with_validity(handle, validity_handle, null_count) -> handle", "(handle: _Handle, validity: _Handle, null_count: int, /) -> _Handle") \
   X(array_as_batch, REFUSE, "array_as_batch(handle) -> handle (a one-column record batch, zero-copy)", "(handle: _Handle, /) -> _Handle") \
   X(array_copy, REFUSE, "array_copy(handle) -> handle (a copy on the same device)", "(handle: _Handle, /) -> _Handle") \
+  X(array_known_null_counts, REFUSE, "array_known_null_counts(handle) -> handle (every unknown null count counted; device data: a count on the device's data)", "(handle: _Handle, /) -> _Handle") \
   X(stream_info, REFUSE, "stream_info(handle) -> StreamInfo", "(handle: _Handle, /) -> StreamInfo") \
   X(stream_next, REFUSE, "stream_next(handle, cls) -> the next array as a cls instance, or None at the end", "(handle: _Handle, cls: type[_A], /) -> Optional[_A]") \
   X(stream_close, REFUSE, "stream_close(handle): release the stream, after a read in progress elsewhere", "(handle: _Handle, /) -> None") \

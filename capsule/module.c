@@ -525,6 +525,13 @@ PyObject* m_array_copy(PyObject* self, PyObject* const* args, Py_ssize_t nargs) 
   RETURN_HANDLE_NOGIL(gdaArrayCopy(h, &out_, &e_));
 }
 
+PyObject* m_array_known_null_counts(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "array_known_null_counts");
+  uintptr_t h;
+  if (get_handle(args[0], &h)) return NULL;
+  RETURN_HANDLE_NOGIL(gdaArrayKnownNullCounts(h, &out_, &e_));
+}
+
 PyObject* m_checksums(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(1, "checksums");
   uintptr_t h;

@@ -93,6 +93,7 @@ def test_dlpack_dl_device_and_copy(device_leak_check):
 
 def test_cuda_array_interface_producer(device_leak_check):
     g = cuda_array(np.arange(10, dtype=np.float32)).slice(2, 5)
+    fake.make_current(0)  # the consumer's current device is the array's (as CuPy's would be)
     cai = g.__cuda_array_interface__
     assert cai["version"] == 3 and cai["shape"] == (5,) and cai["typestr"] == "<f4"
     assert cai["data"][1] is True and cai["strides"] is None and cai["mask"] is None

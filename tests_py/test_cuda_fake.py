@@ -127,10 +127,12 @@ def test_fault_in_a_copy_to_the_device(fn, device_leak_check):
 
 @pytest.mark.parametrize("fn", ["cuStreamCreate", "cuStreamWaitEvent", "cuMemcpyDtoHAsync_v2", "cuStreamSynchronize"])
 def test_fault_while_importing_a_foreign_array(fn, device_leak_check):
+    # a non-sticky error: after a 700-class one the context is unusable (see
+    # test_cuda_fidelity.py), so a test that "recovers" from it is unrealistic
     producer = fake.CudaProducer(pa.array(["x", "yy", "zzz"]))
-    fake.LIB.fakecuda_fail_nth(fn.encode(), 1, fake.CUDA_ERROR_LAUNCH_FAILED)
+    fake.LIB.fakecuda_fail_nth(fn.encode(), 1, fake.CUDA_ERROR_OUT_OF_MEMORY)
     try:
-        with pytest.raises(gda.DeviceError, match="CUDA_ERROR_LAUNCH_FAILED") as info:
+        with pytest.raises(gda.DeviceError, match="CUDA_ERROR_OUT_OF_MEMORY") as info:
             gda.array(producer)
         info.value.__traceback__ = None
     finally:

@@ -110,9 +110,11 @@ func (a *Array) NullN() int {
 	if n >= 0 || !a.dev.Type.HostAccessible() {
 		return n
 	}
-	arr := array.MakeFromData(a.data)
-	defer arr.Release()
-	return arr.NullN()
+	n, err := nullCount(a.dev, a.data, a.event)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // Retain adds a reference.
@@ -209,10 +211,7 @@ func (a *Array) Column(i int) (*Array, error) {
 
 // ToArrow returns the Arrow Go array (host memory only).
 func (a *Array) ToArrow() (arrow.Array, error) {
-	if !a.dev.Type.HostAccessible() {
-		return nil, errorf(ErrNotImplemented, "array is on %s; copy it to the host first", a.dev)
-	}
-	return array.MakeFromData(a.data), nil
+	return hostArray(a.dev, a.data)
 }
 
 // ToRecord returns the Arrow Go record of a struct array (host memory only).
@@ -230,8 +229,11 @@ func (a *Array) ToRecord() (arrow.Record, error) {
 		if err != nil {
 			return nil, err
 		}
-		cols[i] = array.MakeFromData(c.data)
+		cols[i], err = hostArray(c.dev, c.data)
 		c.Release()
+		if err != nil {
+			return nil, err
+		}
 	}
 	rec := array.NewRecord(sc, cols, int64(a.Len()))
 	for _, c := range cols {

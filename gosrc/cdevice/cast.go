@@ -35,7 +35,7 @@ func Cast(a *Array, target *Schema) (*Array, error) {
 	if err := checkCastable(a.schema, target, a.dev.Type); err != nil {
 		return nil, err
 	}
-	data, err := castData(a.schema, target, a.data)
+	data, err := castData(a.schema, target, a.data, a.dev)
 	if err != nil {
 		return nil, err
 	}
@@ -44,11 +44,12 @@ func Cast(a *Array, target *Schema) (*Array, error) {
 		return nil, err
 	}
 	if !target.Nullable() && data.NullN() != 0 {
-		out := array.MakeFromData(data)
-		nulls := out.NullN()
-		out.Release()
-		if nulls != 0 {
+		nulls, err := nullCount(a.dev, data, a.event)
+		if err != nil || nulls != 0 {
 			data.Release()
+			if err != nil {
+				return nil, err
+			}
 			return nil, errorf(ErrInvalid, "requested schema declares %s non-nullable but the data has %d nulls", target.describe(), nulls)
 		}
 	}
@@ -68,7 +69,10 @@ func checkCastable(from, to *Schema, dev device.Type) error {
 			return errorf(ErrInvalid, "requested schema has %d fields but the data has %d", len(to.Children), len(from.Children))
 		}
 		for i := range from.Children {
-			if from.Children[i].Name != to.Children[i].Name {
+			// an unnamed field ("", as pylibcudf exports every column:
+			// pylibcudf/interop.pyx, ColumnMetadata defaults) has no name to
+			// contradict: naming it is a relabel
+			if from.Children[i].Name != "" && from.Children[i].Name != to.Children[i].Name {
 				return errorf(ErrInvalid, "requested schema names field %d %q but the data names it %q", i, to.Children[i].Name, from.Children[i].Name)
 			}
 			if err := checkCastable(from.Children[i], to.Children[i], dev); err != nil {
@@ -207,7 +211,7 @@ func sameLayout(a, b *Schema) bool {
 	return a.Dictionary == nil || sameLayout(a.Dictionary, b.Dictionary)
 }
 
-func castData(from, to *Schema, d arrow.ArrayData) (arrow.ArrayData, error) {
+func castData(from, to *Schema, d arrow.ArrayData, dev device.Device) (arrow.ArrayData, error) {
 	toType, err := to.DataType()
 	if err != nil {
 		return nil, err
@@ -232,7 +236,7 @@ func castData(from, to *Schema, d arrow.ArrayData) (arrow.ArrayData, error) {
 			}
 		}()
 		for i, c := range d.Children() {
-			cast, err := castData(from.Children[i], to.Children[i], c)
+			cast, err := castData(from.Children[i], to.Children[i], c, dev)
 			if err != nil {
 				return nil, err
 			}
@@ -240,7 +244,10 @@ func castData(from, to *Schema, d arrow.ArrayData) (arrow.ArrayData, error) {
 		}
 		return array.NewData(toType, d.Len(), d.Buffers(), children, d.NullN(), d.Offset()), nil
 	}
-	in := array.MakeFromData(d)
+	in, err := hostArray(dev, d)
+	if err != nil {
+		return nil, err
+	}
 	defer in.Release()
 	ctx := compute.WithAllocator(context.Background(), Allocator)
 	out, err := compute.CastArray(ctx, in, compute.SafeCastOptions(toType))

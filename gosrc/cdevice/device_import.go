@@ -27,7 +27,7 @@ type deviceValues map[unsafe.Pointer][]byte
 // there) and lists the device values the import will need. It never reads
 // device memory and tolerates malformed trees: the import walk that follows
 // reports those.
-func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]deviceRead, host deviceValues) {
+func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]deviceRead, host deviceValues, failed *error) {
 	if c == nil || s == nil || depth > maxNesting || c.length < 0 || c.offset < 0 {
 		return
 	}
@@ -55,22 +55,29 @@ func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]dev
 	case LayoutBinaryView:
 		// The variadic sizes exist only in the C layout; producers (godevarrow
 		// among them) may keep them in host memory even for device arrays.
+		// Only the driver's "not memory I know" answer, or pinned memory,
+		// means the host may read them; any other driver error is an error.
 		if p := bufs[nBuf-1]; nBuf > 3 && p != nil {
 			n := 8 * (nBuf - 3)
-			if _, memType, err := device.PointerDevice(p); err != nil || memType == 1 {
+			switch _, kind, err := device.PointerKind(p); {
+			case err != nil:
+				if *failed == nil {
+					*failed = errorf(ErrInvalid, "cannot tell where the variadic buffer sizes at %p live: %v", p, err)
+				}
+			case kind == device.MemoryUnknown || kind == device.MemoryPinned:
 				host[p] = C.GoBytes(p, C.int(n))
-			} else {
+			default:
 				*out = append(*out, deviceRead{p, n})
 			}
 		}
 	}
 	if n := int64(c.n_children); n > 0 && n == int64(len(s.Children)) && c.children != nil {
 		for i, k := range unsafe.Slice(c.children, n) {
-			collectDeviceReads(k, s.Children[i], depth+1, out, host)
+			collectDeviceReads(k, s.Children[i], depth+1, out, host, failed)
 		}
 	}
 	if c.dictionary != nil && s.Dictionary != nil {
-		collectDeviceReads(c.dictionary, s.Dictionary, depth+1, out, host)
+		collectDeviceReads(c.dictionary, s.Dictionary, depth+1, out, host, failed)
 	}
 }
 
@@ -101,7 +108,11 @@ func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *Schema, dev de
 	}
 	var reads []deviceRead
 	values := deviceValues{}
-	collectDeviceReads(&cell.array, schema, 0, &reads, values)
+	var failed error
+	collectDeviceReads(&cell.array, schema, 0, &reads, values, &failed)
+	if failed != nil {
+		return nil, failed
+	}
 	if event == nil && len(reads) == 0 {
 		return values, nil
 	}

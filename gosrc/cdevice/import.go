@@ -136,6 +136,9 @@ func importOwned(cell *C.struct_ArrowDeviceArray, schema *Schema, owner *foreign
 		}
 	}
 	data, err := im.node(&cell.array, schema, 0, nil)
+	if err == nil && im.cudaDevice >= 0 {
+		im.err = im.checkCUDABuffers()
+	}
 	if err == nil && im.err != nil {
 		data.Release()
 		err = im.err
@@ -152,6 +155,22 @@ type importer struct {
 	values       deviceValues // device values fetched before the walk (device memory only)
 	cudaDevice   int          // >= 0: check that every buffer belongs to this CUDA device
 	err          error        // the first buffer-ownership problem found
+	// the CUDA buffers to check, all at once after the walk (one driver call
+	// sequence for the whole import)
+	cudaBuffers []uintptr
+}
+
+// checkCUDABuffers checks that every collected buffer belongs to im.cudaDevice.
+func (im *importer) checkCUDABuffers() error {
+	bad, badDev, err := device.CheckPointersOnDevice(im.cudaDevice, im.cudaBuffers)
+	switch {
+	case bad < 0:
+		return nil
+	case err != nil:
+		return errorf(ErrInvalid, "a buffer at %#x is not CUDA memory the driver knows: %v", im.cudaBuffers[bad], err)
+	default:
+		return errorf(ErrInvalid, "a buffer at %#x is on CUDA device %d, but the array declares device %d", im.cudaBuffers[bad], badDev, im.cudaDevice)
+	}
 }
 
 // buffer wraps n bytes at p as an arrow Buffer that keeps the producer's
@@ -160,12 +179,8 @@ func (im *importer) buffer(p unsafe.Pointer, n int64) *memory.Buffer {
 	if p == nil {
 		return nil
 	}
-	if im.cudaDevice >= 0 && im.err == nil {
-		if dev, _, err := device.PointerDevice(p); err != nil {
-			im.err = errorf(ErrInvalid, "a buffer at %p is not CUDA memory the driver knows: %v", p, err)
-		} else if dev != im.cudaDevice {
-			im.err = errorf(ErrInvalid, "a buffer at %p is on CUDA device %d, but the array declares device %d", p, dev, im.cudaDevice)
-		}
+	if im.cudaDevice >= 0 {
+		im.cudaBuffers = append(im.cudaBuffers, uintptr(p))
 	}
 	im.owner.ref()
 	return memory.NewBufferWithAllocator(unsafe.Slice((*byte)(p), n), im.owner)
@@ -534,6 +549,9 @@ func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buf
 	for i, p := range buffers {
 		bufs[i] = im.buffer(p, sizes[i])
 	}
+	if im.cudaDevice >= 0 {
+		im.err = im.checkCUDABuffers()
+	}
 	data := array.NewData(dt, int(length), bufs, nil, int(nullCount), 0)
 	for _, b := range bufs {
 		if b != nil {
@@ -563,6 +581,10 @@ func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buf
 // recordEvent records a new event on s and returns a C cell holding the
 // CUevent (what a sync_event points to) and the function that destroys both.
 func recordEvent(s *device.Stream) (unsafe.Pointer, func(), error) {
+	s, err := s.InOwnContext()
+	if err != nil {
+		return nil, nil, err
+	}
 	ev, err := device.NewEvent(s.Device())
 	if err != nil {
 		return nil, nil, err
@@ -589,4 +611,29 @@ func (a *Array) WaitReadyOn(s *device.Stream) error {
 		return nil
 	}
 	return s.WaitEvent(*(*unsafe.Pointer)(a.event))
+}
+
+// CUDAArrayInterfaceStream readies a CUDA array for a consumer of the CUDA
+// Array Interface (v3) and returns the value of its "stream" entry: 0 (None,
+// no synchronization needed) or 1 (the legacy default stream, which has been
+// made to wait for the array's event). The handle 1 names the legacy stream
+// of the consumer's *current* context, so it is used only when that context
+// is the array's device's; otherwise the event is waited for on the host and
+// the entry is None (a wait instead of a stream of the wrong context).
+func (a *Array) CUDAArrayInterfaceStream() (uintptr, error) {
+	if a.event == nil || a.dev.Type != device.CUDA {
+		return 0, nil
+	}
+	dev := int(a.dev.ID)
+	if !device.CallerContextIs(dev) {
+		return 0, device.SyncEventOnHost(dev, *(*unsafe.Pointer)(a.event))
+	}
+	s, err := device.ForeignStream(dev, device.LegacyDefaultStream)
+	if err != nil {
+		return 0, err
+	}
+	if err := a.WaitReadyOn(s); err != nil {
+		return 0, err
+	}
+	return device.LegacyDefaultStream, nil
 }

@@ -13,7 +13,10 @@ static struct {
   CUresult (*cuDeviceGet)(CUdevice*, int);
   CUresult (*cuDeviceGetName)(char*, int, CUdevice);
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
-  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxPushCurrent_v2)(CUcontext);
+  CUresult (*cuCtxPopCurrent_v2)(CUcontext*);
+  CUresult (*cuCtxGetCurrent)(CUcontext*);
+  CUresult (*cuStreamGetCtx)(CUstream, CUcontext*);
   CUresult (*cuMemAlloc_v2)(CUdeviceptr*, size_t);
   CUresult (*cuMemFree_v2)(CUdeviceptr);
   CUresult (*cuMemAllocHost_v2)(void**, size_t);
@@ -39,7 +42,12 @@ static pthread_once_t open_once = PTHREAD_ONCE_INIT;
 static const char* open_error;
 static const char* library_name;
 static int device_count;
-static CUcontext* contexts;  // primary context per device, retained for the process lifetime
+// The primary context of each device, retained on the device's first use
+// and kept for the process lifetime: a device nobody uses gets no context,
+// and one that refuses (exclusive-process or prohibited compute mode) makes
+// only itself unavailable.
+static CUcontext* contexts;
+static pthread_mutex_t retain_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void open_driver(void) {
   const char* name = getenv("GODEVARROW_LIBCUDA");
@@ -59,7 +67,8 @@ static void open_driver(void) {
     return;                                                        \
   }
   BIND(cuInit) BIND(cuDriverGetVersion) BIND(cuDeviceGetCount) BIND(cuDeviceGet) BIND(cuDeviceGetName)
-  BIND(cuDevicePrimaryCtxRetain) BIND(cuCtxSetCurrent) BIND(cuMemAlloc_v2) BIND(cuMemFree_v2)
+  BIND(cuDevicePrimaryCtxRetain) BIND(cuCtxPushCurrent_v2) BIND(cuCtxPopCurrent_v2) BIND(cuCtxGetCurrent)
+  BIND(cuStreamGetCtx) BIND(cuMemAlloc_v2) BIND(cuMemFree_v2)
   BIND(cuMemAllocHost_v2) BIND(cuMemFreeHost) BIND(cuMemcpyHtoDAsync_v2) BIND(cuMemcpyDtoHAsync_v2)
   BIND(cuMemcpyDtoDAsync_v2) BIND(cuMemcpyPeerAsync) BIND(cuStreamCreate) BIND(cuStreamDestroy_v2)
   BIND(cuStreamSynchronize) BIND(cuStreamWaitEvent) BIND(cuEventCreate) BIND(cuEventRecord)
@@ -76,13 +85,6 @@ static void open_driver(void) {
     open_error = "out of memory";
     return;
   }
-  for (int i = 0; i < device_count; i++) {
-    CUdevice d;
-    if (cu.cuDeviceGet(&d, i) != GDA_CUDA_SUCCESS || cu.cuDevicePrimaryCtxRetain(&contexts[i], d) != GDA_CUDA_SUCCESS) {
-      open_error = "retaining a device's primary context failed";
-      return;
-    }
-  }
 }
 
 int gda_cuda_open(const char** err) {
@@ -96,24 +98,75 @@ int gda_cuda_open(const char** err) {
 
 const char* gda_cuda_library(void) { return library_name; }
 
-#define CALL(fn, ...)                       \
+// The primary context of device dev, retained on first use.
+static CUresult primary_context(int dev, CUcontext* out, const char** call) {
+  if (dev < 0 || dev >= device_count) {
+    *call = "cuDeviceGet";
+    return 101;  // CUDA_ERROR_INVALID_DEVICE
+  }
+  CUcontext c = __atomic_load_n(&contexts[dev], __ATOMIC_ACQUIRE);
+  if (c) {
+    *out = c;
+    return GDA_CUDA_SUCCESS;
+  }
+  pthread_mutex_lock(&retain_mu);
+  CUresult r = GDA_CUDA_SUCCESS;
+  if (!(c = contexts[dev])) {
+    CUdevice d;
+    *call = "cuDeviceGet";
+    r = cu.cuDeviceGet(&d, dev);
+    if (r == GDA_CUDA_SUCCESS) {
+      *call = "cuDevicePrimaryCtxRetain";
+      r = cu.cuDevicePrimaryCtxRetain(&c, d);
+    }
+    if (r == GDA_CUDA_SUCCESS) __atomic_store_n(&contexts[dev], c, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&retain_mu);
+  *out = c;
+  return r;
+}
+
+// Every operation runs with the device's primary context pushed onto the
+// calling thread's context stack and pops it before returning, so the
+// caller's current context (CuPy's device, PyCUDA's pushed contexts) is as it
+// was (CUDA Driver API, cuCtxPushCurrent / cuCtxPopCurrent). Goroutines move
+// between threads, so the push and pop happen within one C call.
+static CUresult push_context(int dev, const char** call) {
+  CUcontext c;
+  CUresult r = primary_context(dev, &c, call);
+  if (r != GDA_CUDA_SUCCESS) return r;
+  *call = "cuCtxPushCurrent_v2";
+  return cu.cuCtxPushCurrent_v2(c);
+}
+
+static CUresult pop_context(CUresult r, const char** call) {
+  CUresult p = cu.cuCtxPopCurrent_v2(NULL);
+  if (r != GDA_CUDA_SUCCESS) return r;  // the first error is the one to report
+  if (p != GDA_CUDA_SUCCESS) *call = "cuCtxPopCurrent_v2";
+  return p;
+}
+
+// CALL0: a driver call that needs no context. Inside BEGIN(dev) ... END,
+// CALL runs a driver call with dev's context current and jumps to END on error.
+#define CALL0(fn, ...)                      \
   do {                                      \
     *call = #fn;                            \
     CUresult r_ = cu.fn(__VA_ARGS__);       \
     if (r_ != GDA_CUDA_SUCCESS) return r_;  \
   } while (0)
-
-static CUresult make_current(int dev, const char** call) {
-  *call = "cuCtxSetCurrent";
-  if (dev < 0 || dev >= device_count) return 101;  // CUDA_ERROR_INVALID_DEVICE
-  return cu.cuCtxSetCurrent(contexts[dev]);
-}
-
-#define CURRENT(dev)                            \
-  do {                                          \
-    CUresult r_ = make_current((dev), call);    \
-    if (r_ != GDA_CUDA_SUCCESS) return r_;      \
+#define BEGIN(dev)                                  \
+  CUresult r_ = push_context((dev), call);          \
+  if (r_ != GDA_CUDA_SUCCESS) return r_
+#define CALL(fn, ...)                       \
+  do {                                      \
+    *call = #fn;                            \
+    r_ = cu.fn(__VA_ARGS__);                \
+    if (r_ != GDA_CUDA_SUCCESS) goto end_;  \
   } while (0)
+#define END    \
+  goto end_;   \
+  end_:        \
+  return pop_context(r_, call)
 
 CUresult gda_cuda_device_count(int* n, const char** call) {
   (void)call;
@@ -122,93 +175,93 @@ CUresult gda_cuda_device_count(int* n, const char** call) {
 }
 
 CUresult gda_cuda_driver_version(int* v, const char** call) {
-  CALL(cuDriverGetVersion, v);
+  CALL0(cuDriverGetVersion, v);
   return GDA_CUDA_SUCCESS;
 }
 
 CUresult gda_cuda_device_name(int dev, char* name, int len, const char** call) {
   CUdevice d;
-  CALL(cuDeviceGet, &d, dev);
-  CALL(cuDeviceGetName, name, len, d);
+  CALL0(cuDeviceGet, &d, dev);
+  CALL0(cuDeviceGetName, name, len, d);
   return GDA_CUDA_SUCCESS;
 }
 
 CUresult gda_cuda_alloc(int dev, size_t n, CUdeviceptr* out, const char** call) {
-  CURRENT(dev);
+  BEGIN(dev);
   CALL(cuMemAlloc_v2, out, n ? n : 1);
-  return GDA_CUDA_SUCCESS;
+  END;
 }
 
 CUresult gda_cuda_free(int dev, CUdeviceptr p, const char** call) {
-  CURRENT(dev);
+  BEGIN(dev);
   CALL(cuMemFree_v2, p);
-  return GDA_CUDA_SUCCESS;
+  END;
 }
 
 CUresult gda_cuda_alloc_host(int dev, size_t n, void** out, const char** call) {
-  CURRENT(dev);
+  BEGIN(dev);
   CALL(cuMemAllocHost_v2, out, n ? n : 1);
-  return GDA_CUDA_SUCCESS;
+  END;
 }
 
 CUresult gda_cuda_free_host(int dev, void* p, const char** call) {
-  CURRENT(dev);
+  BEGIN(dev);
   CALL(cuMemFreeHost, p);
-  return GDA_CUDA_SUCCESS;
+  END;
 }
 
 CUresult gda_cuda_stream_create(int dev, CUstream* out, const char** call) {
-  CURRENT(dev);
+  BEGIN(dev);
   CALL(cuStreamCreate, out, 1 /* CU_STREAM_NON_BLOCKING */);
-  return GDA_CUDA_SUCCESS;
+  END;
 }
 
 CUresult gda_cuda_stream_destroy(int dev, CUstream s, const char** call) {
-  CURRENT(dev);
+  BEGIN(dev);
   CALL(cuStreamDestroy_v2, s);
-  return GDA_CUDA_SUCCESS;
+  END;
 }
 
 CUresult gda_cuda_stream_sync(int dev, CUstream s, const char** call) {
-  CURRENT(dev);
+  BEGIN(dev);
   CALL(cuStreamSynchronize, s);
-  return GDA_CUDA_SUCCESS;
+  END;
 }
 
 CUresult gda_cuda_stream_wait_event(int dev, CUstream s, CUevent e, const char** call) {
-  CURRENT(dev);
+  BEGIN(dev);
   CALL(cuStreamWaitEvent, s, e, 0);
-  return GDA_CUDA_SUCCESS;
+  END;
 }
 
 CUresult gda_cuda_event_create(int dev, CUevent* out, const char** call) {
-  CURRENT(dev);
+  BEGIN(dev);
   CALL(cuEventCreate, out, 2 /* CU_EVENT_DISABLE_TIMING */);
-  return GDA_CUDA_SUCCESS;
+  END;
 }
 
 CUresult gda_cuda_event_record(int dev, CUevent e, CUstream s, const char** call) {
-  CURRENT(dev);
+  BEGIN(dev);
   CALL(cuEventRecord, e, s);
-  return GDA_CUDA_SUCCESS;
+  END;
 }
 
 CUresult gda_cuda_event_sync(int dev, CUevent e, const char** call) {
-  CURRENT(dev);
+  BEGIN(dev);
   CALL(cuEventSynchronize, e);
-  return GDA_CUDA_SUCCESS;
+  END;
 }
 
 CUresult gda_cuda_event_destroy(int dev, CUevent e, const char** call) {
-  CURRENT(dev);
+  BEGIN(dev);
   CALL(cuEventDestroy_v2, e);
-  return GDA_CUDA_SUCCESS;
+  END;
 }
 
 CUresult gda_cuda_copy_async(int dev, int kind, void* dst, const void* src, size_t n, int src_dev, CUstream s,
                              const char** call) {
   if (n == 0) return GDA_CUDA_SUCCESS;
-  CURRENT(dev);
+  BEGIN(dev);
   switch (kind) {
     case 1:
       CALL(cuMemcpyHtoDAsync_v2, (CUdeviceptr)(uintptr_t)dst, src, n, s);
@@ -219,39 +272,114 @@ CUresult gda_cuda_copy_async(int dev, int kind, void* dst, const void* src, size
     case 3:
       CALL(cuMemcpyDtoDAsync_v2, (CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, n, s);
       break;
-    default:
-      if (src_dev < 0 || src_dev >= device_count) return 101;
-      CALL(cuMemcpyPeerAsync, (CUdeviceptr)(uintptr_t)dst, contexts[dev], (CUdeviceptr)(uintptr_t)src,
-           contexts[src_dev], n, s);
+    default: {
+      CUcontext src_ctx;
+      if ((r_ = primary_context(src_dev, &src_ctx, call)) != GDA_CUDA_SUCCESS) goto end_;
+      CALL(cuMemcpyPeerAsync, (CUdeviceptr)(uintptr_t)dst, contexts[dev], (CUdeviceptr)(uintptr_t)src, src_ctx, n,
+           s);
+    }
   }
-  return GDA_CUDA_SUCCESS;
+  END;
 }
 
 CUresult gda_cuda_gather(int dev, CUstream s, int count, void* const* dst, const CUdeviceptr* src, const size_t* n,
                          const char** call) {
-  CURRENT(dev);
+  BEGIN(dev);
   for (int i = 0; i < count; i++) {
-    CUresult r = cu.cuMemcpyDtoHAsync_v2(dst[i], src[i], n[i], s);
-    if (r != GDA_CUDA_SUCCESS) {
+    r_ = cu.cuMemcpyDtoHAsync_v2(dst[i], src[i], n[i], s);
+    if (r_ != GDA_CUDA_SUCCESS) {
       *call = "cuMemcpyDtoHAsync_v2";
       // copies already queued write into dst: let them finish before the
       // caller frees it
       cu.cuStreamSynchronize(s);
-      return r;
+      goto end_;
     }
   }
   CALL(cuStreamSynchronize, s);
-  return GDA_CUDA_SUCCESS;
+  END;
 }
 
-CUresult gda_cuda_pointer_device(CUdeviceptr p, int* dev, int* memtype, const char** call) {
+// cuPointerGetAttribute needs a current context (it documents
+// CUDA_ERROR_INVALID_CONTEXT): the caller's if it has one, else the primary
+// context of the first device that can be retained.
+static CUresult push_any_context(const char** call) {
+  CUcontext c = NULL;
+  *call = "cuCtxGetCurrent";
+  CUresult r = cu.cuCtxGetCurrent(&c);
+  if (r != GDA_CUDA_SUCCESS) return r;
+  if (c) {
+    *call = "cuCtxPushCurrent_v2";
+    return cu.cuCtxPushCurrent_v2(c);
+  }
+  for (int i = 0; i < device_count; i++)
+    if ((r = push_context(i, call)) == GDA_CUDA_SUCCESS || i == device_count - 1) return r;
+  return 101;
+}
+
+CUresult gda_cuda_pointer_kind(CUdeviceptr p, int* dev, int* kind, const char** call) {
+  CUresult r_ = push_any_context(call);
+  if (r_ != GDA_CUDA_SUCCESS) return r_;
   unsigned int mt = 0;
-  int ordinal = -1;
-  CALL(cuPointerGetAttribute, &mt, 2 /* CU_POINTER_ATTRIBUTE_MEMORY_TYPE */, p);
+  int ordinal = -1, managed = 0;
+  *call = "cuPointerGetAttribute";
+  r_ = cu.cuPointerGetAttribute(&mt, 2 /* CU_POINTER_ATTRIBUTE_MEMORY_TYPE */, p);
+  if (r_ == 1 /* CUDA_ERROR_INVALID_VALUE */) {
+    // the documented answer for memory no context allocated, mapped or
+    // registered (CUDA Driver API, cuPointerGetAttribute): plain host memory
+    *dev = -1;
+    *kind = 0;
+    r_ = GDA_CUDA_SUCCESS;
+    goto end_;
+  }
+  if (r_ != GDA_CUDA_SUCCESS) goto end_;
+  // MEMORY_TYPE answers DEVICE for managed memory: IS_MANAGED tells
+  CALL(cuPointerGetAttribute, &managed, 8 /* CU_POINTER_ATTRIBUTE_IS_MANAGED */, p);
   CALL(cuPointerGetAttribute, &ordinal, 9 /* CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL */, p);
   *dev = ordinal;
-  *memtype = (int)mt;
-  return GDA_CUDA_SUCCESS;
+  *kind = managed ? 4 : (int)mt;
+  END;
+}
+
+CUresult gda_cuda_pointers_on_device(int dev, int count, const uintptr_t* ptrs, int* bad, int* bad_dev,
+                                     const char** call) {
+  *bad = -1;
+  if (count == 0) return GDA_CUDA_SUCCESS;
+  BEGIN(dev);
+  for (int i = 0; i < count; i++) {
+    int ordinal = -1;
+    *call = "cuPointerGetAttribute";
+    r_ = cu.cuPointerGetAttribute(&ordinal, 9 /* CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL */, (CUdeviceptr)ptrs[i]);
+    if (r_ != GDA_CUDA_SUCCESS || ordinal != dev) {
+      *bad = i;
+      *bad_dev = ordinal;
+      break;
+    }
+  }
+  END;
+}
+
+int gda_cuda_caller_context_is(int dev) {
+  CUcontext c = NULL;
+  if (dev < 0 || dev >= device_count || cu.cuCtxGetCurrent(&c) != GDA_CUDA_SUCCESS) return 0;
+  return c != NULL && c == __atomic_load_n(&contexts[dev], __ATOMIC_ACQUIRE);
+}
+
+CUresult gda_cuda_stream_device(int dev, CUstream s, int* out, const char** call) {
+  *out = dev;
+  if ((uintptr_t)s == 1 || (uintptr_t)s == 2) {
+    // the default streams of the caller's current context, when it has one
+    CUcontext c = NULL;
+    CALL0(cuCtxGetCurrent, &c);
+    for (int i = 0; c && i < device_count; i++)
+      if (__atomic_load_n(&contexts[i], __ATOMIC_ACQUIRE) == c) *out = i;
+    return GDA_CUDA_SUCCESS;
+  }
+  BEGIN(dev);
+  CUcontext c = NULL;
+  CALL(cuStreamGetCtx, s, &c);
+  for (int i = 0; i < device_count; i++)
+    if (__atomic_load_n(&contexts[i], __ATOMIC_ACQUIRE) == c) *out = i;
+  END;
 }
 
 const char* gda_cuda_error_name(CUresult r) {

@@ -19,8 +19,10 @@ import (
 // GODEVARROW_LIBCUDA environment variable, read with C getenv so that changes
 // made after process start are seen) is opened on first use; without it every
 // CUDA operation fails with an error wrapping ErrUnavailable, and CPU work is
-// unaffected. Every call makes the device's primary context current on the
-// calling thread inside the same C call, so goroutines may move freely.
+// unaffected. Every call pushes the device's primary context (retained on
+// the device's first use) onto the calling thread's context stack and pops
+// it inside the same C call, so goroutines may move freely and the caller's
+// current context is left as it was.
 
 var (
 	cudaOnce sync.Once
@@ -285,18 +287,83 @@ func FreeDevice(dev int, p unsafe.Pointer) error {
 	return cudaError(call, C.gda_cuda_free(C.int(dev), C.CUdeviceptr(uintptr(p)), &call))
 }
 
-// PointerDevice asks the driver which device a pointer belongs to and what
-// kind of memory it is (CU_MEMORYTYPE_HOST=1, DEVICE=2, UNIFIED=4).
-func PointerDevice(p unsafe.Pointer) (dev int, memoryType int, err error) {
+// Kinds of memory a pointer can point to, as PointerKind tells them.
+const (
+	MemoryUnknown = 0 // not memory the driver knows: plain host memory
+	MemoryPinned  = 1 // CU_MEMORYTYPE_HOST: page-locked host memory
+	MemoryDevice  = 2 // CU_MEMORYTYPE_DEVICE
+	MemoryManaged = 4 // CU_POINTER_ATTRIBUTE_IS_MANAGED (MEMORY_TYPE says DEVICE)
+)
+
+// PointerKind asks the driver what memory p points to and on which device.
+// Only the driver's documented answer for memory it does not know
+// (CUDA_ERROR_INVALID_VALUE) gives MemoryUnknown; every other driver error is
+// returned as an error.
+func PointerKind(p unsafe.Pointer) (dev int, kind int, err error) {
 	if err := OpenCUDA(); err != nil {
 		return -1, 0, err
 	}
-	var d, mt C.int
+	var d, k C.int
 	var call *C.char
-	if err := cudaError(call, C.gda_cuda_pointer_device(C.CUdeviceptr(uintptr(p)), &d, &mt, &call)); err != nil {
+	if err := cudaError(call, C.gda_cuda_pointer_kind(C.CUdeviceptr(uintptr(p)), &d, &k, &call)); err != nil {
 		return -1, 0, err
 	}
-	return int(d), int(mt), nil
+	return int(d), int(k), nil
+}
+
+// PointerDevice is PointerKind for a pointer that must be driver memory:
+// memory the driver does not know is an error (CUDA_ERROR_INVALID_VALUE from
+// cuPointerGetAttribute).
+func PointerDevice(p unsafe.Pointer) (dev int, memoryType int, err error) {
+	dev, kind, err := PointerKind(p)
+	if err == nil && kind == MemoryUnknown {
+		err = &DriverError{Call: "cuPointerGetAttribute", Code: 1, Name: "CUDA_ERROR_INVALID_VALUE",
+			Msg: "the pointer is not memory the CUDA driver allocated, mapped or registered"}
+	}
+	return dev, kind, err
+}
+
+// CheckPointersOnDevice checks with one driver call sequence that every
+// pointer belongs to CUDA device dev. bad is the index of the first that
+// does not (-1 when all do) and badDev its device (-1 with err set when the
+// driver does not know the pointer).
+func CheckPointersOnDevice(dev int, ptrs []uintptr) (bad, badDev int, err error) {
+	if len(ptrs) == 0 {
+		return -1, -1, nil
+	}
+	var b, bd C.int
+	var call *C.char
+	err = cudaError(call, C.gda_cuda_pointers_on_device(C.int(dev), C.int(len(ptrs)), (*C.uintptr_t)(unsafe.Pointer(&ptrs[0])), &b, &bd, &call))
+	return int(b), int(bd), err
+}
+
+// CallerContextIs reports whether the calling thread's current CUDA context
+// is device dev's primary context (the one godevarrow uses). It is what
+// decides whether the special stream handles 1 and 2, which name the default
+// streams of the *current* context, mean a stream of dev.
+func CallerContextIs(dev int) bool {
+	return OpenCUDA() == nil && C.gda_cuda_caller_context_is(C.int(dev)) != 0
+}
+
+// InOwnContext returns the stream with its Device set to the device whose
+// context the stream belongs to. A foreign stream (a producer's stream named
+// by the CUDA Array Interface, or the handles 1 and 2, which name the default
+// streams of the caller's current context) may belong to another device than
+// the memory it orders; an event recorded on it must be created in the
+// stream's own context (CUDA Driver API, cuEventRecord).
+func (s *Stream) InOwnContext() (*Stream, error) {
+	if !s.foreign {
+		return s, nil
+	}
+	var d C.int
+	var call *C.char
+	if err := cudaError(call, C.gda_cuda_stream_device(C.int(s.dev), s.s, &d, &call)); err != nil {
+		return nil, err
+	}
+	if int(d) == s.dev {
+		return s, nil
+	}
+	return &Stream{dev: int(d), s: s.s, foreign: true}, nil
 }
 
 // SyncEventOnHost waits on the host for a CUevent (the value a sync_event

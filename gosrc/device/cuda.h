@@ -18,9 +18,11 @@ typedef void* CUevent;
 int gda_cuda_open(const char** err);
 const char* gda_cuda_library(void);
 
-// Every operation makes the device's primary context current on the calling
-// thread first (goroutines move between threads, so nothing is assumed) and
-// reports the failing driver call's name in *call.
+// Every operation pushes the device's primary context (retained on the
+// device's first use) onto the calling thread's context stack and pops it
+// before returning, leaving the caller's current context as it was
+// (goroutines move between threads, so nothing is assumed), and reports the
+// failing driver call's name in *call.
 CUresult gda_cuda_device_count(int* n, const char** call);
 CUresult gda_cuda_driver_version(int* v, const char** call);
 CUresult gda_cuda_device_name(int dev, char* name, int len, const char** call);
@@ -44,7 +46,21 @@ CUresult gda_cuda_copy_async(int dev, int kind, void* dst, const void* src, size
 // one synchronization: dst[i] receives n[i] bytes from src[i].
 CUresult gda_cuda_gather(int dev, CUstream s, int count, void* const* dst, const CUdeviceptr* src, const size_t* n,
                          const char** call);
-// The device ordinal of a pointer (-1 if the driver does not know it).
-CUresult gda_cuda_pointer_device(CUdeviceptr p, int* dev, int* memtype, const char** call);
+// What memory p is: *kind 0 for memory the driver does not know (its
+// documented CUDA_ERROR_INVALID_VALUE answer; *dev is -1), else
+// CU_MEMORYTYPE_HOST (1, pinned), DEVICE (2) or 4 for managed memory
+// (CU_POINTER_ATTRIBUTE_IS_MANAGED), with its device ordinal. Any other
+// driver error is returned as an error.
+CUresult gda_cuda_pointer_kind(CUdeviceptr p, int* dev, int* kind, const char** call);
+// Checks that every pointer belongs to device dev, in one call: *bad is the
+// index of the first that does not (-1 if all do), with its ordinal in
+// *bad_dev (-1 when the driver does not know it, and then the error returned).
+CUresult gda_cuda_pointers_on_device(int dev, int count, const uintptr_t* ptrs, int* bad, int* bad_dev,
+                                     const char** call);
+// Whether the calling thread's current context is device dev's primary one.
+int gda_cuda_caller_context_is(int dev);
+// The device whose context stream s belongs to (the caller's current one for
+// the default-stream handles 1 and 2, dev when it has none).
+CUresult gda_cuda_stream_device(int dev, CUstream s, int* out, const char** call);
 const char* gda_cuda_error_name(CUresult r);
 const char* gda_cuda_error_string(CUresult r);

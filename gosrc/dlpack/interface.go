@@ -28,33 +28,17 @@ func ConsumerStream(a *cdevice.Array, stream int64) (*device.Stream, error) {
 	return device.ForeignStream(int(a.Device().ID), uintptr(stream))
 }
 
-// DescribeReady is Describe for a consumer that reads the tensor on the
-// legacy default stream (the CUDA Array Interface's "stream": 1): a CUDA
-// array's sync event is made a dependency of that stream, and stream is 1;
-// otherwise stream is 0 (no synchronization needed).
+// DescribeReady is Describe for a consumer of the CUDA Array Interface:
+// stream is what the interface publishes (Array.CUDAArrayInterfaceStream:
+// 1 when the legacy default stream of the caller's context was made to wait
+// for the array's event, 0 when the data is ready).
 func DescribeReady(a *cdevice.Array) (t Tensor, stream uintptr, err error) {
 	if t, err = Describe(a); err != nil {
 		return t, 0, err
 	}
-	if a.SyncEvent() == nil || a.Device().Type != device.CUDA {
-		return t, 0, nil
-	}
-	s, err := device.ForeignStream(int(a.Device().ID), device.LegacyDefaultStream)
-	if err != nil {
-		return t, 0, err
-	}
-	if err := a.WaitReadyOn(s); err != nil {
-		return t, 0, err
-	}
-	return t, device.LegacyDefaultStream, nil
+	stream, err = a.CUDAArrayInterfaceStream()
+	return t, stream, err
 }
-
-// CUDA memory types of cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_MEMORY_TYPE).
-const (
-	memoryTypeHost    = 1
-	memoryTypeDevice  = 2
-	memoryTypeUnified = 4
-)
 
 // WrapCUDAArrayInterface makes an Array over length values of the Arrow
 // format at ptr, a buffer described by a CUDA Array Interface, zero-copy.
@@ -85,15 +69,15 @@ func WrapCUDAArrayInterface(format string, ptr uintptr, length int64, stream uin
 	dev := device.Device{Type: device.CUDA, ID: 0}
 	p := C.gda_device_address(C.uintptr_t(ptr)) // a device address: never dereferenced here
 	if ptr != 0 {
-		id, memType, err := device.PointerDevice(p)
+		id, kind, err := device.PointerDevice(p)
 		if err != nil {
 			return fail(&cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "__cuda_array_interface__ data pointer is not memory the CUDA driver knows: " + err.Error()})
 		}
 		dev.ID = int64(id)
-		switch memType {
-		case memoryTypeHost:
+		switch kind {
+		case device.MemoryPinned:
 			dev.Type = device.CUDAHost
-		case memoryTypeUnified:
+		case device.MemoryManaged:
 			dev.Type = device.CUDAManaged
 		}
 	} else if length != 0 {

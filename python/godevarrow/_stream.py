@@ -12,7 +12,7 @@ from . import _godevarrow as _lib
 from ._array import Array, RecordBatch
 from ._device import DeviceType
 from ._godevarrow import GodevarrowTypeError, StreamError
-from ._protocol import check_kwargs, no_protocol, schema_capsule
+from ._protocol import ask, check_kwargs, no_protocol
 from ._schema import Schema, requested_handle, schema
 
 
@@ -143,10 +143,10 @@ def stream(obj: object, *, requested_schema: object = None) -> ArrayStream:
     elif isinstance(obj, Array):
         st = ArrayStream(_lib.stream_from_arrays([obj._h], None))
     elif hasattr(obj, "__arrow_c_device_stream__"):
-        cap = obj.__arrow_c_device_stream__(schema_capsule(requested_schema))
+        cap = ask(obj.__arrow_c_device_stream__, requested_schema)
         st = ArrayStream(_lib.import_stream(cap, True))
     elif hasattr(obj, "__arrow_c_stream__"):
-        cap = obj.__arrow_c_stream__(schema_capsule(requested_schema))
+        cap = ask(obj.__arrow_c_stream__, requested_schema)
         st = ArrayStream(_lib.import_stream(cap, False))
     else:
         raise no_protocol(obj, "stream", "__arrow_c_device_stream__, __arrow_c_stream__")

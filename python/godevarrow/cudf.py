@@ -3,7 +3,9 @@ C Device Data Interface (zero-copy into godevarrow; cuDF copies on its side
 when it builds columns from Arrow).
 
 pylibcudf's Arrow export leaves column names empty, so ``from_cudf`` puts the
-DataFrame's names back (a zero-copy relabel).
+DataFrame's names back (a zero-copy relabel). libcudf copies ``null_count``
+verbatim, so ``to_cudf`` counts the nulls a producer left unknown first.
+Needs cuDF >= 25.08 (``pip install 'godevarrow[cudf]'``).
 """
 
 from __future__ import annotations
@@ -17,14 +19,31 @@ from ._schema import schema
 __all__ = ["from_cudf", "to_cudf"]
 
 
+MIN_CUDF = (25, 8)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = []
+    for p in text.split(".")[:2]:
+        digits = "".join(ch for ch in p if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
 def _cudf() -> Any:
     try:
         import cudf
         import pylibcudf
     except ImportError as e:  # pragma: no cover - depends on the machine
         raise ImportError(
-            "godevarrow.cudf needs cuDF: pip install cudf-cu12 (see https://docs.rapids.ai/install)"
+            "godevarrow.cudf needs cuDF >= 25.08: pip install 'godevarrow[cudf]' (see https://docs.rapids.ai/install)"
         ) from e
+    found = getattr(cudf, "__version__", "0")
+    if _version(found) < MIN_CUDF:
+        raise ImportError(
+            f"godevarrow.cudf needs cuDF >= 25.08 (pylibcudf's Arrow device interop), found cuDF {found}: "
+            "pip install -U 'godevarrow[cudf]'"
+        )
     return cudf, pylibcudf
 
 
@@ -54,7 +73,9 @@ def to_cudf(batch: Any) -> Any:
     ``__arrow_c_device_array__`` / ``__arrow_c_array__`` of struct type), with
     its column names."""
     cudf, plc = _cudf()
-    rb = record_batch(batch)
+    # libcudf copies null_count verbatim and reads -1 as "no nulls": count
+    # the unknown ones first (a device-to-host copy of those bitmaps)
+    rb = RecordBatch(_lib.array_known_null_counts(record_batch(batch)._h))
     names = rb.column_names
     table = plc.Table.from_arrow(rb)
     df = cudf.DataFrame.from_pylibcudf(table, {"columns": names})

@@ -16,13 +16,20 @@ from ._godevarrow import ArrowInvalid
 __all__ = ["from_cupy", "to_cupy"]
 
 
+MIN_CUPY = 13
+
+
 def _cupy() -> Any:
     try:
         import cupy
     except ImportError as e:  # pragma: no cover - depends on the machine
         raise ImportError(
-            "godevarrow.cupy needs CuPy: pip install cupy-cuda12x (or the wheel matching your CUDA)"
+            "godevarrow.cupy needs CuPy >= 13: pip install 'godevarrow[cupy]' (or the cupy wheel matching your CUDA)"
         ) from e
+    found = getattr(cupy, "__version__", "0")
+    major = found.split(".")[0]
+    if not major.isdigit() or int(major) < MIN_CUPY:
+        raise ImportError(f"godevarrow.cupy needs CuPy >= 13, found CuPy {found}: pip install -U 'godevarrow[cupy]'")
     return cupy
 
 

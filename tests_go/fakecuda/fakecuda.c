@@ -1,23 +1,58 @@
 // fakecuda: a strict emulation of the subset of the CUDA driver API that
-// godevarrow uses, for machines without a GPU (see README.md).
+// godevarrow uses, for machines without a GPU (see docs/cuda.md, "Fidelity").
+// Every behaviour below copies the CUDA Driver API reference (cited by
+// section and function); where hardware is lenient in practice the fake is
+// still as strict as the documentation.
 //
 // Strictness:
 //  * Device memory lives in a region mapped PROT_NONE: any host load or store
 //    of a device address crashes. The driver reaches the bytes through a
 //    second, read-write mapping of the same memfd (the "shadow").
+//  * Contexts: each thread has a stack of current contexts (CUDA Driver API,
+//    "Context Management": cuCtxPushCurrent, cuCtxPopCurrent; cuCtxSetCurrent
+//    replaces the top). Calls that need a context fail with
+//    CUDA_ERROR_INVALID_CONTEXT when none is current, cuPointerGetAttribute
+//    included (its documented return codes list CUDA_ERROR_INVALID_CONTEXT).
+//    A primary context must be retained (cuDevicePrimaryCtxRetain) before it
+//    can be made current, and retaining can fail per device
+//    (FAKECUDA_UNAVAILABLE_DEVICES=1,3 answers CUDA_ERROR_DEVICE_UNAVAILABLE,
+//    as for CU_COMPUTEMODE_EXCLUSIVE_PROCESS or _PROHIBITED devices).
 //  * Asynchrony is real: async copies, memsets and event records are queued
 //    per stream and run only at a synchronization point:
 //      cuStreamSynchronize(s)   runs s's queue;
 //      cuEventSynchronize(e)    runs the queue of e's stream up to e's record;
 //      a WAIT op queued by cuStreamWaitEvent(s, e) runs e's stream up to e's
 //                               record when s reaches it;
-//      cuCtxSynchronize and cuMemFree run all queues;
-//      synchronous copies and work on the NULL/legacy/per-thread stream first
-//      run the queues of *blocking* streams only (legacy default-stream
-//      semantics): streams created with CU_STREAM_NON_BLOCKING are not waited
-//      for, exactly as on a GPU.
+//      cuCtxSynchronize and cuMemFree run all queues.
+//    The legacy default stream (NULL or CU_STREAM_LEGACY) of each context and
+//    the per-thread default stream (CU_STREAM_PER_THREAD) are queues like any
+//    other (CUDA Driver API, "Stream synchronization behavior"): the legacy
+//    one synchronizes with the *blocking* streams of its context, streams
+//    created with CU_STREAM_NON_BLOCKING are not waited for. Synchronous
+//    copies run on the legacy stream of the current context.
+//    cuStreamDestroy does not complete pending work (CUDA Driver API,
+//    cuStreamDestroy: "the function will return immediately and the resources
+//    ... will be released automatically once the device has completed all
+//    work"): the work runs at a later synchronization point.
 //    cuEventQuery never runs work: it says CUDA_ERROR_NOT_READY while the
 //    record is pending. A reader that forgets to wait sees stale bytes.
+//  * Events and streams belong to the context current when they were made;
+//    cuEventRecord of an event on a stream of another context fails with
+//    CUDA_ERROR_INVALID_HANDLE (CUDA Driver API, cuEventRecord: "hStream and
+//    hEvent must be from the same context"), cuStreamWaitEvent accepts an
+//    event of any context (cuStreamWaitEvent: "hEvent may be from a different
+//    context or device than hStream").
+//  * Sticky errors: a 700-class fault (CUDA_ERROR_ILLEGAL_ADDRESS,
+//    _LAUNCH_FAILED, ...; CUDA Driver API, "Error Handling": "the process is
+//    left in an inconsistent state and any further CUDA work will return the
+//    same error") poisons the context that was current: every later call
+//    that needs it returns the same error until cuDevicePrimaryCtxReset_v2.
+//  * Memory kinds: managed memory answers CU_POINTER_ATTRIBUTE_IS_MANAGED
+//    (its MEMORY_TYPE is DEVICE, as the driver reports); pinned memory keeps
+//    the cuMemHostAlloc flags (PORTABLE, DEVICEMAP) and with unified
+//    addressing is mapped at the same address. FAKECUDA_REUSE_ADDRESSES=1
+//    hands freed device addresses out again, as a real allocator does, so a
+//    stale pointer aliases new data instead of failing.
 //  * Several devices (FAKECUDA_DEVICES, default 2), counters and fault
 //    injection through the fakecuda_* functions.
 #define _GNU_SOURCE
@@ -40,6 +75,7 @@ enum {
   E_INVALID_VALUE = 1,
   E_OUT_OF_MEMORY = 2,
   E_NOT_INITIALIZED = 3,
+  E_DEVICE_UNAVAILABLE = 46,
   E_INVALID_DEVICE = 101,
   E_INVALID_CONTEXT = 201,
   E_INVALID_HANDLE = 400,
@@ -56,12 +92,41 @@ static int initialized, n_devices;
 static char* region;  // PROT_NONE: what the host sees
 static char* shadow;  // read-write: what the driver uses
 static uint64_t bump[MAX_DEVICES];
+// FAKECUDA_REUSE_ADDRESSES=1: freed device ranges are handed out again
+// (first fit), as the driver's allocator does.
+static int reuse_addresses;
+typedef struct {
+  char* addr;
+  size_t size;
+} free_range;
+static free_range* freed;
+static size_t n_freed, cap_freed;
 
+typedef struct stream stream;
 typedef struct {
   int device;
+  long long retains;     // cuDevicePrimaryCtxRetain calls minus releases
+  long long retain_calls;  // every cuDevicePrimaryCtxRetain, for tests
+  int unavailable;       // retaining fails (exclusive-process / prohibited mode)
+  CUresult sticky;       // a 700-class error that poisoned the context
+  stream* legacy;        // the legacy default stream
 } context;
 static context contexts[MAX_DEVICES];
-static __thread context* current;
+
+// The calling thread's context stack; its top is the current context.
+#define CTX_STACK_MAX 64
+static __thread context* ctx_stack[CTX_STACK_MAX];
+static __thread int ctx_depth;
+#define current (ctx_depth ? ctx_stack[ctx_depth - 1] : (context*)NULL)
+
+static int valid_context(const void* ctx) {
+  return ctx >= (void*)&contexts[0] && ctx < (void*)&contexts[n_devices] && ((context*)ctx)->retains > 0;
+}
+
+// The errors the CUDA Driver API documents as leaving the context unusable.
+static int is_sticky(CUresult r) {
+  return r == E_ILLEGAL_ADDRESS || r == 702 /* LAUNCH_TIMEOUT */ || (r >= 714 && r <= 719);
+}
 
 // ---------------------------------------------------------------- allocations
 enum { MEM_DEVICE = 2, MEM_HOST = 1, MEM_MANAGED = 4 };
@@ -69,6 +134,7 @@ typedef struct {
   char* addr;
   size_t size;
   int device, kind;
+  unsigned flags;  // cuMemHostAlloc flags of pinned memory
 } allocation;
 // The live allocations, sorted by address (they never overlap: sizes are
 // never 0), so a lookup is a binary search however many a program makes.
@@ -104,7 +170,7 @@ static void add_alloc(char* addr, size_t size, int device, int kind) {
   }
   size_t i = first_after(addr);
   memmove(&allocs[i + 1], &allocs[i], (n_allocs - i) * sizeof(allocation));
-  allocs[i] = (allocation){addr, size, device, kind};
+  allocs[i] = (allocation){addr, size, device, kind, 0};
   n_allocs++;
 }
 
@@ -155,6 +221,8 @@ static call_stat* stat_for(const char* fn) {
       st_->calls++;                                  \
       if (st_->fail_at && st_->calls == st_->fail_at) { \
         st_->fail_at = 0;                            \
+        if (is_sticky(st_->error) && current)        \
+          current->sticky = st_->error;              \
         pthread_mutex_unlock(&mu);                   \
         return st_->error;                           \
       }                                              \
@@ -168,9 +236,10 @@ static call_stat* stat_for(const char* fn) {
   } while (0)
 #define NEED_INIT() \
   if (!initialized) RETURN(E_NOT_INITIALIZED)
-#define NEED_CONTEXT() \
-  NEED_INIT();         \
-  if (!current) RETURN(E_INVALID_CONTEXT)
+#define NEED_CONTEXT()                  \
+  NEED_INIT();                          \
+  if (!current) RETURN(E_INVALID_CONTEXT); \
+  if (current->sticky) RETURN(current->sticky)
 
 // ----------------------------------------------------------- streams, events
 enum { OP_COPY, OP_MEMSET, OP_RECORD, OP_WAIT };
@@ -185,11 +254,12 @@ typedef struct {
   unsigned long long seq;  // of a RECORD: the event's generation; of a WAIT: the awaited generation
 } op;
 
-typedef struct stream {
+struct stream {
   int device, live, non_blocking;
+  int special;  // a default stream (legacy or per-thread): never destroyed
   op* ops;
   size_t n_ops, cap_ops, done;  // ops[done..n_ops) are pending
-} stream;
+};
 
 struct event {
   int device, live;
@@ -197,9 +267,9 @@ struct event {
   unsigned long long generation, completed;  // recorded and completed record generations
 };
 
-#define STREAM_LEGACY ((stream*)0x1)
-#define STREAM_PER_THREAD ((stream*)0x2)
-static int is_default_stream(stream* s) { return s == NULL || s == STREAM_LEGACY || s == STREAM_PER_THREAD; }
+#define STREAM_LEGACY ((void*)0x1)
+#define STREAM_PER_THREAD ((void*)0x2)
+static int is_default_handle(const void* s) { return s == NULL || s == STREAM_LEGACY || s == STREAM_PER_THREAD; }
 
 // Every stream and event ever created: they are never freed (a destroyed
 // one stays, dead, so a stale handle is rejected and never reused), and a
@@ -236,10 +306,44 @@ static void set_add(handle_set* h, void* p) {
 }
 
 static handle_set all_streams, all_events;
-static stream** streams;  // the live ones, in creation order
+// Every stream that may hold work, in creation order: live ones, default
+// ones, and destroyed ones whose work has not run yet.
+static stream** streams;
 static size_t n_streams, cap_streams;
+static long long live_streams;
+static __thread stream* per_thread_streams[MAX_DEVICES];
 
-static int valid_stream(stream* s) { return is_default_stream(s) || (set_has(&all_streams, s) && s->live); }
+static stream* new_stream(int device, int non_blocking, int special) {
+  stream* s = calloc(1, sizeof(stream));
+  s->device = device;
+  s->live = 1;
+  s->non_blocking = non_blocking;
+  s->special = special;
+  if (n_streams == cap_streams) {
+    cap_streams = cap_streams ? cap_streams * 2 : 16;
+    streams = realloc(streams, cap_streams * sizeof(stream*));
+  }
+  streams[n_streams++] = s;
+  return s;
+}
+
+// The stream a handle names, or NULL when it names none. NULL and
+// CU_STREAM_LEGACY are the current context's legacy default stream,
+// CU_STREAM_PER_THREAD this thread's default stream of the current context
+// (CUDA Driver API, "Stream synchronization behavior"); both need a context.
+static stream* stream_of(void* h) {
+  if (h == NULL || h == STREAM_LEGACY) return current ? current->legacy : NULL;
+  if (h == STREAM_PER_THREAD) {
+    if (!current) return NULL;
+    stream** pt = &per_thread_streams[current->device];
+    // "The per-thread default stream is not a non-blocking stream and will
+    // synchronize with the legacy default stream"
+    if (!*pt) *pt = new_stream(current->device, 0, 1);
+    return *pt;
+  }
+  stream* s = h;
+  return set_has(&all_streams, s) && s->live ? s : NULL;
+}
 static int valid_event(event* e) { return set_has(&all_events, e) && e->live; }
 
 static void run_until(stream* s, size_t end);
@@ -272,8 +376,16 @@ static void run_op(op* o) {
   }
 }
 
-// Runs s's pending ops up to (not including) index end.
+static void sync_stream(stream* s);
+
+// Runs s's pending ops up to (not including) index end. Work on a legacy
+// default stream first waits for the blocking streams of its context.
 static void run_until(stream* s, size_t end) {
+  if (s->done < end && s->done < s->n_ops && s == contexts[s->device].legacy) {
+    for (size_t i = 0; i < n_streams; i++)
+      if (streams[i]->device == s->device && !streams[i]->non_blocking && streams[i] != s)
+        run_until(streams[i], streams[i]->n_ops);
+  }
   while (s->done < end && s->done < s->n_ops) {
     op o = s->ops[s->done++];
     run_op(&o);
@@ -285,19 +397,19 @@ static void run_all(void) {
   for (size_t i = 0; i < n_streams; i++) run_until(streams[i], streams[i]->n_ops);
 }
 
-// What the legacy default stream waits for: every blocking stream.
-static void run_blocking(void) {
-  for (size_t i = 0; i < n_streams; i++)
-    if (!streams[i]->non_blocking) run_until(streams[i], streams[i]->n_ops);
+// Synchronizes s the way the driver orders it: the legacy default stream
+// first waits for every blocking stream of its context, and a blocking stream
+// for the work queued on the legacy stream before (conservatively: all of it).
+static void sync_stream(stream* s) {
+  stream* legacy = contexts[s->device].legacy;
+  if (s != legacy && !s->non_blocking) {
+    run_until(legacy, legacy->n_ops);
+  }
+  run_until(s, s->n_ops);
 }
 
-// Queues op on s, or runs it now (after all queues) on a default stream.
+// Queues op on s; it runs at a synchronization point.
 static void submit(stream* s, op o) {
-  if (is_default_stream(s)) {
-    run_blocking();
-    run_op(&o);
-    return;
-  }
   if (s->n_ops == s->cap_ops) {
     s->cap_ops = s->cap_ops ? s->cap_ops * 2 : 16;
     s->ops = realloc(s->ops, s->cap_ops * sizeof(op));
@@ -345,10 +457,16 @@ CUresult cuInit(unsigned int flags) {
     shadow = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
     close(fd);
     if (region == MAP_FAILED || shadow == MAP_FAILED) RETURN(E_OUT_OF_MEMORY);
+    const char* unavailable = getenv("FAKECUDA_UNAVAILABLE_DEVICES");
+    const char* reuse = getenv("FAKECUDA_REUSE_ADDRESSES");
+    reuse_addresses = reuse && *reuse == '1';
     for (int i = 0; i < n_devices; i++) {
       contexts[i].device = i;
+      contexts[i].legacy = new_stream(i, 0, 1);
       bump[i] = 256;  // never hand out the region's first bytes (no device pointer equals a device base)
     }
+    for (const char* c = unavailable; c && *c; c++)
+      if (*c >= '0' && *c <= '9' && *c - '0' < n_devices) contexts[*c - '0'].unavailable = 1;
     initialized = 1;
   }
   RETURN(OK);
@@ -401,6 +519,12 @@ CUresult cuDevicePrimaryCtxRetain(void** ctx, CUdevice d) {
   NEED_INIT();
   if (!ctx) RETURN(E_INVALID_VALUE);
   if (d < 0 || d >= n_devices) RETURN(E_INVALID_DEVICE);
+  contexts[d].retain_calls++;
+  // CUDA_ERROR_DEVICE_UNAVAILABLE: "requested CUDA device is unavailable at
+  // the current time ... CU_COMPUTEMODE_EXCLUSIVE_PROCESS or
+  // CU_COMPUTEMODE_PROHIBITED" (CUDA Driver API, CUresult)
+  if (contexts[d].unavailable) RETURN(E_DEVICE_UNAVAILABLE);
+  contexts[d].retains++;
   *ctx = &contexts[d];
   RETURN(OK);
 }
@@ -409,14 +533,56 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
   ENTER("cuDevicePrimaryCtxRelease_v2");
   NEED_INIT();
   if (d < 0 || d >= n_devices) RETURN(E_INVALID_DEVICE);
+  if (contexts[d].retains <= 0) RETURN(E_INVALID_CONTEXT);
+  contexts[d].retains--;
   RETURN(OK);
 }
 
+// Clears a sticky error, the only way out of one short of a new process
+// (CUDA Driver API, cuDevicePrimaryCtxReset: "destroy all allocations and
+// reset all state on the primary context"; the fake keeps the allocations).
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice d) {
+  ENTER("cuDevicePrimaryCtxReset_v2");
+  NEED_INIT();
+  if (d < 0 || d >= n_devices) RETURN(E_INVALID_DEVICE);
+  contexts[d].sticky = OK;
+  RETURN(OK);
+}
+
+// "If there exists a CUDA context stack on the calling CPU thread, this will
+// replace the top of that stack with ctx. If ctx is NULL then this will be
+// equivalent to popping the top" (CUDA Driver API, cuCtxSetCurrent)
 CUresult cuCtxSetCurrent(void* ctx) {
   ENTER("cuCtxSetCurrent");
   NEED_INIT();
-  if (ctx && (ctx < (void*)&contexts[0] || ctx >= (void*)&contexts[n_devices])) RETURN(E_INVALID_CONTEXT);
-  current = ctx;
+  if (!ctx) {
+    if (ctx_depth) ctx_depth--;
+    RETURN(OK);
+  }
+  if (!valid_context(ctx)) RETURN(E_INVALID_CONTEXT);
+  if (ctx_depth == 0) ctx_depth = 1;
+  ctx_stack[ctx_depth - 1] = ctx;
+  RETURN(OK);
+}
+
+CUresult cuCtxPushCurrent_v2(void* ctx) {
+  ENTER("cuCtxPushCurrent_v2");
+  NEED_INIT();
+  if (!valid_context(ctx)) RETURN(E_INVALID_CONTEXT);
+  if (ctx_depth == CTX_STACK_MAX) RETURN(E_OUT_OF_MEMORY);
+  ctx_stack[ctx_depth++] = ctx;
+  RETURN(OK);
+}
+
+// "Pops the current CUDA context from the CPU thread and passes back the old
+// context handle in *pctx"; an empty stack is CUDA_ERROR_INVALID_CONTEXT
+// (CUDA Driver API, cuCtxPopCurrent)
+CUresult cuCtxPopCurrent_v2(void** pctx) {
+  ENTER("cuCtxPopCurrent_v2");
+  NEED_INIT();
+  if (!ctx_depth) RETURN(E_INVALID_CONTEXT);
+  context* top = ctx_stack[--ctx_depth];
+  if (pctx) *pctx = top;
   RETURN(OK);
 }
 
@@ -451,9 +617,21 @@ CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t n) {
   if (!p || n == 0) RETURN(E_INVALID_VALUE);
   int d = current->device;
   size_t rounded = (n + 255) & ~(size_t)255;
-  if (bump[d] + rounded > REGION_PER_DEVICE) RETURN(E_OUT_OF_MEMORY);
-  char* addr = region + (size_t)d * REGION_PER_DEVICE + bump[d];
-  bump[d] += rounded;  // addresses are never reused: a stale pointer stays invalid
+  char* addr = NULL;
+  for (size_t i = 0; reuse_addresses && i < n_freed; i++) {
+    if (freed[i].size >= rounded && in_region(freed[i].addr) &&
+        (size_t)(freed[i].addr - region) / REGION_PER_DEVICE == (size_t)d) {
+      addr = freed[i].addr;
+      freed[i].addr += rounded;
+      freed[i].size -= rounded;
+      break;
+    }
+  }
+  if (!addr) {
+    if (bump[d] + rounded > REGION_PER_DEVICE) RETURN(E_OUT_OF_MEMORY);
+    addr = region + (size_t)d * REGION_PER_DEVICE + bump[d];
+    bump[d] += rounded;  // without reuse, a stale pointer stays invalid
+  }
   add_alloc(addr, n, d, MEM_DEVICE);
   live_bytes += (long long)n;
   *p = (CUdeviceptr)(uintptr_t)addr;
@@ -476,6 +654,13 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
   char* s = shadow + (a->addr - region);
   uintptr_t start = ((uintptr_t)s + page - 1) & ~(page - 1), end = ((uintptr_t)s + a->size) & ~(page - 1);
   if (end > start) madvise((void*)start, end - start, MADV_REMOVE);
+  if (reuse_addresses) {
+    if (n_freed == cap_freed) {
+      cap_freed = cap_freed ? 2 * cap_freed : 64;
+      freed = realloc(freed, cap_freed * sizeof(free_range));
+    }
+    freed[n_freed++] = (free_range){a->addr, (a->size + 255) & ~(size_t)255};
+  }
   remove_alloc(a);
   RETURN(OK);
 }
@@ -499,8 +684,17 @@ CUresult cuMemAllocHost_v2(void** p, size_t n) {
 CUresult cuMemHostAlloc(void** p, size_t n, unsigned int flags) {
   ENTER("cuMemHostAlloc");
   NEED_CONTEXT();
-  (void)flags;
-  RETURN(host_alloc(p, n, "cuMemHostAlloc", MEM_HOST));
+  // CU_MEMHOSTALLOC_PORTABLE (1), _DEVICEMAP (2), _WRITECOMBINED (4). With
+  // unified addressing "all host memory allocated ... using cuMemAllocHost()
+  // and cuMemHostAlloc() is always directly accessible from all contexts on
+  // all devices ... regardless of whether or not the flags
+  // CU_MEMHOSTALLOC_PORTABLE and CU_MEMHOSTALLOC_DEVICEMAP are specified"
+  // (CUDA Driver API, "Unified Addressing"): the flags are kept and answered
+  // (fakecuda_host_flags), the memory is mapped at its host address either way.
+  if (flags & ~7u) RETURN(E_INVALID_VALUE);
+  CUresult r = host_alloc(p, n, "cuMemHostAlloc", MEM_HOST);
+  if (r == OK) find_alloc(*p, 0)->flags = flags;
+  RETURN(r);
 }
 
 CUresult cuMemAllocManaged(CUdeviceptr* p, size_t n, unsigned int flags) {
@@ -531,8 +725,9 @@ CUresult cuMemFreeHost(void* p) {
 // --------------------------------------------------------------- API: copies
 enum { HTOD = 1, DTOH = 2, DTOD = 3, HTOH = 4 };
 
-static CUresult copy(void* dst, const void* src, size_t n, int dst_dev, int src_dev, stream* s, int sync) {
-  if (!valid_stream(s)) return E_INVALID_HANDLE;
+static CUresult copy(void* dst, const void* src, size_t n, int dst_dev, int src_dev, void* sh, int sync) {
+  stream* s = stream_of(sync ? NULL : sh);
+  if (!s) return E_INVALID_HANDLE;
   if (n == 0) return OK;
   char *d, *sr;
   int dd, sd;
@@ -542,12 +737,10 @@ static CUresult copy(void* dst, const void* src, size_t n, int dst_dev, int src_
   int dir = in_region(dst) ? (in_region(src) ? DTOD : HTOD) : (in_region(src) ? DTOH : HTOH);
   copy_calls[dir]++;
   op o = {.kind = OP_COPY, .dst = d, .src = sr, .n = n, .dir = dir};
-  if (sync) {
-    run_blocking();
-    run_op(&o);
+  submit(s, o);
+  if (sync) {  // synchronous copies are ordered on the legacy stream and wait for it
+    sync_stream(s);
     syncs++;
-  } else {
-    submit(s, o);
   }
   return OK;
 }
@@ -605,18 +798,15 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dst, void* dctx, CUdeviceptr src, void* s
   RETURN(copy((void*)(uintptr_t)dst, (void*)(uintptr_t)src, n, 1, 1, s, 0));
 }
 
-static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t n, stream* s, int sync) {
-  if (!valid_stream(s)) return E_INVALID_HANDLE;
+static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t n, void* sh, int sync) {
+  stream* s = stream_of(sync ? NULL : sh);
+  if (!s) return E_INVALID_HANDLE;
   char* d;
   CUresult r = resolve((void*)(uintptr_t)dst, n, 1, &d, NULL);
   if (r != OK) return r;
   op o = {.kind = OP_MEMSET, .dst = d, .n = n, .value = v};
-  if (sync) {
-    run_blocking();
-    run_op(&o);
-  } else {
-    submit(s, o);
-  }
+  submit(s, o);
+  if (sync) sync_stream(s);
   return OK;
 }
 CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n) {
@@ -635,16 +825,9 @@ CUresult cuStreamCreate(void** out, unsigned int flags) {
   ENTER("cuStreamCreate");
   NEED_CONTEXT();
   if (!out) RETURN(E_INVALID_VALUE);
-  stream* s = calloc(1, sizeof(stream));
-  s->device = current->device;
-  s->live = 1;
-  s->non_blocking = (flags & 1) != 0;  // CU_STREAM_NON_BLOCKING
-  if (n_streams == cap_streams) {
-    cap_streams = cap_streams ? cap_streams * 2 : 16;
-    streams = realloc(streams, cap_streams * sizeof(stream*));
-  }
-  streams[n_streams++] = s;
+  stream* s = new_stream(current->device, (flags & 1) != 0 /* CU_STREAM_NON_BLOCKING */, 0);
   set_add(&all_streams, s);
+  live_streams++;
   *out = s;
   RETURN(OK);
 }
@@ -652,33 +835,22 @@ CUresult cuStreamCreate(void** out, unsigned int flags) {
 CUresult cuStreamDestroy_v2(void* sp) {
   ENTER("cuStreamDestroy_v2");
   NEED_CONTEXT();
-  stream* s = sp;
-  if (is_default_stream(s) || !valid_stream(s)) RETURN(E_INVALID_HANDLE);
-  run_until(s, s->n_ops);  // pending work still completes
+  if (is_default_handle(sp)) RETURN(E_INVALID_HANDLE);
+  stream* s = stream_of(sp);
+  if (!s) RETURN(E_INVALID_HANDLE);
+  // pending work is not completed here: it stays queued and runs at a later
+  // synchronization point (CUDA Driver API, cuStreamDestroy)
   s->live = 0;
-  for (size_t i = 0; i < n_streams; i++) {
-    if (streams[i] == s) {
-      memmove(&streams[i], &streams[i + 1], (n_streams - i - 1) * sizeof(stream*));
-      n_streams--;
-      break;
-    }
-  }
-  free(s->ops);
-  s->ops = NULL;
-  s->cap_ops = 0;
+  live_streams--;
   RETURN(OK);
 }
 
 CUresult cuStreamSynchronize(void* sp) {
   ENTER("cuStreamSynchronize");
   NEED_CONTEXT();
-  stream* s = sp;
-  if (!valid_stream(s)) RETURN(E_INVALID_HANDLE);
-  if (is_default_stream(s)) {
-    run_blocking();
-  } else {
-    run_until(s, s->n_ops);
-  }
+  stream* s = stream_of(sp);
+  if (!s) RETURN(E_INVALID_HANDLE);
+  sync_stream(s);
   syncs++;
   RETURN(OK);
 }
@@ -686,18 +858,27 @@ CUresult cuStreamSynchronize(void* sp) {
 CUresult cuStreamQuery(void* sp) {
   ENTER("cuStreamQuery");
   NEED_CONTEXT();
-  stream* s = sp;
-  if (!valid_stream(s)) RETURN(E_INVALID_HANDLE);
-  RETURN(is_default_stream(s) || s->done == s->n_ops ? OK : E_NOT_READY);
+  stream* s = stream_of(sp);
+  if (!s) RETURN(E_INVALID_HANDLE);
+  RETURN(s->done == s->n_ops ? OK : E_NOT_READY);
+}
+
+CUresult cuStreamGetCtx(void* sp, void** ctx) {
+  ENTER("cuStreamGetCtx");
+  NEED_CONTEXT();
+  stream* s = stream_of(sp);
+  if (!s || !ctx) RETURN(s ? E_INVALID_VALUE : E_INVALID_HANDLE);
+  *ctx = &contexts[s->device];
+  RETURN(OK);
 }
 
 CUresult cuStreamWaitEvent(void* sp, void* ep, unsigned int flags) {
   ENTER("cuStreamWaitEvent");
   NEED_CONTEXT();
   (void)flags;
-  stream* s = sp;
+  stream* s = stream_of(sp);
   event* e = ep;
-  if (!valid_stream(s) || !valid_event(e)) RETURN(E_INVALID_HANDLE);
+  if (!s || !valid_event(e)) RETURN(E_INVALID_HANDLE);
   op o = {.kind = OP_WAIT, .ev = e, .seq = e->generation};
   submit(s, o);
   RETURN(OK);
@@ -722,10 +903,13 @@ CUresult cuEventRecord(void* ep, void* sp) {
   ENTER("cuEventRecord");
   NEED_CONTEXT();
   event* e = ep;
-  stream* s = sp;
-  if (!valid_event(e) || !valid_stream(s)) RETURN(E_INVALID_HANDLE);
+  stream* s = stream_of(sp);
+  if (!valid_event(e) || !s) RETURN(E_INVALID_HANDLE);
+  // "hStream and hEvent must be from the same context" (CUDA Driver API,
+  // cuEventRecord); a default-stream handle means the current context's
+  if (s->device != e->device) RETURN(E_INVALID_HANDLE);
   e->generation++;
-  e->recorded_on = is_default_stream(s) ? NULL : s;
+  e->recorded_on = s;
   op o = {.kind = OP_RECORD, .ev = e, .seq = e->generation};
   submit(s, o);
   RETURN(OK);
@@ -770,11 +954,12 @@ enum {
   ATTR_DEVICE_ORDINAL = 9,
   ATTR_RANGE_START = 11,
   ATTR_RANGE_SIZE = 12,
+  ATTR_MAPPED = 13,
 };
 
 CUresult cuPointerGetAttribute(void* data, int attribute, CUdeviceptr p) {
   ENTER("cuPointerGetAttribute");
-  NEED_INIT();
+  NEED_CONTEXT();
   if (!data) RETURN(E_INVALID_VALUE);
   allocation* a = find_alloc((void*)(uintptr_t)p, 0);
   if (!a) RETURN(E_INVALID_VALUE);
@@ -803,6 +988,9 @@ CUresult cuPointerGetAttribute(void* data, int attribute, CUdeviceptr p) {
       break;
     case ATTR_RANGE_SIZE:
       *(size_t*)data = a->size;
+      break;
+    case ATTR_MAPPED:
+      *(int*)data = 1;
       break;
     default:
       RETURN(E_INVALID_VALUE);
@@ -866,7 +1054,7 @@ long long fakecuda_live_allocations(void) { LOCKED(count_live(MEM_DEVICE)); }
 long long fakecuda_live_host_allocations(void) { LOCKED(count_live(MEM_HOST) + count_live(MEM_MANAGED)); }
 long long fakecuda_live_bytes(void) { LOCKED(live_bytes); }
 long long fakecuda_live_events(void) { LOCKED(live_events); }
-long long fakecuda_live_streams(void) { LOCKED((long long)n_streams); }
+long long fakecuda_live_streams(void) { LOCKED(live_streams); }
 long long fakecuda_bytes_copied(int direction) { LOCKED(direction >= 1 && direction <= 4 ? bytes_copied[direction] : -1); }
 long long fakecuda_copy_calls(int direction) { LOCKED(direction >= 1 && direction <= 4 ? copy_calls[direction] : -1); }
 long long fakecuda_sync_count(void) { LOCKED(syncs); }
@@ -903,6 +1091,19 @@ void fakecuda_clear_faults(void) {
   pthread_mutex_lock(&mu);
   for (int i = 0; i < n_stats; i++) stats[i].fail_at = 0;
   pthread_mutex_unlock(&mu);
+}
+
+long long fakecuda_primary_ctx_retains(int device) {
+  LOCKED(device >= 0 && device < n_devices ? contexts[device].retain_calls : -1);
+}
+int fakecuda_context_depth(void) { return ctx_depth; }
+int fakecuda_sticky_error(int device) { LOCKED(device >= 0 && device < n_devices ? contexts[device].sticky : -1); }
+long long fakecuda_host_flags(void* p) {
+  pthread_mutex_lock(&mu);
+  allocation* a = find_alloc(p, 0);
+  long long f = a && a->kind == MEM_HOST ? (long long)a->flags : -1;
+  pthread_mutex_unlock(&mu);
+  return f;
 }
 
 int fakecuda_device_of(unsigned long long p) {

@@ -18,3 +18,7 @@ void fakecuda_fail_nth(const char* fn, int n, int error);
 void fakecuda_clear_faults(void);
 int fakecuda_device_count(void);
 int fakecuda_device_of(unsigned long long ptr);  // -1 when no live allocation holds ptr
+long long fakecuda_primary_ctx_retains(int device);  // cuDevicePrimaryCtxRetain calls for device
+int fakecuda_context_depth(void);                    // the calling thread's context stack depth
+int fakecuda_sticky_error(int device);               // the sticky error poisoning device's context, or 0
+long long fakecuda_host_flags(void* p);              // cuMemHostAlloc flags of pinned memory, -1 if not pinned
