@@ -12,6 +12,7 @@ tests_py/test_binding.py runs the check, so CI fails on a stale stub.
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -25,6 +26,7 @@ HEADER = """\
 from types import NotImplementedType
 from typing import Any, Optional, Self, Sequence, TypeVar, Union, final
 
+from _typeshed import structseq
 from typing_extensions import disjoint_base
 
 _Handle = Any  # a PyCapsule owning a Go object ("godevarrow.handle" or "godevarrow.stream")
@@ -86,14 +88,24 @@ def render() -> str:
     for pyname, fields_macro, _ctype, _doc in _entries(_macro(module_h, "GDA_RECORDS")):
         lines.append("")
         lines.append("@final")
-        lines.append(f"class {pyname}(tuple[Any, ...]):")
+        lines.append(f"class {pyname}(structseq[Any], tuple[Any, ...]):")
+        lines.append("    __match_args__: tuple[str, ...]")
         for _type, field, conv in _entries(_macro(module_h, fields_macro)):
             lines.append("    @property")
             lines.append(f"    def {field}(self) -> {PY_TYPES[conv]}: ...")
     lines.append(ARRAY_BASE)
     for name, _poison, _doc, stub in _entries(_macro(methods_h, "GDA_METHODS")):
         lines.append(f"def {name}{stub.strip(chr(34))}: ...")
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    # in the project's format (ruff is a development requirement)
+    formatted = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--stdin-filename", str(STUB), "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return formatted.stdout
 
 
 def main(argv: list[str]) -> int:

@@ -209,8 +209,11 @@ def _import(obj: object, cls: type[_A], requested_schema: object) -> Array:
     call (import_from, which asks the producer with the requested schema),
     else as it is (one of ours), through DLPack or the CUDA Array Interface;
     then the requested schema is applied, since producers may ignore it."""
-    arr = _lib.import_from(obj, cls, None if requested_schema is None else schema_capsule(requested_schema))
-    if arr is NotImplemented:
+    imported = _lib.import_from(obj, cls, None if requested_schema is None else schema_capsule(requested_schema))
+    arr: Array
+    if imported is not NotImplemented:
+        arr = imported
+    else:
         if isinstance(obj, Array):
             arr = obj
         elif hasattr(obj, "__dlpack__"):
@@ -229,18 +232,17 @@ def _import(obj: object, cls: type[_A], requested_schema: object) -> Array:
 def array(obj: object, *, requested_schema: object = None) -> Array:
     """An Array from anything that speaks a protocol (see the API docs)."""
     if requested_schema is None:  # the common case: one C call makes the Array
-        arr = _lib.import_from(obj, Array, None)
-        if arr is not NotImplemented:
-            return arr
+        imported = _lib.import_from(obj, Array, None)
+        if imported is not NotImplemented:
+            return imported
     arr = _import(obj, Array, requested_schema)
     return arr if type(arr) is Array else Array(arr._h)
 
 
 def record_batch(obj: object, *, requested_schema: object = None) -> RecordBatch:
     """A RecordBatch: like :func:`array`, but the type must be a struct."""
-    arr = _lib.import_from(obj, RecordBatch, None) if requested_schema is None else NotImplemented
-    if arr is NotImplemented:
-        arr = _import(obj, RecordBatch, requested_schema)
+    imported = _lib.import_from(obj, RecordBatch, None) if requested_schema is None else NotImplemented
+    arr = _import(obj, RecordBatch, requested_schema) if imported is NotImplemented else imported
     if not arr._is_struct():
         raise ArrowInvalid(
             f"a record batch must have a struct type, but the object exported {arr.schema} "

@@ -4,6 +4,7 @@
 from types import NotImplementedType
 from typing import Any, Optional, Self, Sequence, TypeVar, Union, final
 
+from _typeshed import structseq
 from typing_extensions import disjoint_base
 
 _Handle = Any  # a PyCapsule owning a Go object ("godevarrow.handle" or "godevarrow.stream")
@@ -20,7 +21,8 @@ class InternalError(GodevarrowError, RuntimeError): ...
 class DLPackError(GodevarrowError, BufferError): ...
 
 @final
-class ArrayInfo(tuple[Any, ...]):
+class ArrayInfo(structseq[Any], tuple[Any, ...]):
+    __match_args__: tuple[str, ...]
     @property
     def length(self) -> int: ...
     @property
@@ -37,7 +39,8 @@ class ArrayInfo(tuple[Any, ...]):
     def is_struct(self) -> bool: ...
 
 @final
-class TensorInfo(tuple[Any, ...]):
+class TensorInfo(structseq[Any], tuple[Any, ...]):
+    __match_args__: tuple[str, ...]
     @property
     def data(self) -> int: ...
     @property
@@ -54,7 +57,8 @@ class TensorInfo(tuple[Any, ...]):
     def stream(self) -> int: ...
 
 @final
-class Counters(tuple[Any, ...]):
+class Counters(structseq[Any], tuple[Any, ...]):
+    __match_args__: tuple[str, ...]
     @property
     def handles(self) -> int: ...
     @property
@@ -77,7 +81,8 @@ class Counters(tuple[Any, ...]):
     def held_imports(self) -> int: ...
 
 @final
-class SchemaInfo(tuple[Any, ...]):
+class SchemaInfo(structseq[Any], tuple[Any, ...]):
+    __match_args__: tuple[str, ...]
     @property
     def format(self) -> str: ...
     @property
@@ -92,7 +97,8 @@ class SchemaInfo(tuple[Any, ...]):
     def has_dictionary(self) -> bool: ...
 
 @final
-class StreamInfo(tuple[Any, ...]):
+class StreamInfo(structseq[Any], tuple[Any, ...]):
+    __match_args__: tuple[str, ...]
     @property
     def schema(self) -> _Handle: ...
     @property
@@ -101,7 +107,8 @@ class StreamInfo(tuple[Any, ...]):
     def is_struct(self) -> bool: ...
 
 @final
-class CudaStatus(tuple[Any, ...]):
+class CudaStatus(structseq[Any], tuple[Any, ...]):
+    __match_args__: tuple[str, ...]
     @property
     def available(self) -> bool: ...
     @property
