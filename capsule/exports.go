@@ -57,6 +57,19 @@ func valueOf[T any](h C.uintptr_t) (T, error) {
 	return t, nil
 }
 
+// valuesOf returns the values of two live handles, of types A and B; with
+// optional, h2 may be 0 (none: the zero B).
+func valuesOf[A, B any](h1, h2 C.uintptr_t, optional bool) (a A, b B, err error) {
+	if a, err = valueOf[A](h1); err != nil {
+		return a, b, err
+	}
+	if optional && h2 == 0 {
+		return a, b, nil
+	}
+	b, err = valueOf[B](h2)
+	return a, b, err
+}
+
 // optionalValue is valueOf for a handle that may be 0 (none: the zero T).
 func optionalValue[T any](h C.uintptr_t) (T, error) {
 	if h == 0 {
@@ -96,14 +109,12 @@ func gdaPoisonedError(e *C.gda_error) C.int {
 
 //export gdaImportSchema
 func gdaImportSchema(p unsafe.Pointer, consume C.int, out *C.uintptr_t, e *C.gda_error) C.int {
+	read := cdevice.CopySchema // the capsule keeps the struct
+	if consume != 0 {
+		read = cdevice.ImportSchema
+	}
 	return call(e, func() error {
-		var s *cdevice.Schema
-		var err error
-		if consume != 0 {
-			s, err = cdevice.ImportSchema(cdevice.SchemaAt(p))
-		} else {
-			s, err = cdevice.CopySchema(cdevice.SchemaAt(p))
-		}
+		s, err := read(cdevice.SchemaAt(p))
 		if err == nil {
 			newHandle(s, out)
 		}
@@ -172,27 +183,13 @@ func gdaSchemaInfo(h C.uintptr_t, info *C.gda_schema_info, e *C.gda_error) C.int
 
 //export gdaSchemaChild
 func gdaSchemaChild(h C.uintptr_t, i C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	return call(e, func() error {
-		s, err := valueOf[*cdevice.Schema](h)
-		if err != nil {
-			return err
-		}
-		c, err := s.Child(int(i))
-		if err == nil {
-			newHandle(c, out)
-		}
-		return err
-	})
+	return transform(h, out, e, func(s *cdevice.Schema) (*cdevice.Schema, error) { return s.Child(int(i)) })
 }
 
 //export gdaSchemaEqual
 func gdaSchemaEqual(h1, h2 C.uintptr_t, out *C.int, e *C.gda_error) C.int {
 	return call(e, func() error {
-		a, err := valueOf[*cdevice.Schema](h1)
-		if err != nil {
-			return err
-		}
-		b, err := valueOf[*cdevice.Schema](h2)
+		a, b, err := valuesOf[*cdevice.Schema, *cdevice.Schema](h1, h2, false)
 		if err != nil {
 			return err
 		}
@@ -261,11 +258,7 @@ func gdaCacheSchema(schemaPtr unsafe.Pointer, e *C.gda_error) C.int {
 //export gdaExportArray
 func gdaExportArray(h, requested C.uintptr_t, outSchema, outArray unsafe.Pointer, isDevice C.int, e *C.gda_error) C.int {
 	return call(e, func() error {
-		a, err := valueOf[*cdevice.Array](h)
-		if err != nil {
-			return err
-		}
-		target, err := optionalValue[*cdevice.Schema](requested)
+		a, target, err := valuesOf[*cdevice.Array, *cdevice.Schema](h, requested, true)
 		if err != nil {
 			return err
 		}
@@ -299,19 +292,25 @@ func gdaArrayInfo(h C.uintptr_t, info *C.gda_array_info, e *C.gda_error) C.int {
 	})
 }
 
-// arrayOp is the body of an export that makes a new array from one.
-func arrayOp(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error, op func(*cdevice.Array) (*cdevice.Array, error)) C.int {
+// transform is the body of an export that makes a new handle (out) from the
+// value of one (h).
+func transform[T, R any](h C.uintptr_t, out *C.uintptr_t, e *C.gda_error, op func(T) (R, error)) C.int {
 	return call(e, func() error {
-		a, err := valueOf[*cdevice.Array](h)
+		v, err := valueOf[T](h)
 		if err != nil {
 			return err
 		}
-		r, err := op(a)
+		r, err := op(v)
 		if err == nil {
 			newHandle(r, out)
 		}
 		return err
 	})
+}
+
+// arrayOp is transform from an array to an array.
+func arrayOp(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error, op func(*cdevice.Array) (*cdevice.Array, error)) C.int {
+	return transform(h, out, e, op)
 }
 
 //export gdaArraySlice
@@ -416,14 +415,14 @@ func gdaChecksums(h C.uintptr_t, out **C.uint32_t, n *C.int64_t, e *C.gda_error)
 //
 //export gdaStreamImport
 func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C.gda_error) C.int {
-	return call(e, func() error {
-		var r *cdevice.StreamReader
-		var err error
-		if isDevice != 0 {
-			r, err = cdevice.ImportDeviceArrayStream(cdevice.DeviceStreamAt(cell))
-		} else {
-			r, err = cdevice.ImportArrayStream(cdevice.StreamAt(cell))
+	importStream := func() (*cdevice.StreamReader, error) { return cdevice.ImportArrayStream(cdevice.StreamAt(cell)) }
+	if isDevice != 0 {
+		importStream = func() (*cdevice.StreamReader, error) {
+			return cdevice.ImportDeviceArrayStream(cdevice.DeviceStreamAt(cell))
 		}
+	}
+	return call(e, func() error {
+		r, err := importStream()
 		if err == nil {
 			newHandle(cdevice.NewOneShotStream(r), out)
 		}
@@ -434,11 +433,7 @@ func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C
 //export gdaExportStream
 func gdaExportStream(h, requested C.uintptr_t, out unsafe.Pointer, isDevice C.int, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
-		if err != nil {
-			return err
-		}
-		target, err := optionalValue[*cdevice.Schema](requested)
+		s, target, err := valuesOf[*cdevice.OneShotStream, *cdevice.Schema](h, requested, true)
 		if err != nil {
 			return err
 		}
@@ -573,19 +568,9 @@ func gdaStreamFromArrays(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t, out *
 	})
 }
 
-// streamOp is the body of an export that moves a stream into a new one.
+// streamOp is transform from a stream to the new stream it moves into.
 func streamOp(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error, op func(*cdevice.OneShotStream) (*cdevice.OneShotStream, error)) C.int {
-	return call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
-		if err != nil {
-			return err
-		}
-		r, err := op(s)
-		if err == nil {
-			newHandle(r, out)
-		}
-		return err
-	})
+	return transform(h, out, e, op)
 }
 
 //export gdaStreamCast

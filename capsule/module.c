@@ -300,6 +300,21 @@ static void* take_struct(void* p, const arrow_kind* k) {
     return wrap_handle(out_);             \
   } while (0)
 
+// The first argument of a method with n arguments, as the handle h.
+#define HANDLE_ARG(n, fname) \
+  CHECK_NARGS(n, fname);     \
+  uintptr_t h;               \
+  if (get_handle(args[0], &h)) return NULL
+
+// The record a Go call fills (a C type of GDA_RECORDS), or its error.
+#define RETURN_RECORD(ctype, call)       \
+  do {                                   \
+    ctype info_ = {0};                   \
+    gda_error e_ = {0};                  \
+    if (call) return raise_error(&e_);   \
+    return pack_##ctype(&info_);         \
+  } while (0)
+
 PyObject* m_import_schema(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(2, "import_schema");
   void* p = capsule_pointer(args[0], "arrow_schema");
@@ -338,9 +353,7 @@ PyObject* m_import_stream(PyObject* self, PyObject* const* args, Py_ssize_t narg
 }
 
 PyObject* m_export_schema(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(1, "export_schema");
-  uintptr_t h;
-  if (get_handle(args[0], &h)) return NULL;
+  HANDLE_ARG(1, "export_schema");
   struct ArrowSchema* s = calloc(1, sizeof(*s));
   if (!s) return PyErr_NoMemory();
   gda_error e = {0};
@@ -388,44 +401,34 @@ PyObject* m_export_stream(PyObject* self, PyObject* const* args, Py_ssize_t narg
   return arrow_capsule(s, name);
 }
 
-PyObject* array_info_of(uintptr_t h) {
-  gda_array_info info = {0};
-  gda_error e = {0};
-  if (gdaArrayInfo(h, &info, &e)) return raise_error(&e);
-  return pack_gda_array_info(&info);
-}
+PyObject* array_info_of(uintptr_t h) { RETURN_RECORD(gda_array_info, gdaArrayInfo(h, &info_, &e_)); }
 
 PyObject* m_array_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(1, "array_info");
-  uintptr_t h;
-  if (get_handle(args[0], &h)) return NULL;
+  HANDLE_ARG(1, "array_info");
   return array_info_of(h);
 }
 
 PyObject* m_schema_of(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(1, "schema_of");
-  uintptr_t h;
-  if (get_handle(args[0], &h)) return NULL;
+  HANDLE_ARG(1, "schema_of");
   RETURN_HANDLE(gdaSchemaOf(h, &out_, &e_));
 }
 
 PyObject* m_schema_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(1, "schema_info");
-  uintptr_t h;
-  if (get_handle(args[0], &h)) return NULL;
-  gda_schema_info info = {0};
-  gda_error e = {0};
-  if (gdaSchemaInfo(h, &info, &e)) return raise_error(&e);
-  return pack_gda_schema_info(&info);
+  HANDLE_ARG(1, "schema_info");
+  RETURN_RECORD(gda_schema_info, gdaSchemaInfo(h, &info_, &e_));
 }
 
-PyObject* m_schema_child(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(2, "schema_child");
-  uintptr_t h;
-  int64_t i;
-  if (get_handle(args[0], &h) || get_int64(args[1], &i)) return NULL;
-  RETURN_HANDLE(gdaSchemaChild(h, i, &out_, &e_));
-}
+// A method (handle, index) -> handle.
+#define GDA_CHILD_METHOD(name, go_export)                                          \
+  PyObject* m_##name(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {    \
+    CHECK_NARGS(2, #name);                                                         \
+    uintptr_t h;                                                                   \
+    int64_t i;                                                                     \
+    if (get_handle(args[0], &h) || get_int64(args[1], &i)) return NULL;           \
+    RETURN_HANDLE(go_export(h, i, &out_, &e_));                                    \
+  }
+GDA_CHILD_METHOD(schema_child, gdaSchemaChild)
+GDA_CHILD_METHOD(array_column, gdaArrayColumn)
 
 PyObject* m_schema_equal(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(2, "schema_equal");
@@ -438,9 +441,7 @@ PyObject* m_schema_equal(PyObject* self, PyObject* const* args, Py_ssize_t nargs
 }
 
 PyObject* m_schema_str(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(1, "schema_str");
-  uintptr_t h;
-  if (get_handle(args[0], &h)) return NULL;
+  HANDLE_ARG(1, "schema_str");
   char* s = NULL;
   gda_error e = {0};
   if (gdaSchemaString(h, &s, &e)) return raise_error(&e);
@@ -455,14 +456,6 @@ PyObject* m_array_slice(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
   int64_t off, len;
   if (get_handle(args[0], &h) || get_int64(args[1], &off) || get_int64(args[2], &len)) return NULL;
   RETURN_HANDLE(gdaArraySlice(h, off, len, &out_, &e_));
-}
-
-PyObject* m_array_column(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(2, "array_column");
-  uintptr_t h;
-  int64_t i;
-  if (get_handle(args[0], &h) || get_int64(args[1], &i)) return NULL;
-  RETURN_HANDLE(gdaArrayColumn(h, i, &out_, &e_));
 }
 
 PyObject* m_array_validate(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -512,30 +505,22 @@ PyObject* m_array_with_validity(PyObject* self, PyObject* const* args, Py_ssize_
 }
 
 PyObject* m_array_as_batch(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(1, "array_as_batch");
-  uintptr_t h;
-  if (get_handle(args[0], &h)) return NULL;
+  HANDLE_ARG(1, "array_as_batch");
   RETURN_HANDLE(gdaArrayAsBatch(h, &out_, &e_));
 }
 
 PyObject* m_array_copy(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(1, "array_copy");
-  uintptr_t h;
-  if (get_handle(args[0], &h)) return NULL;
+  HANDLE_ARG(1, "array_copy");
   RETURN_HANDLE_NOGIL(gdaArrayCopy(h, &out_, &e_));
 }
 
 PyObject* m_array_known_null_counts(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(1, "array_known_null_counts");
-  uintptr_t h;
-  if (get_handle(args[0], &h)) return NULL;
+  HANDLE_ARG(1, "array_known_null_counts");
   RETURN_HANDLE_NOGIL(gdaArrayKnownNullCounts(h, &out_, &e_));
 }
 
 PyObject* m_checksums(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(1, "checksums");
-  uintptr_t h;
-  if (get_handle(args[0], &h)) return NULL;
+  HANDLE_ARG(1, "checksums");
   uint32_t* sums = NULL;
   int64_t n = 0;
   gda_error e = {0};
@@ -558,13 +543,8 @@ PyObject* m_checksums(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
 // ---------------------------------------------------------------- streams
 
 PyObject* m_stream_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(1, "stream_info");
-  uintptr_t h;
-  if (get_handle(args[0], &h)) return NULL;
-  gda_stream_info info = {0};
-  gda_error e = {0};
-  if (gdaStreamInfo(h, &info, &e)) return raise_error(&e);
-  return pack_gda_stream_info(&info);
+  HANDLE_ARG(1, "stream_info");
+  RETURN_RECORD(gda_stream_info, gdaStreamInfo(h, &info_, &e_));
 }
 
 PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -596,9 +576,7 @@ PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
 }
 
 PyObject* m_stream_close(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(1, "stream_close");
-  uintptr_t h;
-  if (get_handle(args[0], &h)) return NULL;
+  HANDLE_ARG(1, "stream_close");
   // settle without the GIL (a read elsewhere may need it), release with it
   for (;;) {
     gda_error e = {0};
@@ -619,8 +597,7 @@ PyObject* m_stream_prefetch(PyObject* self, PyObject* const* args, Py_ssize_t na
   int64_t depth;
   if (get_handle(args[0], &h) || get_int64(args[1], &depth)) return NULL;
   gda_error e = {0};
-  if (gdaStreamPrefetch(h, depth, &out, &e)) return raise_error(&e);
-  return wrap_stream_handle(out);
+  return gdaStreamPrefetch(h, depth, &out, &e) ? raise_error(&e) : wrap_stream_handle(out);
 }
 
 PyObject* m_stream_cast(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -628,8 +605,7 @@ PyObject* m_stream_cast(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
   uintptr_t h, schema, out = 0;
   if (get_handle(args[0], &h) || get_handle(args[1], &schema)) return NULL;
   gda_error e = {0};
-  if (gdaStreamCast(h, schema, &out, &e)) return raise_error(&e);
-  return wrap_stream_handle(out);
+  return gdaStreamCast(h, schema, &out, &e) ? raise_error(&e) : wrap_stream_handle(out);
 }
 
 PyObject* m_stream_from_arrays(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -727,9 +703,7 @@ PyObject* m_dlpack_import(PyObject* self, PyObject* const* args, Py_ssize_t narg
 }
 
 PyObject* m_dlpack_device(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(1, "dlpack_device");
-  uintptr_t h;
-  if (get_handle(args[0], &h)) return NULL;
+  HANDLE_ARG(1, "dlpack_device");
   int32_t t = 0;
   int64_t id = 0;
   gda_error e = {0};
@@ -754,10 +728,7 @@ PyObject* m_tensor_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
   uintptr_t h;
   int ready;
   if (get_handle(args[0], &h) || get_bool(args[1], &ready)) return NULL;
-  gda_tensor_info t = {0};
-  gda_error e = {0};
-  if (gdaTensorInfo(h, ready, &t, &e)) return raise_error(&e);
-  return pack_gda_tensor_info(&t);
+  RETURN_RECORD(gda_tensor_info, gdaTensorInfo(h, ready, &info_, &e_));
 }
 
 PyObject* m_wrap_cuda_pointer(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -799,10 +770,7 @@ PyObject* m_build_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) 
 
 PyObject* m_debug_counters(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(0, "debug_counters");
-  gda_counters c = {0};
-  gda_error e = {0};
-  if (gdaDebugCounters(&c, &e)) return raise_error(&e);
-  return pack_gda_counters(&c);
+  RETURN_RECORD(gda_counters, gdaDebugCounters(&info_, &e_));
 }
 
 PyObject* m_debug_known_schemas(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {

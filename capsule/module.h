@@ -41,35 +41,24 @@ typedef struct {
 
 // Named records: X(C type, field, Python conversion). INT is a Python int,
 // UINT an unsigned one (addresses), BOOL a bool.
-#define GDA_ARRAY_INFO(X) \
-  X(int64_t, length, INT) \
-  X(int64_t, offset, INT) \
-  X(int64_t, null_count, INT) \
-  X(int32_t, device_type, INT) \
-  X(int64_t, device_id, INT) \
-  X(int64_t, n_children, INT) \
+#define GDA_ARRAY_INFO(X)                                                          \
+  X(int64_t, length, INT) X(int64_t, offset, INT) X(int64_t, null_count, INT)      \
+  X(int32_t, device_type, INT) X(int64_t, device_id, INT) X(int64_t, n_children, INT) \
   X(int32_t, is_struct, BOOL)
 
-#define GDA_TENSOR_INFO(X) \
-  X(uintptr_t, data, UINT) \
-  X(int64_t, length, INT) \
-  X(int32_t, code, INT) \
-  X(int32_t, bits, INT) \
-  X(int32_t, device_type, INT) \
-  X(int64_t, device_id, INT) \
+// A 1-D numeric array as a tensor: its address and length, its DLPack dtype
+// (code: 0 int, 1 uint, 2 float; bits), device, and the stream a consumer
+// must order its work after (0: none needed).
+#define GDA_TENSOR_INFO(X)                                                         \
+  X(uintptr_t, data, UINT) X(int64_t, length, INT) X(int32_t, code, INT)           \
+  X(int32_t, bits, INT) X(int32_t, device_type, INT) X(int64_t, device_id, INT)    \
   X(uintptr_t, stream, UINT)
 
-// debug_counters(): live objects of the Go core, for leak checks.
-#define GDA_COUNTERS(X) \
-  X(int64_t, handles, INT) \
-  X(int64_t, exported_schemas, INT) \
-  X(int64_t, exported_arrays, INT) \
-  X(int64_t, exported_streams, INT) \
-  X(int64_t, imported_arrays, INT) \
-  X(int64_t, imported_streams, INT) \
-  X(int64_t, bytes_held, INT) \
-  X(int64_t, arrays, INT) \
-  X(int64_t, exported_tensors, INT) \
+// debug_counters(): live objects of the Go core, for leak checks (all int64_t).
+#define GDA_COUNTERS(X)                                                                                      \
+  X(int64_t, handles, INT) X(int64_t, exported_schemas, INT) X(int64_t, exported_arrays, INT)                \
+  X(int64_t, exported_streams, INT) X(int64_t, imported_arrays, INT) X(int64_t, imported_streams, INT)       \
+  X(int64_t, bytes_held, INT) X(int64_t, arrays, INT) X(int64_t, exported_tensors, INT)                      \
   X(int64_t, held_imports, INT)
 
 #define GDA_RECORD_FIELD(type, name, conv) type name;
