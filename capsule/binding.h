@@ -4,6 +4,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stddef.h>
+
 #include "module.h"
 
 // The exception classes (module.c), one variable per GDA_EXCEPTIONS entry.
@@ -27,7 +29,24 @@ PyObject* wrap_stream_handle(uintptr_t h);
 // with GodevarrowTypeError.
 int get_handle(PyObject* o, uintptr_t* h);
 
+// Argument unpacking: 0, or -1 with the Python error set.
+int get_optional_handle(PyObject* o, uintptr_t* h);  // None → 0
+int get_bool(PyObject* o, int* out);                 // PyObject_IsTrue, whose -1 is an error
+int get_int64(PyObject* o, int64_t* out);
+
 // ---- Arrow capsules ----
+typedef struct {
+  const char* name;
+  size_t size;
+  size_t release_offset;
+} arrow_kind;
+const arrow_kind* arrow_kind_of(const char* name);
+void release_kind(void* p, const arrow_kind* k);
+// Moves the struct out of a producer's capsule into a new malloc'd cell (the
+// capsule keeps a released struct), in one step under the GIL: two threads
+// importing one capsule cannot both own it. NULL with MemoryError, the
+// capsule untouched.
+void* take_struct(void* p, const arrow_kind* k);
 // The pointer of a capsule that must carry `name`: TypeError for
 // non-capsules, ValueError (ArrowInvalid) for a wrong name or NULL pointer.
 void* capsule_pointer(PyObject* cap, const char* name);
@@ -63,7 +82,10 @@ int pyarrow_import(PyObject* obj, PyTypeObject* cls, PyObject** out);
 int pyarrow_init(void);
 PyObject* pyarrow_known_schemas(void);
 
-// ---- records (module.c) ----
+// ---- records (module.c): pack_<C type> makes the Python record ----
+#define GDA_RECORD_PACK_DECL(pyname, list, ctype, doc) PyObject* pack_##ctype(ctype* v);
+GDA_RECORDS(GDA_RECORD_PACK_DECL)
+PyObject* conv_STR(char* s);  // a malloc'd UTF-8 string as str (freed)
 PyObject* array_info_of(uintptr_t h);  // ArrayInfo of an array handle
 
 // ---- methods (methods.h): m_<name> unpacks, calls, packs ----
@@ -76,6 +98,42 @@ GDA_METHODS(GDA_METHOD_DECL)
     PyErr_Format(GodevarrowTypeError, fname "() takes %d arguments (%zd given)", (n), nargs);   \
     return NULL;                                                                                \
   }
+
+// The handle result of a Go call, or its error.
+#define RETURN_HANDLE(call)               \
+  do {                                    \
+    uintptr_t out_ = 0;                   \
+    gda_error e_ = {0};                   \
+    if (call) return raise_error(&e_);    \
+    return wrap_handle(out_);             \
+  } while (0)
+
+// The first argument of a method with n arguments, as the handle h.
+#define HANDLE_ARG(n, fname) \
+  CHECK_NARGS(n, fname);     \
+  uintptr_t h;               \
+  if (get_handle(args[0], &h)) return NULL
+
+// The record a Go call fills (a C type of GDA_RECORDS), or its error.
+#define RETURN_RECORD(ctype, call)       \
+  do {                                   \
+    ctype info_ = {0};                   \
+    gda_error e_ = {0};                  \
+    if (call) return raise_error(&e_);   \
+    return pack_##ctype(&info_);         \
+  } while (0)
+
+// The handle result of a Go call that may block: run without the GIL.
+#define RETURN_HANDLE_NOGIL(call)                         \
+  do {                                                    \
+    uintptr_t out_ = 0;                                   \
+    gda_error e_ = {0};                                   \
+    int rc_;                                              \
+    Py_BEGIN_ALLOW_THREADS rc_ = (call);                  \
+    Py_END_ALLOW_THREADS if (rc_) return raise_error(&e_); \
+    return wrap_handle(out_);                             \
+  } while (0)
+
 
 // Whether the library refuses work (a recovered panic, errors.go).
 static inline int is_poisoned(void) { return __atomic_load_n(&gda_poisoned, __ATOMIC_ACQUIRE); }

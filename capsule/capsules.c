@@ -1,0 +1,191 @@
+// Handle capsules (a Go object owned by Python) and the five Arrow capsules,
+// with one destructor for all of these.
+#include "binding.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "_cgo_export.h"
+
+// A handle is a Go object owned by Python: a capsule whose pointer is the
+// handle and whose destructor releases it (synchronously, with the GIL).
+
+static void handle_destructor(PyObject* cap) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  uintptr_t h = (uintptr_t)PyCapsule_GetPointer(cap, HANDLE_NAME);
+  if (h) gdaHandleRelease(h);
+  PyErr_Clear();
+  PyErr_Restore(type, value, tb);
+}
+
+// A stream is settled without the GIL (its read-ahead may need it), then
+// released with the GIL (docs/design.md, "A stream's life").
+static void stream_handle_destructor(PyObject* cap) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  uintptr_t h = (uintptr_t)PyCapsule_GetPointer(cap, STREAM_HANDLE_NAME);
+  if (h) {
+    Py_BEGIN_ALLOW_THREADS gdaStreamSettle(h, 1 << 30);
+    Py_END_ALLOW_THREADS gdaHandleRelease(h);
+  }
+  PyErr_Clear();
+  PyErr_Restore(type, value, tb);
+}
+
+static PyObject* wrap_named_handle(uintptr_t h, const char* name, PyCapsule_Destructor destructor) {
+  PyObject* cap = PyCapsule_New((void*)h, name, destructor);
+  if (!cap) gdaHandleRelease(h);
+  return cap;
+}
+PyObject* wrap_handle(uintptr_t h) { return wrap_named_handle(h, HANDLE_NAME, handle_destructor); }
+PyObject* wrap_stream_handle(uintptr_t h) { return wrap_named_handle(h, STREAM_HANDLE_NAME, stream_handle_destructor); }
+
+int array_base_handle(PyObject* o, uintptr_t* h);
+
+int get_handle(PyObject* o, uintptr_t* h) {
+  if (PyObject_TypeCheck(o, &ArrayBase_Type)) return array_base_handle(o, h);
+  const char* name = PyCapsule_CheckExact(o) ? PyCapsule_GetName(o) : NULL;
+  if (name && (strcmp(name, HANDLE_NAME) == 0 || strcmp(name, STREAM_HANDLE_NAME) == 0)) {
+    *h = (uintptr_t)PyCapsule_GetPointer(o, name);
+    return 0;
+  }
+  PyErr_SetString(GodevarrowTypeError, "expected a godevarrow handle");
+  return -1;
+}
+
+int get_optional_handle(PyObject* o, uintptr_t* h) {
+  if (o == Py_None) {
+    *h = 0;
+    return 0;
+  }
+  return get_handle(o, h);
+}
+
+int get_bool(PyObject* o, int* out) {
+  *out = PyObject_IsTrue(o);
+  return *out < 0 ? -1 : 0;
+}
+
+int get_int64(PyObject* o, int64_t* out) {
+  long long v = PyLong_AsLongLong(o);
+  if (v == -1 && PyErr_Occurred()) return -1;
+  *out = v;
+  return 0;
+}
+
+// ---------------------------------------------------------- Arrow capsules
+// One destructor for the five Arrow capsules: the capsule's context says
+// where its struct keeps the release callback. It releases only what nobody
+// consumed, and frees our allocation; the consumer may have renamed the
+// capsule, so it asks the capsule for its name.
+
+static const arrow_kind arrow_kinds[] = {
+    {"arrow_schema", sizeof(struct ArrowSchema), offsetof(struct ArrowSchema, release)},
+    {"arrow_array", sizeof(struct ArrowArray), offsetof(struct ArrowArray, release)},
+    {"arrow_device_array", sizeof(struct ArrowDeviceArray), offsetof(struct ArrowDeviceArray, array.release)},
+    {"arrow_array_stream", sizeof(struct ArrowArrayStream), offsetof(struct ArrowArrayStream, release)},
+    {"arrow_device_array_stream", sizeof(struct ArrowDeviceArrayStream),
+     offsetof(struct ArrowDeviceArrayStream, release)},
+};
+
+const arrow_kind* arrow_kind_of(const char* name) {
+  for (size_t i = 0; i < sizeof(arrow_kinds) / sizeof(arrow_kinds[0]); i++) {
+    if (strcmp(arrow_kinds[i].name, name) == 0) return &arrow_kinds[i];
+  }
+  return NULL;
+}
+
+typedef void (*release_fn)(void*);
+
+static release_fn release_of(void* p, const arrow_kind* k) {
+  release_fn rel;
+  memcpy(&rel, (char*)p + k->release_offset, sizeof(rel));
+  return rel;
+}
+
+// Every Arrow struct's release takes the struct's own address (an
+// ArrowDeviceArray's is that of its first member, the ArrowArray).
+void release_kind(void* p, const arrow_kind* k) {
+  release_fn rel = release_of(p, k);
+  if (rel) rel(p);
+}
+
+void release_arrow_struct(void* p, const char* name) { release_kind(p, arrow_kind_of(name)); }
+
+static void arrow_capsule_destructor(PyObject* cap) {
+  PyObject *et, *ev, *etb;
+  PyErr_Fetch(&et, &ev, &etb);
+  void* p = PyCapsule_GetPointer(cap, PyCapsule_GetName(cap));
+  const arrow_kind* k = PyCapsule_GetContext(cap);
+  if (p && k) {
+    release_kind(p, k);
+    free(p);
+  }
+  PyErr_Clear();
+  PyErr_Restore(et, ev, etb);
+}
+
+PyObject* arrow_capsule(void* p, const char* name) {
+  const arrow_kind* k = arrow_kind_of(name);
+  PyObject* cap = PyCapsule_New(p, k->name, arrow_capsule_destructor);
+  if (!cap || PyCapsule_SetContext(cap, (void*)k) < 0) {
+    if (cap) {
+      PyCapsule_SetDestructor(cap, NULL);
+      Py_DECREF(cap);
+    }
+    release_kind(p, k);
+    free(p);
+    return NULL;
+  }
+  return cap;
+}
+
+PyObject* arrow_pair(struct ArrowSchema* s, void* a, int device) {
+  const char* array_name = device ? "arrow_device_array" : "arrow_array";
+  PyObject* scap = arrow_capsule(s, "arrow_schema");
+  if (!scap) {
+    release_arrow_struct(a, array_name);
+    free(a);
+    return NULL;
+  }
+  PyObject* acap = arrow_capsule(a, array_name);
+  if (!acap) {
+    Py_DECREF(scap);
+    return NULL;
+  }
+  PyObject* pair = PyTuple_Pack(2, scap, acap);
+  Py_DECREF(scap);
+  Py_DECREF(acap);
+  return pair;
+}
+
+void* capsule_pointer(PyObject* cap, const char* name) {
+  if (!PyCapsule_CheckExact(cap)) {
+    PyErr_Format(GodevarrowTypeError, "expected a PyCapsule named '%s', got an object of type %.200s", name,
+                 Py_TYPE(cap)->tp_name);
+    return NULL;
+  }
+  const char* got = PyCapsule_GetName(cap);
+  if (!got || strcmp(got, name) != 0) {
+    PyErr_Format(ArrowInvalid, "expected a PyCapsule named '%s', got one named '%s'", name, got ? got : "(NULL)");
+    return NULL;
+  }
+  void* p = PyCapsule_GetPointer(cap, name);
+  if (!p) {
+    PyErr_Clear();
+    PyErr_Format(ArrowInvalid, "PyCapsule '%s' holds a NULL pointer", name);
+  }
+  return p;
+}
+
+void* take_struct(void* p, const arrow_kind* k) {
+  void* cell = malloc(k->size);
+  if (!cell) return PyErr_NoMemory();
+  memcpy(cell, p, k->size);
+  release_fn none = NULL;
+  memcpy((char*)p + k->release_offset, &none, sizeof(none));
+  return cell;
+}
+

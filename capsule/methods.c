@@ -1,0 +1,317 @@
+// The methods of methods.h that are not about tensors or the process: each
+// unpacks its arguments, makes one call into Go (or held.h), packs the result.
+#include "binding.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "_cgo_export.h"
+
+
+PyObject* m_import_schema(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "import_schema");
+  void* p = capsule_pointer(args[0], "arrow_schema");
+  int consume;
+  if (!p || get_bool(args[1], &consume)) return NULL;
+  RETURN_HANDLE(gdaImportSchema(p, consume, &out_, &e_));
+}
+
+PyObject* m_import_array(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "import_array");
+  int device;
+  if (get_bool(args[2], &device)) return NULL;
+  void* sp = capsule_pointer(args[0], "arrow_schema");
+  void* ap = sp ? capsule_pointer(args[1], device ? "arrow_device_array" : "arrow_array") : NULL;
+  if (!ap) return NULL;
+  RETURN_HANDLE(gdaImportArray(sp, ap, device, &out_, &e_));
+}
+
+PyObject* m_import_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "import_stream");
+  int device;
+  if (get_bool(args[1], &device)) return NULL;
+  const arrow_kind* k = arrow_kind_of(device ? "arrow_device_array_stream" : "arrow_array_stream");
+  void* p = capsule_pointer(args[0], k->name);
+  void* cell = p ? take_struct(p, k) : NULL;
+  if (!cell) return NULL;
+  uintptr_t h = 0;
+  gda_error e = {0};
+  int rc;
+  // get_schema of a foreign stream may block
+  Py_BEGIN_ALLOW_THREADS rc = gdaStreamImport(cell, device, &h, &e);
+  Py_END_ALLOW_THREADS release_kind(cell, k);  // a no-op: Go moved it out or released it
+  free(cell);
+  if (rc) return raise_error(&e);
+  return wrap_stream_handle(h);
+}
+
+PyObject* m_export_schema(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "export_schema");
+  struct ArrowSchema* s = calloc(1, sizeof(*s));
+  if (!s) return PyErr_NoMemory();
+  gda_error e = {0};
+  if (gdaExportSchema(h, s, &e)) {
+    free(s);
+    return raise_error(&e);
+  }
+  return arrow_capsule(s, "arrow_schema");
+}
+
+PyObject* m_export_array(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "export_array");
+  uintptr_t h, req;
+  int device;
+  if (get_handle(args[0], &h) || get_optional_handle(args[1], &req) || get_bool(args[2], &device)) return NULL;
+  struct ArrowSchema* s = calloc(1, sizeof(*s));
+  void* a = calloc(1, device ? sizeof(struct ArrowDeviceArray) : sizeof(struct ArrowArray));
+  gda_error e = {0};
+  if (!s || !a) {
+    free(s);
+    free(a);
+    return PyErr_NoMemory();
+  }
+  if (gdaExportArray(h, req, s, a, device, &e)) {
+    free(s);
+    free(a);
+    return raise_error(&e);
+  }
+  return arrow_pair(s, a, device);
+}
+
+PyObject* m_export_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "export_stream");
+  uintptr_t h, req;
+  int device;
+  if (get_handle(args[0], &h) || get_optional_handle(args[1], &req) || get_bool(args[2], &device)) return NULL;
+  const char* name = device ? "arrow_device_array_stream" : "arrow_array_stream";
+  void* s = calloc(1, arrow_kind_of(name)->size);
+  if (!s) return PyErr_NoMemory();
+  gda_error e = {0};
+  if (gdaExportStream(h, req, s, device, &e)) {
+    free(s);
+    return raise_error(&e);
+  }
+  return arrow_capsule(s, name);
+}
+
+PyObject* array_info_of(uintptr_t h) { RETURN_RECORD(gda_array_info, gdaArrayInfo(h, &info_, &e_)); }
+
+PyObject* m_array_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "array_info");
+  return array_info_of(h);
+}
+
+PyObject* m_schema_of(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "schema_of");
+  RETURN_HANDLE(gdaSchemaOf(h, &out_, &e_));
+}
+
+PyObject* m_schema_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "schema_info");
+  RETURN_RECORD(gda_schema_info, gdaSchemaInfo(h, &info_, &e_));
+}
+
+// A method (handle, index) -> handle.
+#define GDA_CHILD_METHOD(name, go_export)                                          \
+  PyObject* m_##name(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {    \
+    CHECK_NARGS(2, #name);                                                         \
+    uintptr_t h;                                                                   \
+    int64_t i;                                                                     \
+    if (get_handle(args[0], &h) || get_int64(args[1], &i)) return NULL;           \
+    RETURN_HANDLE(go_export(h, i, &out_, &e_));                                    \
+  }
+GDA_CHILD_METHOD(schema_child, gdaSchemaChild)
+GDA_CHILD_METHOD(array_column, gdaArrayColumn)
+
+PyObject* m_schema_equal(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "schema_equal");
+  uintptr_t a, b;
+  if (get_handle(args[0], &a) || get_handle(args[1], &b)) return NULL;
+  int equal = 0;
+  gda_error e = {0};
+  if (gdaSchemaEqual(a, b, &equal, &e)) return raise_error(&e);
+  return PyBool_FromLong(equal);
+}
+
+PyObject* m_schema_str(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "schema_str");
+  char* s = NULL;
+  gda_error e = {0};
+  if (gdaSchemaString(h, &s, &e)) return raise_error(&e);
+  PyObject* r = PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+  free(s);
+  return r;
+}
+
+PyObject* m_array_slice(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "array_slice");
+  uintptr_t h;
+  int64_t off, len;
+  if (get_handle(args[0], &h) || get_int64(args[1], &off) || get_int64(args[2], &len)) return NULL;
+  RETURN_HANDLE(gdaArraySlice(h, off, len, &out_, &e_));
+}
+
+PyObject* m_array_validate(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "array_validate");
+  uintptr_t h;
+  int full, rc;
+  if (get_handle(args[0], &h) || get_bool(args[1], &full)) return NULL;
+  gda_error e = {0};
+  Py_BEGIN_ALLOW_THREADS rc = gdaArrayValidate(h, full, &e);
+  Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
+  Py_RETURN_NONE;
+}
+
+PyObject* m_array_cast(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "array_cast");
+  uintptr_t h, s;
+  if (get_handle(args[0], &h) || get_handle(args[1], &s)) return NULL;
+  RETURN_HANDLE(gdaArrayCast(h, s, &out_, &e_));
+}
+
+PyObject* m_array_to_device(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "array_to_device");
+  uintptr_t h;
+  int64_t dtype, id;
+  if (get_handle(args[0], &h) || get_int64(args[1], &dtype) || get_int64(args[2], &id)) return NULL;
+  if (dtype < INT32_MIN || dtype > INT32_MAX) return PyErr_Format(ArrowInvalid, "unknown device type %lld", (long long)dtype);
+  RETURN_HANDLE_NOGIL(gdaArrayToDevice(h, (int32_t)dtype, id, &out_, &e_));
+}
+
+PyObject* m_array_with_validity(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "array_with_validity");
+  uintptr_t h, v;
+  int64_t nulls;
+  if (get_handle(args[0], &h) || get_handle(args[1], &v) || get_int64(args[2], &nulls)) return NULL;
+  RETURN_HANDLE_NOGIL(gdaArrayWithValidity(h, v, nulls, &out_, &e_));
+}
+
+PyObject* m_array_as_batch(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "array_as_batch");
+  RETURN_HANDLE(gdaArrayAsBatch(h, &out_, &e_));
+}
+
+PyObject* m_array_copy(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "array_copy");
+  RETURN_HANDLE_NOGIL(gdaArrayCopy(h, &out_, &e_));
+}
+
+PyObject* m_array_known_null_counts(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "array_known_null_counts");
+  RETURN_HANDLE_NOGIL(gdaArrayKnownNullCounts(h, &out_, &e_));
+}
+
+PyObject* m_checksums(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "checksums");
+  uint32_t* sums = NULL;
+  int64_t n = 0;
+  gda_error e = {0};
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = gdaChecksums(h, &sums, &n, &e);
+  Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
+  PyObject* out = PyList_New((Py_ssize_t)n);
+  for (int64_t i = 0; out && i < n; i++) {
+    PyObject* v = PyLong_FromUnsignedLong(sums[i]);
+    if (!v) {
+      Py_CLEAR(out);
+      break;
+    }
+    PyList_SET_ITEM(out, (Py_ssize_t)i, v);
+  }
+  free(sums);
+  return out;
+}
+
+// ---------------------------------------------------------------- streams
+
+PyObject* m_stream_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "stream_info");
+  RETURN_RECORD(gda_stream_info, gdaStreamInfo(h, &info_, &e_));
+}
+
+PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "stream_next");
+  if (!PyType_Check(args[1]) || !PyType_IsSubtype((PyTypeObject*)args[1], &ArrayBase_Type)) {
+    PyErr_SetString(GodevarrowTypeError, "stream_next() needs a subclass of ArrayBase");
+    return NULL;
+  }
+  uintptr_t h, out = 0;
+  if (get_handle(args[0], &h)) return NULL;
+  gda_error e = {0};
+  int rc;
+  // A read-ahead stream is waited on in slices, so that Ctrl-C is handled
+  // promptly while its producer blocks; other reads run to completion.
+  for (;;) {
+    Py_BEGIN_ALLOW_THREADS rc = gdaStreamNext(h, 100, &out, &e);
+    Py_END_ALLOW_THREADS if (rc != GDA_PENDING) break;
+    if (PyErr_CheckSignals() < 0) return NULL;
+  }
+  if (rc) return raise_error(&e);
+  if (!out) Py_RETURN_NONE;
+  if (PyErr_CheckSignals() < 0) {
+    // a signal arrived during the read: raise it, and keep the array for
+    // the next call instead of dropping it with the exception
+    gdaStreamUnread(h, out);
+    return NULL;
+  }
+  return array_base_owning((PyTypeObject*)args[1], out, NULL);
+}
+
+PyObject* m_stream_close(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "stream_close");
+  // settle without the GIL (a read elsewhere may need it), release with it
+  for (;;) {
+    gda_error e = {0};
+    int idle, rc;
+    Py_BEGIN_ALLOW_THREADS idle = gdaStreamSettle(h, 100);
+    Py_END_ALLOW_THREADS if (idle) {
+      rc = gdaStreamClose(h, &e);
+      if (rc == 0) Py_RETURN_NONE;
+      if (rc != GDA_PENDING) return raise_error(&e);
+    }
+    if (PyErr_CheckSignals() < 0) return NULL;
+  }
+}
+
+PyObject* m_stream_prefetch(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "stream_prefetch");
+  uintptr_t h, out = 0;
+  int64_t depth;
+  if (get_handle(args[0], &h) || get_int64(args[1], &depth)) return NULL;
+  gda_error e = {0};
+  return gdaStreamPrefetch(h, depth, &out, &e) ? raise_error(&e) : wrap_stream_handle(out);
+}
+
+PyObject* m_stream_cast(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "stream_cast");
+  uintptr_t h, schema, out = 0;
+  if (get_handle(args[0], &h) || get_handle(args[1], &schema)) return NULL;
+  gda_error e = {0};
+  return gdaStreamCast(h, schema, &out, &e) ? raise_error(&e) : wrap_stream_handle(out);
+}
+
+PyObject* m_stream_from_arrays(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "stream_from_arrays");
+  uintptr_t schema;
+  if (get_optional_handle(args[1], &schema)) return NULL;
+  PyObject* seq = PySequence_Fast(args[0], "stream_from_arrays() needs a sequence of handles");
+  if (!seq) return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  uintptr_t* hs = calloc((size_t)(n ? n : 1), sizeof(uintptr_t));
+  if (!hs) {
+    Py_DECREF(seq);
+    return PyErr_NoMemory();
+  }
+  int rc = 0;
+  for (Py_ssize_t i = 0; rc == 0 && i < n; i++) rc = get_handle(PySequence_Fast_GET_ITEM(seq, i), &hs[i]);
+  uintptr_t out = 0;
+  gda_error e = {0};
+  if (rc == 0) rc = gdaStreamFromArrays(hs, n, schema, &out, &e) ? 1 : 0;
+  free(hs);
+  Py_DECREF(seq);
+  if (rc < 0) return NULL;
+  if (rc) return raise_error(&e);
+  return wrap_stream_handle(out);
+}
+

@@ -1,0 +1,162 @@
+// The tensor protocols' methods: DLPack and the CUDA Array Interface.
+#include "binding.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "_cgo_export.h"
+
+// ------------------------------------------------------------------ DLPack
+// A producer's capsule is named "dltensor[_versioned]" until a consumer takes
+// it and renames it "used_dltensor[_versioned]"; only an untaken tensor is
+// deleted by the capsule destructor (DLPack Python specification).
+
+static void dlpack_capsule_destructor(PyObject* cap) {
+  PyObject *et, *ev, *etb;
+  PyErr_Fetch(&et, &ev, &etb);
+  const char* name = PyCapsule_GetName(cap);
+  int versioned = name && strcmp(name, "dltensor_versioned") == 0;
+  if (versioned || (name && strcmp(name, "dltensor") == 0)) {
+    void* p = PyCapsule_GetPointer(cap, name);
+    if (p) gdaDLPackDelete(p, versioned);
+  }
+  PyErr_Clear();
+  PyErr_Restore(et, ev, etb);
+}
+
+void gda_py_incref(void* obj) { Py_INCREF((PyObject*)obj); }
+
+void gda_py_decref(void* obj) {
+  // After interpreter shutdown the object is gone with it: leak, as numpy does.
+  if (!Py_IsInitialized()) return;
+  PyGILState_STATE state = PyGILState_Ensure();
+  Py_DECREF((PyObject*)obj);
+  PyGILState_Release(state);
+}
+
+PyObject* m_dlpack_export(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(4, "dlpack_export");
+  uintptr_t h;
+  int versioned, copied;
+  int64_t stream;
+  if (get_handle(args[0], &h) || get_bool(args[1], &versioned) || get_bool(args[2], &copied) ||
+      get_int64(args[3], &stream))
+    return NULL;
+  void* p = NULL;
+  gda_error e = {0};
+  if (gdaDLPackExport(h, versioned, copied, stream, &p, &e)) return raise_error(&e);
+  PyObject* cap = PyCapsule_New(p, versioned ? "dltensor_versioned" : "dltensor", dlpack_capsule_destructor);
+  if (!cap) gdaDLPackDelete(p, versioned);
+  return cap;
+}
+
+// dlpack_import(capsule, stream_handle_or_None): the stream is the one the
+// consumer passed to __dlpack__ (a handle from cuda_stream_new).
+PyObject* m_dlpack_import(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "dlpack_import");
+  PyObject* cap = args[0];
+  uintptr_t stream = 0;
+  if (get_optional_handle(args[1], &stream)) return NULL;
+  if (!PyCapsule_CheckExact(cap)) {
+    PyErr_Format(GodevarrowTypeError, "__dlpack__() returned an object of type %.200s, not a PyCapsule",
+                 Py_TYPE(cap)->tp_name);
+    return NULL;
+  }
+  const char* name = PyCapsule_GetName(cap);
+  int versioned = name && strcmp(name, "dltensor_versioned") == 0;
+  if (!versioned && !(name && strcmp(name, "dltensor") == 0)) {
+    PyErr_Format(ArrowInvalid, "expected a DLPack capsule named 'dltensor' or 'dltensor_versioned', got '%s'",
+                 name ? name : "(NULL)");
+    return NULL;
+  }
+  void* p = PyCapsule_GetPointer(cap, name);
+  if (!p) return NULL;
+  // take ownership before anything else can fail: from here on Go deletes it
+  if (PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0) return NULL;
+  RETURN_HANDLE_NOGIL(gdaDLPackImport(p, versioned, stream, &out_, &e_));
+}
+
+PyObject* m_dlpack_device(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "dlpack_device");
+  int32_t t = 0;
+  int64_t id = 0;
+  gda_error e = {0};
+  if (gdaDLPackDevice(h, &t, &id, &e)) return raise_error(&e);
+  return Py_BuildValue("(iL)", (int)t, (long long)id);
+}
+
+PyObject* m_cuda_stream_new(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "cuda_stream_new");
+  int64_t dev;
+  if (get_int64(args[0], &dev)) return NULL;
+  uintptr_t h = 0, stream = 0;
+  gda_error e = {0};
+  if (gdaCUDAStreamNew(dev, &h, &stream, &e)) return raise_error(&e);
+  PyObject* handle = wrap_handle(h);
+  if (!handle) return NULL;
+  return Py_BuildValue("(NK)", handle, (unsigned long long)stream);
+}
+
+PyObject* m_tensor_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "tensor_info");
+  uintptr_t h;
+  int ready;
+  if (get_handle(args[0], &h) || get_bool(args[1], &ready)) return NULL;
+  RETURN_RECORD(gda_tensor_info, gdaTensorInfo(h, ready, &info_, &e_));
+}
+
+PyObject* m_wrap_cuda_pointer(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(5, "wrap_cuda_pointer");
+  const char* format = PyUnicode_AsUTF8(args[1]);
+  if (!format) return NULL;
+  unsigned long long data = PyLong_AsUnsignedLongLong(args[2]);
+  if (data == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+  int64_t length;
+  if (get_int64(args[3], &length)) return NULL;
+  unsigned long long stream = PyLong_AsUnsignedLongLong(args[4]);
+  if (stream == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+  RETURN_HANDLE(gdaWrapCUDAPointer(args[0], (char*)format, (uintptr_t)data, length, (uintptr_t)stream, &out_, &e_));
+}
+
+// ------------------------------------------- the process (status and debugging)
+
+PyObject* m_cuda_status(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(0, "cuda_status");
+  gda_cuda_status st = {0};
+  gda_error e = {0};
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = gdaCUDAStatus(&st, &e);
+  Py_END_ALLOW_THREADS if (rc) {
+    PyObject* discard = pack_gda_cuda_status(&st);  // frees what was filled
+    Py_XDECREF(discard);
+    return raise_error(&e);
+  }
+  return pack_gda_cuda_status(&st);
+}
+
+PyObject* m_build_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(0, "build_info");
+  char* s = NULL;
+  gda_error e = {0};
+  if (gdaBuildInfo(&s, &e)) return raise_error(&e);
+  return conv_STR(s);
+}
+
+PyObject* m_debug_counters(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(0, "debug_counters");
+  RETURN_RECORD(gda_counters, gdaDebugCounters(&info_, &e_));
+}
+
+PyObject* m_debug_known_schemas(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(0, "debug_known_schemas");
+  return pyarrow_known_schemas();
+}
+
+PyObject* m_debug_panic(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(0, "debug_panic");
+  gda_error e = {0};
+  if (gdaDebugPanic(&e)) return raise_error(&e);
+  Py_RETURN_NONE;
+}
+
