@@ -200,7 +200,7 @@ func TestOneShotSettleStopsTheReadAhead(t *testing.T) {
 	<-g.entered // the read-ahead is inside the producer
 	settled := make(chan bool, 1)
 	go func() { settled <- s.Settle(time.Second) }()
-	g.tokens <- struct{}{}
+	close(g.tokens) // the producer answers every read from now on
 	if !<-settled {
 		t.Fatal("Settle did not settle a prefetching stream")
 	}
