@@ -1,5 +1,6 @@
-// What the C files of the binding share (module.c, arraybase.c, import.c,
-// pyarrow.c). Only these files include Python.h.
+// What the C files of the binding share (module.c, capsules.c, methods.c,
+// tensor.c, arraybase.c, import.c, pyarrow.c). Only these files include
+// Python.h.
 #pragma once
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -1,6 +1,6 @@
 // The declarations the two halves of _godevarrow share: the Go exports
 // (exports.go, errors.go, dlpack.go) fill these records, the CPython side
-// (module.c, arraybase.c, import.c, pyarrow.c) packs them into Python
+// (module.c and the other C files) packs them into Python
 // objects. Each list below is declared once, as an X-macro, and expanded
 // wherever it is needed: adding an exception class or a record field is one
 // line here (and the stub generator, capsule/gen_stub.py, reads these lists
