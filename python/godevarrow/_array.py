@@ -15,6 +15,7 @@ from . import _godevarrow as _lib
 from ._device import Device, DeviceLike, DeviceType, as_device
 from ._godevarrow import ArrowInvalid
 from ._protocol import check_kwargs, no_protocol, schema_capsule
+from ._runtime import cuda_available, cuda_device_count
 from ._schema import Schema, requested_handle, schema
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -74,16 +75,13 @@ class Array(_lib.ArrayBase):
 
     def __arrow_c_stream__(self, requested_schema: object = None) -> object:
         """A one-chunk stream (copied to the host when on another device)."""
-        from ._stream import stream
-
-        return stream(self._on_host()).__arrow_c_stream__(requested_schema)
+        one = _lib.stream_from_arrays([self._on_host()._h], None)
+        return _lib.export_stream(one, requested_handle(requested_schema), False)
 
     def __arrow_c_device_stream__(self, requested_schema: object = None, **kwargs: Any) -> object:
         """A one-chunk device stream."""
-        from ._stream import stream
-
         check_kwargs("__arrow_c_device_stream__", kwargs)
-        return stream(self).__arrow_c_device_stream__(requested_schema)
+        return _lib.export_stream(_lib.stream_from_arrays([self._h], None), requested_handle(requested_schema), True)
 
     def _on_host(self: _A) -> _A:
         return self if self.device_type == DeviceType.CPU else self.to_device("cpu")
@@ -195,8 +193,6 @@ class RecordBatch(Array):
 
 
 def _array_from_ipc(data: bytes, device_type: int, device_id: int) -> Array:
-    from ._runtime import cuda_available, cuda_device_count
-
     batch, single = _ipc.read_batch(data)
     arr: Array = record_batch(batch).column(0) if single else record_batch(batch)
     if device_type == DeviceType.CUDA and cuda_available():
