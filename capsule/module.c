@@ -32,6 +32,7 @@ static PyObject* raise_error(gda_error* e) {
     case GDA_ERR_STREAM: cls = StreamError; break;
     case GDA_ERR_INTERNAL: cls = InternalError; break;
     case GDA_ERR_BUFFER: cls = DLPackError; break;
+    case GDA_ERR_MEMORY: cls = PyExc_MemoryError; break;
     default: cls = ArrowInvalid; break;
   }
   const char* msg = e->message ? e->message : "unknown error";

@@ -14,6 +14,7 @@ enum {
   GDA_ERR_STREAM = 5,           // godevarrow.StreamError (OSError)
   GDA_ERR_INTERNAL = 6,         // godevarrow.InternalError (RuntimeError)
   GDA_ERR_BUFFER = 7,           // godevarrow.DLPackError (BufferError)
+  GDA_ERR_MEMORY = 8,           // MemoryError (a failed host allocation)
   GDA_PENDING = -1,             // not an error: the wait timed out, call again
 };
 

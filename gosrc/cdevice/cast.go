@@ -35,6 +35,13 @@ func Cast(a *Array, target *Schema) (*Array, error) {
 	if err := checkCastable(a.schema, target, a.dev.Type); err != nil {
 		return nil, err
 	}
+	if needsCompute(a.schema, target) {
+		// Arrow Go's kernels trust their input (some run on goroutines of
+		// their own, where no recover can reach a panic)
+		if err := a.validateForCompute(); err != nil {
+			return nil, err
+		}
+	}
 	data, err := castData(a.schema, target, a.data)
 	if err != nil {
 		return nil, err
@@ -43,11 +50,8 @@ func Cast(a *Array, target *Schema) (*Array, error) {
 		data.Release()
 		return nil, err
 	}
-	if !target.Nullable() && data.NullN() != 0 {
-		out := array.MakeFromData(data)
-		nulls := out.NullN()
-		out.Release()
-		if nulls != 0 {
+	if !target.Nullable() && data.NullN() != 0 && a.dev.Type.HostAccessible() {
+		if nulls := nullCount(target, data); nulls != 0 {
 			data.Release()
 			return nil, errorf(ErrInvalid, "requested schema declares %s non-nullable but the data has %d nulls", target.describe(), nulls)
 		}
@@ -207,6 +211,23 @@ func sameLayout(a, b *Schema) bool {
 	return a.Dictionary == nil || sameLayout(a.Dictionary, b.Dictionary)
 }
 
+// needsCompute reports whether casting from to to runs an Arrow Go kernel
+// (castData), rather than relabelling the same buffers.
+func needsCompute(from, to *Schema) bool {
+	if sameLayout(from, to) {
+		return false
+	}
+	if from.info.Layout == LayoutStruct && from.Dictionary == nil {
+		for i := range from.Children {
+			if needsCompute(from.Children[i], to.Children[i]) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
 func castData(from, to *Schema, d arrow.ArrayData) (arrow.ArrayData, error) {
 	toType, err := to.DataType()
 	if err != nil {
@@ -240,7 +261,7 @@ func castData(from, to *Schema, d arrow.ArrayData) (arrow.ArrayData, error) {
 		}
 		return array.NewData(toType, d.Len(), d.Buffers(), children, d.NullN(), d.Offset()), nil
 	}
-	in := array.MakeFromData(d)
+	in := arrowArray(from, d, true)
 	defer in.Release()
 	ctx := compute.WithAllocator(context.Background(), Allocator)
 	out, err := compute.CastArray(ctx, in, compute.SafeCastOptions(toType))

@@ -55,7 +55,10 @@ func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]dev
 	case LayoutBinaryView:
 		// The variadic sizes exist only in the C layout; producers (godevarrow
 		// among them) may keep them in host memory even for device arrays.
-		if p := bufs[nBuf-1]; nBuf > 3 && p != nil {
+		if nBuf <= 3 {
+			break // no variadic buffers (or a malformed array the import reports)
+		}
+		if p := bufs[nBuf-1]; p != nil {
 			n := 8 * (nBuf - 3)
 			if _, memType, err := device.PointerDevice(p); err != nil || memType == 1 {
 				host[p] = C.GoBytes(p, C.int(n))
@@ -124,7 +127,7 @@ func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *Schema, dev de
 	}
 	host := C.malloc(C.size_t(total))
 	if host == nil {
-		return nil, errorf(ErrInvalid, "out of memory importing a device array")
+		return nil, errorf(ErrNoMemory, "out of memory importing a device array")
 	}
 	drained := true
 	defer func() {

@@ -70,7 +70,7 @@ func readSchemaCached(c *C.struct_ArrowSchema) (*Schema, error) {
 	if s != nil {
 		return s, nil
 	}
-	s, err := readSchema(c, 0, "")
+	s, err := readSchema(c, 0, "", newSchemaBudget())
 	if err != nil {
 		return nil, err
 	}

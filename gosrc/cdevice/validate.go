@@ -64,7 +64,15 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 		return !info.HasValidity() || bufs[0] == nil || bitutil.BitIsSet(bufs[0].Bytes(), int(i))
 	}
 	children := d.Children()
-	childLen := func(i int) int64 { return int64(children[i].Offset() + children[i].Len()) }
+	// a child's offset is applied before the parent indexes it: the bound is
+	// the child's length alone
+	childLen := func(i int) int64 { return int64(children[i].Len()) }
+	// children first: the checks below may read a child's buffers (run ends)
+	for i, c := range children {
+		if err := v.node(s.Children[i], c, fmt.Sprintf("%s child %d", path, i), depth+1); err != nil {
+			return err
+		}
+	}
 
 	switch info.Layout {
 	case LayoutBool:
@@ -105,6 +113,16 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 		}
 		if !v.full {
 			break
+		}
+		if info.Layout == LayoutMap {
+			// Arrow Go's map constructor panics on either
+			entries := children[0]
+			if nullCount(s.Children[0], entries) != 0 {
+				return bad("map entries must not be null")
+			}
+			if nullCount(s.Children[0].Children[0], entries.Children()[0]) != 0 {
+				return bad("map keys must not be null")
+			}
 		}
 		prev := first
 		for i := off + 1; i <= end; i++ {
@@ -235,6 +253,9 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 			break
 		}
 		re := children[0]
+		if nullCount(s.Children[0], re) != 0 {
+			return bad("run ends must not be null")
+		}
 		reBytes := re.Buffers()[1].Bytes()
 		w := int64(s.Children[0].info.ByteWidth)
 		prev := int64(0)
@@ -255,11 +276,6 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 		}
 		if end > 0 && prev < end {
 			return bad("the last run end %d does not cover offset+length %d", prev, end)
-		}
-	}
-	for i, c := range children {
-		if err := v.node(s.Children[i], c, fmt.Sprintf("%s child %d", path, i), depth+1); err != nil {
-			return err
 		}
 	}
 	if s.Dictionary != nil {
