@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/compute"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 )
 
@@ -263,7 +264,11 @@ func castData(from, to *Schema, d arrow.ArrayData) (arrow.ArrayData, error) {
 	}
 	in := arrowArray(from, d, true)
 	defer in.Release()
-	ctx := compute.WithAllocator(context.Background(), Allocator)
+	// Go memory, not Allocator's C memory: Arrow Go v17's cast kernels leak
+	// some of the buffers they allocate (casts to strings, fixed-size binary
+	// to binary, list<int32> to list<int64>); the garbage collector reclaims
+	// those, and exports pin what they hand out (goMemory)
+	ctx := compute.WithAllocator(context.Background(), memory.DefaultAllocator)
 	out, err := compute.CastArray(ctx, in, compute.SafeCastOptions(toType))
 	if err != nil {
 		return nil, errorf(ErrInvalid, "cannot cast %s to the requested %s: %v", from, to, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
 // Validate checks an array. The structural checks (buffer sizes, child
@@ -61,7 +62,7 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 		}
 	}
 	valid := func(i int64) bool {
-		return !info.HasValidity() || bufs[0] == nil || bitutil.BitIsSet(bufs[0].Bytes(), int(i))
+		return !info.HasValidity() || bufs[0] == nil || bitutil.BitIsSet(bytesOf(bufs[0]), int(i))
 	}
 	children := d.Children()
 	// a child's offset is applied before the parent indexes it: the bound is
@@ -100,7 +101,7 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 		} else {
 			limit = childLen(0)
 		}
-		offsets := bufs[1].Bytes()
+		offsets := bytesOf(bufs[1])
 		at := func(i int64) int64 {
 			if w == 4 {
 				return int64(int32(binary.NativeEndian.Uint32(offsets[i*4:])))
@@ -130,7 +131,7 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 			if cur < prev || cur > limit {
 				return bad("offset %d at index %d is decreasing or past the end (%d)", cur, i-off, limit)
 			}
-			if info.Utf8 && !utf8.Valid(bufs[2].Bytes()[prev:cur]) {
+			if info.Utf8 && !utf8.Valid(bytesOf(bufs[2])[prev:cur]) {
 				return bad("invalid UTF-8 in value %d", i-1-off)
 			}
 			prev = cur
@@ -142,7 +143,7 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 		if !v.full {
 			break
 		}
-		views := bufs[1].Bytes()
+		views := bytesOf(bufs[1])
 		data := bufs[2:]
 		for i := off; i < end; i++ {
 			if !valid(i) {
@@ -162,10 +163,10 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 				if idx < 0 || idx >= int64(len(data)) {
 					return bad("view %d refers to data buffer %d of %d", i-off, idx, len(data))
 				}
-				if vo < 0 || vo+length > int64(data[idx].Len()) {
-					return bad("view %d ([%d, %d) of buffer %d) is past the buffer's %d bytes", i-off, vo, vo+length, idx, data[idx].Len())
+				if held := int64(len(bytesOf(data[idx]))); vo < 0 || vo+length > held {
+					return bad("view %d ([%d, %d) of buffer %d) is past the buffer's %d bytes", i-off, vo, vo+length, idx, held)
 				}
-				value = data[idx].Bytes()[vo : vo+length]
+				value = bytesOf(data[idx])[vo : vo+length]
 				if string(value[:4]) != string(view[4:8]) {
 					return bad("view %d has a prefix that differs from its data", i-off)
 				}
@@ -198,7 +199,7 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 			if !valid(i) {
 				continue
 			}
-			o, sz := read(bufs[1].Bytes(), i), read(bufs[2].Bytes(), i)
+			o, sz := read(bytesOf(bufs[1]), i), read(bytesOf(bufs[2]), i)
 			if o < 0 || sz < 0 || o+sz > childLen(0) {
 				return bad("list view %d ([%d, %d)) is out of the child's bounds [0, %d)", i-off, o, o+sz, childLen(0))
 			}
@@ -235,17 +236,22 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 		for i, c := range info.TypeCodes {
 			codeToChild[c] = i
 		}
-		ids := bufs[1].Bytes()
+		ids := bytesOf(bufs[1])
+		lastOffset := make([]int64, len(children)) // dense offsets of each child must not decrease
 		for i := off; i < end; i++ {
 			child, ok := codeToChild[int8(ids[i])]
 			if !ok {
 				return bad("type id %d at index %d is not one of the union's type codes %v", int8(ids[i]), i-off, info.TypeCodes)
 			}
 			if info.Layout == LayoutDenseUnion {
-				o := int64(int32(binary.NativeEndian.Uint32(bufs[2].Bytes()[i*4:])))
+				o := int64(int32(binary.NativeEndian.Uint32(bytesOf(bufs[2])[i*4:])))
 				if o < 0 || o >= childLen(child) {
 					return bad("dense union offset %d at index %d is out of child %d's bounds [0, %d)", o, i-off, child, childLen(child))
 				}
+				if o < lastOffset[child] {
+					return bad("dense union offset %d at index %d is below an earlier offset %d into child %d", o, i-off, lastOffset[child], child)
+				}
+				lastOffset[child] = o
 			}
 		}
 	case LayoutRunEndEncoded:
@@ -256,7 +262,7 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 		if nullCount(s.Children[0], re) != 0 {
 			return bad("run ends must not be null")
 		}
-		reBytes := re.Buffers()[1].Bytes()
+		reBytes := bytesOf(re.Buffers()[1])
 		w := int64(s.Children[0].info.ByteWidth)
 		prev := int64(0)
 		for i := int64(re.Offset()); i < int64(re.Offset()+re.Len()); i++ {
@@ -285,7 +291,7 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 		}
 		if v.full {
 			w := int64(info.ByteWidth)
-			idx := bufs[1].Bytes()
+			idx := bytesOf(bufs[1])
 			signed := s.Format == "c" || s.Format == "s" || s.Format == "i" || s.Format == "l"
 			for i := off; i < end; i++ {
 				if !valid(i) {
@@ -318,4 +324,13 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 		}
 	}
 	return nil
+}
+
+// bytesOf returns the bytes of b; Arrow Go builds empty arrays with nil
+// buffers.
+func bytesOf(b *memory.Buffer) []byte {
+	if b == nil {
+		return nil
+	}
+	return b.Bytes()
 }

@@ -301,7 +301,7 @@ func Import(p unsafe.Pointer, versioned bool, stream *device.Stream) (*cdevice.A
 		return fail(errorf(cdevice.ErrNotImplemented, "boolean tensors on %s are one byte per value and Arrow packs bits: copy the tensor to the host first", dev))
 	}
 	if d.code == codeBool && d.bits == 8 {
-		if n > 0 && base == nil {
+		if n > 0 && t.data == nil {
 			return fail(errorf(cdevice.ErrInvalid, "a tensor of %d values has a NULL data pointer", n))
 		}
 		a, err := packBooleans(base, n)
@@ -316,9 +316,10 @@ func Import(p unsafe.Pointer, versioned bool, stream *device.Stream) (*cdevice.A
 	if err != nil {
 		return fail(err)
 	}
+	// t.data, not base: the compiler takes the result of unsafe.Add for non-nil
 	if n == 0 {
 		base = nil
-	} else if base == nil {
+	} else if t.data == nil {
 		return fail(errorf(cdevice.ErrInvalid, "a tensor of %d values has a NULL data pointer", n))
 	}
 	width := int64(d.bits) / 8
