@@ -73,7 +73,7 @@ func withKnownNullCounts(s *Schema, d arrow.ArrayData, bitmaps bool) arrow.Array
 // kernelSafeIndices gives null slots index 0 (in a Go copy of the indices);
 // kernelSafeDictionary gives an empty dictionary one null value.
 func kernelSafeIndices(s *Schema, d arrow.ArrayData, buffers []*memory.Buffer) []*memory.Buffer {
-	if d.Len() == 0 || nullCount(s, d) <= 0 {
+	if d.Len() == 0 || buffers[0] == nil {
 		return buffers
 	}
 	w := int64(s.info.ByteWidth)

@@ -61,6 +61,16 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 			return err
 		}
 	}
+	if v.full && info.HasValidity() && d.NullN() >= 0 {
+		// consumers trust a stated count (kernels skip the bitmap when it is 0)
+		counted := 0
+		if bufs[0] != nil {
+			counted = int(n) - bitutil.CountSetBits(bytesOf(bufs[0]), int(off), int(n))
+		}
+		if counted != d.NullN() {
+			return bad("null_count is %d but the validity bitmap has %d nulls", d.NullN(), counted)
+		}
+	}
 	valid := func(i int64) bool {
 		return !info.HasValidity() || bufs[0] == nil || bitutil.BitIsSet(bytesOf(bufs[0]), int(i))
 	}
