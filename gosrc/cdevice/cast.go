@@ -2,11 +2,13 @@ package cdevice
 
 import (
 	"context"
+	"slices"
+	"sync"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/compute"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 )
 
@@ -264,17 +266,84 @@ func castData(from, to *Schema, d arrow.ArrayData) (arrow.ArrayData, error) {
 	}
 	in := arrowArray(from, d, true)
 	defer in.Release()
-	// Go memory, not Allocator's C memory: Arrow Go v17's cast kernels leak
-	// some of the buffers they allocate (casts to strings, fixed-size binary
-	// to binary, list<int32> to list<int64>); the garbage collector reclaims
-	// those, and exports pin what they hand out (goMemory)
-	ctx := compute.WithAllocator(context.Background(), memory.DefaultAllocator)
+	alloc := &castAllocator{live: map[uintptr][]byte{}}
+	ctx := compute.WithAllocator(context.Background(), alloc)
 	out, err := compute.CastArray(ctx, in, compute.SafeCastOptions(toType))
 	if err != nil {
+		alloc.freeAllBut(nil)
 		return nil, errorf(ErrInvalid, "cannot cast %s to the requested %s: %v", from, to, err)
 	}
 	defer out.Release()
 	data := out.Data()
 	data.Retain()
+	alloc.freeAllBut(data)
 	return data, nil
+}
+
+// castAllocator allocates one cast's buffers from Allocator and remembers
+// those not freed yet. Arrow Go v17's cast kernels leak some buffers (casts
+// of numbers to strings, fixed-size binary to binary, list<int32> to
+// list<int64>): whatever the result does not hold once the cast returned is
+// freed by freeAllBut.
+type castAllocator struct {
+	mu   sync.Mutex
+	live map[uintptr][]byte // by the address of the allocation
+}
+
+func (c *castAllocator) track(b []byte) []byte {
+	if cap(b) > 0 {
+		c.mu.Lock()
+		c.live[uintptr(unsafe.Pointer(unsafe.SliceData(b)))] = b
+		c.mu.Unlock()
+	}
+	return b
+}
+
+func (c *castAllocator) forget(b []byte) {
+	c.mu.Lock()
+	delete(c.live, uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+	c.mu.Unlock()
+}
+
+func (c *castAllocator) Allocate(n int) []byte { return c.track(Allocator.Allocate(n)) }
+
+func (c *castAllocator) Reallocate(n int, b []byte) []byte {
+	c.forget(b)
+	return c.track(Allocator.Reallocate(n, b))
+}
+
+func (c *castAllocator) Free(b []byte) {
+	c.forget(b)
+	Allocator.Free(b)
+}
+
+// freeAllBut frees every allocation still live that no buffer of d (its
+// children and dictionary included) points into.
+func (c *castAllocator) freeAllBut(d arrow.ArrayData) {
+	var held []uintptr
+	var walk func(d arrow.ArrayData)
+	walk = func(d arrow.ArrayData) {
+		for _, b := range d.Buffers() {
+			if b != nil && b.Len() > 0 {
+				held = append(held, uintptr(unsafe.Pointer(unsafe.SliceData(b.Bytes()))))
+			}
+		}
+		for _, ch := range d.Children() {
+			walk(ch)
+		}
+		if hasDictionary(d) {
+			walk(d.Dictionary())
+		}
+	}
+	if d != nil {
+		walk(d)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for start, b := range c.live {
+		if !slices.ContainsFunc(held, func(p uintptr) bool { return p >= start && p < start+uintptr(cap(b)) }) {
+			delete(c.live, start)
+			Allocator.Free(b)
+		}
+	}
 }
