@@ -2,7 +2,6 @@ package cdevice
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"unsafe"
 
@@ -267,24 +266,29 @@ func castData(from, to *Schema, d arrow.ArrayData) (arrow.ArrayData, error) {
 	in := arrowArray(from, d, true)
 	defer in.Release()
 	alloc := &castAllocator{live: map[uintptr][]byte{}}
+	defer alloc.freeAll()
 	ctx := compute.WithAllocator(context.Background(), alloc)
 	out, err := compute.CastArray(ctx, in, compute.SafeCastOptions(toType))
 	if err != nil {
-		alloc.freeAllBut(nil)
 		return nil, errorf(ErrInvalid, "cannot cast %s to the requested %s: %v", from, to, err)
 	}
 	defer out.Release()
-	data := out.Data()
-	data.Retain()
-	alloc.freeAllBut(data)
+	// the result is copied out of the kernels' buffers, whose reference
+	// counts are not to be trusted (see castAllocator)
+	c := copier{src: device.Host, dst: device.Host}
+	data, err := c.copyData(out.Data(), 0)
+	if err != nil {
+		c.releaseAll()
+		return nil, err
+	}
 	return data, nil
 }
 
 // castAllocator allocates one cast's buffers from Allocator and remembers
-// those not freed yet. Arrow Go v17's cast kernels leak some buffers (casts
-// of numbers to strings, fixed-size binary to binary, list<int32> to
-// list<int64>): whatever the result does not hold once the cast returned is
-// freed by freeAllBut.
+// those not freed yet: Arrow Go v17's cast kernels leak some (casts of
+// numbers to strings, fixed-size binary to binary, list<int32> to
+// list<int64>; buffers never freed, or retained once too often). castData
+// copies the result out, and freeAll then frees whatever is left.
 type castAllocator struct {
 	mu   sync.Mutex
 	live map[uintptr][]byte // by the address of the allocation
@@ -317,33 +321,12 @@ func (c *castAllocator) Free(b []byte) {
 	Allocator.Free(b)
 }
 
-// freeAllBut frees every allocation still live that no buffer of d (its
-// children and dictionary included) points into.
-func (c *castAllocator) freeAllBut(d arrow.ArrayData) {
-	var held []uintptr
-	var walk func(d arrow.ArrayData)
-	walk = func(d arrow.ArrayData) {
-		for _, b := range d.Buffers() {
-			if b != nil && b.Len() > 0 {
-				held = append(held, uintptr(unsafe.Pointer(unsafe.SliceData(b.Bytes()))))
-			}
-		}
-		for _, ch := range d.Children() {
-			walk(ch)
-		}
-		if hasDictionary(d) {
-			walk(d.Dictionary())
-		}
-	}
-	if d != nil {
-		walk(d)
-	}
+// freeAll frees every allocation not freed yet.
+func (c *castAllocator) freeAll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for start, b := range c.live {
-		if !slices.ContainsFunc(held, func(p uintptr) bool { return p >= start && p < start+uintptr(cap(b)) }) {
-			delete(c.live, start)
-			Allocator.Free(b)
-		}
+		delete(c.live, start)
+		Allocator.Free(b)
 	}
 }
