@@ -8,6 +8,10 @@ how often its release callback ran. Structs godevarrow did not take are
 released afterwards the way a capsule destructor would, so every struct's
 count must end at exactly 1. test_adversarial.py runs each case in its own
 process, so a crash is a failed test and not a dead test run.
+
+FOLLOWUPS are inputs godevarrow accepts, each followed by every public
+operation (test_hostile_followups.py checks the outcomes). After every case
+the runner checks that the library still works (``health``).
 """
 
 from __future__ import annotations
