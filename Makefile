@@ -45,7 +45,7 @@ test-go: venv fakecuda
 # Coverage-guided fuzzing of the parsers and importers (seed corpora live in
 # testdata/fuzz). `make fuzz FUZZTIME=10m` for a longer run.
 FUZZTIME ?= 1m
-FUZZ_TARGETS := gosrc/cdevice:FuzzParseFormat gosrc/cdevice:FuzzDecodeMetadata tests_go:FuzzSchemaImport tests_go:FuzzArrayImport
+FUZZ_TARGETS := gosrc/cdevice:FuzzParseFormat gosrc/cdevice:FuzzDecodeMetadata tests_go:FuzzSchemaImport tests_go:FuzzArrayImport tests_go:FuzzHostileTree
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 	  echo "fuzz $$t for $(FUZZTIME)"; \

@@ -46,6 +46,8 @@ func errorKind(err error) C.int {
 		return C.GDA_ERR_DEVICE
 	case errors.Is(err, device.ErrUnknownDevice):
 		return C.GDA_ERR_INVALID
+	case errors.Is(err, cdevice.ErrNoMemory):
+		return C.GDA_ERR_MEMORY
 	case errors.Is(err, cdevice.ErrNotImplemented):
 		return C.GDA_ERR_NOT_IMPLEMENTED
 	case errors.Is(err, errType):

@@ -25,6 +25,7 @@ PyObject* raise_error(gda_error* e) {
 #define GDA_EXCEPTION_CASE(k, name, base, doc) \
   if (e->kind == k) cls = name;
   GDA_EXCEPTIONS(GDA_EXCEPTION_CASE)
+  if (e->kind == GDA_ERR_MEMORY) cls = PyExc_MemoryError;
   const char* msg = e->message ? e->message : "unknown error";
   if (cls == StreamError) {
     PyObject* args = Py_BuildValue("(is)", e->errno_code, msg);

@@ -30,6 +30,7 @@
 enum {
   GDA_OK = 0,
   GDA_EXCEPTIONS(GDA_KIND_ENUM)  // 1, 2, ...
+  GDA_ERR_MEMORY,                // Python's own MemoryError: a failed host allocation
   GDA_PENDING = -1,              // not an error: the wait timed out, call again
 };
 

@@ -371,10 +371,15 @@ func TestCStreamErrors(t *testing.T) {
 		}
 		a.Release()
 	}
+	// the producer's error is reported once; later reads say the stream ended with it
+	_, err = r.Next()
+	var se *cdevice.StreamError
+	if !errors.As(err, &se) || se.Errno != syscall.EIO || se.Msg != "producer failed at batch 2" {
+		t.Errorf("first read after the failure: got %v", err)
+	}
 	for i := 0; i < 2; i++ {
 		_, err = r.Next()
-		var se *cdevice.StreamError
-		if !errors.As(err, &se) || se.Errno != syscall.EIO || se.Msg != "producer failed at batch 2" {
+		if !errors.Is(err, cdevice.ErrConsumed) || errors.As(err, &se) || !strings.Contains(err.Error(), "producer failed at batch 2") {
 			t.Errorf("attempt %d: got %v", i, err)
 		}
 	}

@@ -8,6 +8,10 @@ how often its release callback ran. Structs godevarrow did not take are
 released afterwards the way a capsule destructor would, so every struct's
 count must end at exactly 1. test_adversarial.py runs each case in its own
 process, so a crash is a failed test and not a dead test run.
+
+FOLLOWUPS are inputs godevarrow accepts, each followed by every public
+operation (test_hostile_followups.py checks the outcomes). After every case
+the runner checks that the library still works (``health``).
 """
 
 from __future__ import annotations
@@ -828,6 +832,631 @@ def stream_consumed_twice(p: Producer) -> None:
     gda().stream(Offer(stream=cap))
 
 
+# --- round two (issue 19): what follows an import
+
+
+def string_backwards_in_the_middle(p: Producer, fmt: bytes = b"u") -> tuple[ArrowSchema, ArrowArray]:
+    """First and last offsets fine, a middle one running backwards."""
+    s = p.schema(fmt, root="schema")
+    a = p.array(3, [None, p.buffer(i32(0, 2, 1, 3)), p.buffer(b"123")], root="array")
+    return s, a
+
+
+def offer(s: ArrowSchema, a: ArrowArray) -> Offer:
+    return Offer(capsule(s, b"arrow_schema"), capsule(a, b"arrow_array"))
+
+
+@case("ValueError", "offset|decreas")
+def cast_string_with_backwards_offsets_to_int32(p: Producer) -> None:
+    import pyarrow as pa
+
+    g = gda().array(offer(*string_backwards_in_the_middle(p)))
+    pa.array(g, type=pa.int32())  # pyarrow passes the type as requested_schema
+
+
+@case("ValueError", "offset|decreas")
+def cast_binary_with_backwards_offsets_to_string(p: Producer) -> None:
+    import pyarrow as pa
+
+    g = gda().array(offer(*string_backwards_in_the_middle(p, b"z")))
+    pa.array(g, type=pa.string())
+
+
+@case("ValueError", "offset|decreas")
+def cast_requested_at_import_of_backwards_offsets(p: Producer) -> None:
+    import pyarrow as pa
+
+    gda().array(offer(*string_backwards_in_the_middle(p)), requested_schema=pa.field("x", pa.int64()))
+
+
+def backwards_stream(p: Producer) -> ArrowArrayStream:
+    """A stream of one string batch (a struct of one column) whose offsets run backwards."""
+
+    handed: list[bool] = []
+
+    def get_next(out: Any) -> int:
+        if handed:  # the end of the stream
+            ArrowArray.from_address(ctypes.cast(out, ctypes.c_void_p).value).release = ARRAY_RELEASE()
+            return 0
+        handed.append(True)
+        col = p.array(3, [None, p.buffer(i32(0, 2, 1, 3)), p.buffer(b"123")])
+        p.array(3, [None], [col], into=ArrowArray.from_address(ctypes.cast(out, ctypes.c_void_p).value))
+        return 0
+
+    def get_schema(out: Any) -> int:
+        s = ArrowSchema.from_address(ctypes.cast(out, ctypes.c_void_p).value)
+        col = p.schema(b"u", name=b"x")
+        ctypes.memmove(ctypes.addressof(s), ctypes.addressof(p.schema(b"+s", [col], flags=0)), ctypes.sizeof(s))
+        return 0
+
+    return c_stream(p, get_schema, get_next)
+
+
+@case("ValueError", "offset|decreas")
+def cast_in_a_stream_of_backwards_offsets(p: Producer) -> None:
+    import pyarrow as pa
+
+    st = backwards_stream(p)
+    s = gda().stream(Offer(stream=capsule(st, b"arrow_array_stream")), requested_schema=pa.schema({"x": pa.int32()}))
+    next(s)
+
+
+@case("ValueError", "offset|decreas")
+def cast_in_a_prefetched_stream_of_backwards_offsets(p: Producer) -> None:
+    import pyarrow as pa
+
+    st = backwards_stream(p)
+    s = gda().stream(Offer(stream=capsule(st, b"arrow_array_stream")), requested_schema=pa.schema({"x": pa.int32()}))
+    next(s.prefetch(4))
+
+
+def dag_schema(p: Producer, levels: int, width: int, *, leaf_metadata: Optional[bytes] = None) -> ArrowSchema:
+    """levels of structs whose width children pointers all alias one node."""
+    node = p.schema(b"i", name=b"leaf", metadata=leaf_metadata)
+    for _ in range(levels):
+        ptrs = p.pointers([ctypes.addressof(node)] * width)
+        node = p.schema(b"+s", n_children=width, children_ptr=ptrs)
+    node.release = p._counted("schema", node, "schema")
+    p.roots["schema"] = node
+    return node
+
+
+@case("ValueError", "nodes|alias")
+def schema_dag_of_a_billion_nodes(p: Producer) -> None:
+    take_schema(p, dag_schema(p, 3, 1000))
+
+
+@case("ValueError", "nodes|alias")
+def schema_dag_with_an_array(p: Producer) -> None:
+    s = dag_schema(p, 3, 1000)
+    a = p.array(0, [None], n_children=1000, root="array")
+    a.children = at(p.pointers([ctypes.addressof(p.array(0, [None, None]))] * 1000), ctypes.POINTER(ArrowArray))
+    take_array(p, s, a)
+
+
+@case("ValueError", "nodes|alias")
+def schema_dag_as_requested_schema(p: Producer) -> None:
+    import pyarrow as pa
+
+    s = dag_schema(p, 3, 1000)
+    gda().array(pa.array([1, 2, 3])).__arrow_c_array__(requested_schema=capsule(s, b"arrow_schema"))
+
+
+@case("ValueError", "metadata")
+def schema_dag_of_aliased_metadata(p: Producer) -> None:
+    big = metadata([(b"k", b"v" * (1 << 20))])
+    take_schema(p, dag_schema(p, 2, 600, leaf_metadata=big))
+
+
+@case("ValueError", "n_buffers|buffers")
+def binary_view_with_2_40_buffers(p: Producer) -> None:
+    s = p.schema(b"vu", root="schema")
+    a = p.array(1, [None, p.buffer(struct.pack("<i12s", 2, b"ab")), p.buffer(i64(0))], n_buffers=1 << 40, root="array")
+    take_array(p, s, a)
+
+
+@case("ValueError", "n_buffers|buffers")
+def binary_view_with_2_61_buffers(p: Producer) -> None:
+    s = p.schema(b"vu", root="schema")
+    a = p.array(1, [None, p.buffer(struct.pack("<i12s", 2, b"ab")), p.buffer(i64(0))], n_buffers=1 << 61, root="array")
+    take_array(p, s, a)
+
+
+def ree_with_a_null_run_end(p: Producer, ends_null_count: int) -> tuple[ArrowSchema, ArrowArray]:
+    s = p.schema(b"+r", [p.schema(b"i", name=b"run_ends", flags=0), p.schema(b"i", name=b"values")], root="schema")
+    ends = p.array(2, [p.buffer(bits(1, 0)), p.buffer(i32(1, 3))], null_count=ends_null_count)
+    vals = p.array(2, [None, p.buffer(i32(7, 8))])
+    return s, p.array(3, [], [ends, vals], root="array")
+
+
+@case("ValueError", "run ends.*null")
+def run_end_encoded_with_a_null_run_end(p: Producer) -> None:
+    g = gda().array(offer(*ree_with_a_null_run_end(p, 1)))
+    assert len(g) == 3 and g.null_count == 0  # no constructor that validates
+    g.validate(full=True)
+
+
+@case("ValueError", "run ends.*null")
+def run_end_encoded_with_a_null_run_end_counted_unknown(p: Producer) -> None:
+    g = gda().array(offer(*ree_with_a_null_run_end(p, -1)))
+    assert len(g) == 3 and g.null_count == 0
+    g.validate(full=True)
+
+
+@case("ValueError", "map entries|map keys")
+def map_with_null_entries(p: Producer) -> None:
+    s, a = map_array(p, entries_validity=bits(1, 0, 1), entries_nulls=-1)
+    g = gda().array(offer(s, a))
+    assert len(g) == 2 and g.null_count == 0
+    g.validate(full=True)
+
+
+def map_array(
+    p: Producer, *, entries_validity: Optional[bytes] = None, entries_nulls: int = -1, nulls: int = -1
+) -> tuple[ArrowSchema, ArrowArray]:
+    """A map of 2 rows ({1: 10, 2: 20}, {3: 30}), every null count -1 and every bitmap all set."""
+    keys = p.schema(b"i", name=b"key", flags=0)
+    items = p.schema(b"i", name=b"value")
+    s = p.schema(b"+m", [p.schema(b"+s", [keys, items], name=b"entries", flags=0)], root="schema")
+    all3 = p.buffer(bits(1, 1, 1))
+    k = p.array(3, [all3, p.buffer(i32(1, 2, 3))], null_count=-1)
+    v = p.array(3, [all3, p.buffer(i32(10, 20, 30))], null_count=-1)
+    e = p.array(3, [entries_validity and p.buffer(entries_validity) or all3], [k, v], null_count=entries_nulls)
+    a = p.array(2, [p.buffer(bits(1, 1)), p.buffer(i32(0, 2, 3))], [e], null_count=nulls, root="array")
+    return s, a
+
+
+@case("ValueError", "shape")
+def dlpack_1d_with_a_null_shape(p: Producer) -> None:
+    take_dlpack(p, shape=None)
+
+
+@case("ValueError", "negative")
+def dlpack_negative_shape(p: Producer) -> None:
+    take_dlpack(p, shape=-1)
+
+
+@case("ValueError", "larger than memory|overflow")
+def dlpack_shape_overflowing_the_size(p: Producer) -> None:
+    take_dlpack(p, shape=1 << 62)
+
+
+@case("ValueError", "NULL data")
+def dlpack_null_data(p: Producer) -> None:
+    take_dlpack(p, shape=3, data=None)
+
+
+def take_dlpack(p: Producer, *, shape: Optional[int], data: Optional[int] = -1) -> None:
+    """A versioned CPU int64 tensor; its deleter is counted as the root "tensor"."""
+    from fakecuda import DELETER, DLDataType, DLDevice, DLManagedTensorVersioned
+
+    t = p._c(DLManagedTensorVersioned())
+    t.major, t.minor = 1, 0
+    t.dl_tensor.data = p.buffer(i64(1, 2, 3)) if data == -1 else data
+    t.dl_tensor.device = DLDevice(1, 0)
+    t.dl_tensor.ndim = 1
+    t.dl_tensor.dtype = DLDataType(0, 64, 1)
+    if shape is not None:
+        t.dl_tensor.shape = p._c((ctypes.c_int64 * 1)(shape))
+    p.counts["tensor"] = 0
+
+    def deleter(_t: Any) -> None:
+        p.counts["tensor"] += 1
+
+    t.deleter = p._c(DELETER(deleter))
+
+    class Tensor:
+        def __dlpack__(self, **kwargs: Any) -> object:
+            return _api.PyCapsule_New(ctypes.addressof(t), b"dltensor_versioned", None)
+
+        def __dlpack_device__(self) -> tuple[int, int]:
+            return (1, 0)
+
+    gda().array(Tensor())
+
+
+@case("ValueError", "length|null count|valid", fake_cuda=True, no_struct=True)
+def cuda_array_interface_negative_shape(p: Producer) -> None:
+    import fakecuda as fake
+
+    x = fake.FakeCupyArray(__import__("numpy").arange(4, dtype="int32"))
+    p.keep.append(x)
+
+    class Lying:
+        @property
+        def __cuda_array_interface__(self) -> dict:
+            cai = dict(x.__cuda_array_interface__)
+            cai["shape"] = (-1,)
+            return cai
+
+    gda().array(Lying())
+
+
+@case("ValueError", "view|buffers", fake_cuda=True)
+def cuda_binary_view_without_buffers(p: Producer) -> None:
+    s = p.schema(b"vu", root="schema")
+    d = p.device_array({"length": 1, "buffers": [], "n_buffers": 0}, 2, 0, None)
+    gda().array(Offer(capsule(s, b"arrow_schema"), capsule(d, b"arrow_device_array"), device=True))
+
+
+@case("ValueError", "list view|bounds")
+def list_view_past_a_child_with_an_offset(p: Producer) -> None:
+    s = p.schema(b"+vl", [p.schema(b"i", name=b"item")], root="schema")
+    child = p.array(2, [None, p.buffer(i32(0, 0, 0, 1, 2))], offset=3)  # 2 values, after an offset of 3
+    a = p.array(1, [None, p.buffer(i32(1)), p.buffer(i32(2))], [child], root="array")  # [1, 3) runs past 2
+    take_array(p, s, a, validate=True)
+
+
+@case("ValueError", "dense union|bounds")
+def dense_union_past_a_child_with_an_offset(p: Producer) -> None:
+    s = p.schema(b"+ud:0", [p.schema(b"i", name=b"a")], root="schema")
+    child = p.array(2, [None, p.buffer(i32(0, 0, 0, 5, 6))], offset=3)
+    a = p.array(2, [p.buffer(bytes([0, 0])), p.buffer(i32(1, 3))], [child], root="array")  # 3 >= 2
+    take_array(p, s, a, validate=True)
+
+
+@case("ValueError", "released|consumed")
+def threads_racing_one_capsule(p: Producer) -> None:
+    import threading
+
+    s, a = int32_pair(p)
+    o = offer(s, a)
+    errors: list[BaseException] = []
+    got: list[Any] = []
+    start = threading.Barrier(4)
+
+    def take() -> None:
+        start.wait()
+        try:
+            got.append(gda().array(o))
+        except BaseException as e:  # noqa: BLE001 - collected for the case
+            errors.append(e)
+
+    threads = [threading.Thread(target=take) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 1 and len(errors) == 3, (got, errors)
+    assert len(got[0]) == 3
+    got.clear()
+    raise errors[0]
+
+
+# ------------------------------------------------------------ follow-ups
+# Inputs godevarrow accepts, each followed by every public operation: length,
+# null count, full validation, slice, cast, to_device, DLPack export, and
+# for data that passed full validation the hand-on to pyarrow, polars and
+# DuckDB (zero-copy hand-on trusts the data, so invalid data is not handed
+# on). Each operation must give correct data or a clean exception.
+
+FOLLOWUPS: dict[str, Callable[[Producer], tuple[Any, Optional[list], Any]]] = {}
+FOLLOWUP_OPS = ("len", "null_count", "validate", "slice", "cast", "to_device", "dlpack", "pyarrow", "polars", "duckdb")
+
+
+def followup(fn: Callable[[Producer], tuple[Any, Optional[list], Any]]) -> Callable:
+    """Registers a follow-up case: fn returns (producer object, the values
+    pyarrow must read when the data is valid or None when it is not, a
+    pyarrow type to cast to)."""
+    FOLLOWUPS[fn.__name__] = fn
+    return fn
+
+
+def moved_from_pyarrow(p: Producer, arr: Any, *, unknown_nulls: bool = False) -> Offer:
+    """arr exported by pyarrow, its array moved into a struct whose release is
+    counted (then pyarrow's runs); unknown_nulls sets every null count that
+    has a bitmap to -1, which the C Data Interface allows anywhere."""
+    from cabi import struct_of
+
+    schema_cap, array_cap = arr.__arrow_c_array__()
+    src = struct_of(array_cap, ArrowArray)
+    a = p._c(ArrowArray())
+    ctypes.memmove(ctypes.addressof(a), ctypes.addressof(src), ctypes.sizeof(ArrowArray))
+    src.release = ARRAY_RELEASE()
+    original = ARRAY_RELEASE(ctypes.cast(a.release, ctypes.c_void_p).value)
+    p.counts["array"] = 0
+
+    def release(ptr: Any) -> None:
+        p.counts["array"] += 1
+        a.release = original
+        original(ctypes.pointer(a))
+
+    a.release = p._c(ARRAY_RELEASE(release))
+    p.roots["array"] = a
+    if unknown_nulls:
+
+        def forget(node: Any) -> None:
+            if node.n_buffers > 0 and node.buffers[0]:
+                node.null_count = -1
+            for i in range(node.n_children):
+                forget(node.children[i].contents)
+            if node.dictionary:
+                forget(node.dictionary.contents)
+
+        forget(a)
+    return Offer(schema_cap, capsule(a, b"arrow_array"))
+
+
+def _pyarrow_inputs() -> dict[str, tuple[Callable[[], Any], Any]]:
+    import datetime
+    import decimal
+
+    import pyarrow as pa
+
+    return {
+        "int32": (lambda: pa.array([1, None, 3, 4], pa.int32()), pa.float64()),
+        "int64": (lambda: pa.array([5, 6, None, 8, 9], pa.int64()), pa.string()),
+        "float64": (lambda: pa.array([1.5, None, float("nan"), 2.0]), pa.int32()),
+        "bool": (lambda: pa.array([True, None, False, True, False, True, None, True, False]), pa.string()),
+        "string": (lambda: pa.array(["a", None, "bcd", "", "12"]), pa.int32()),
+        "large_string": (lambda: pa.array(["x", "yy", None], pa.large_string()), pa.string()),
+        "binary": (lambda: pa.array([b"\xff\x00", None, b"ok"]), pa.string()),
+        "string_view": (
+            lambda: pa.array(["short", None, "a longer string than twelve"], pa.string_view()),
+            pa.string(),
+        ),
+        "fixed_binary": (lambda: pa.array([b"abc", None, b"xyz"], pa.binary(3)), pa.binary()),
+        "decimal": (lambda: pa.array([decimal.Decimal("1.25"), None], pa.decimal128(10, 2)), pa.float64()),
+        "timestamp": (lambda: pa.array([datetime.datetime(2024, 1, 1), None], pa.timestamp("us", "UTC")), pa.int64()),
+        "list": (lambda: pa.array([[1, 2], None, [], [3]], pa.list_(pa.int32())), pa.list_(pa.int64())),
+        "list_view": (lambda: pa.array([[1], None, [2, 3]], pa.list_view(pa.int32())), pa.list_(pa.int32())),
+        "struct": (lambda: pa.array([{"a": 1, "b": "x"}, None, {"a": None, "b": "y"}]), pa.string()),
+        "map": (
+            lambda: pa.array([[(1, "a")], None, [(2, "b"), (3, None)]], pa.map_(pa.int32(), pa.string())),
+            pa.string(),
+        ),
+        "dictionary": (lambda: pa.array(["a", "b", None, "a"]).dictionary_encode(), pa.string()),
+        "run_end_encoded": (
+            lambda: pa.RunEndEncodedArray.from_arrays(pa.array([2, 5], pa.int32()), pa.array(["x", None])),
+            pa.string(),
+        ),
+        "sparse_union": (
+            lambda: pa.UnionArray.from_sparse(
+                pa.array([0, 1, 0], pa.int8()), [pa.array([1, 2, 3]), pa.array(["a", "b", "c"])]
+            ),
+            pa.string(),
+        ),
+        "dense_union": (
+            lambda: pa.UnionArray.from_dense(
+                pa.array([0, 1, 0], pa.int8()), pa.array([0, 0, 1], pa.int32()), [pa.array([1, 2]), pa.array(["a"])]
+            ),
+            pa.string(),
+        ),
+        "null": (lambda: pa.array([None, None, None]), pa.int32()),
+    }
+
+
+def _register_pyarrow_followups() -> None:
+    for name, (make, cast) in _pyarrow_inputs().items():
+        for variant in ("plain", "unknown_nulls", "sliced"):
+
+            def fn(p: Producer, make: Any = make, cast: Any = cast, variant: str = variant) -> tuple:
+                arr = make()
+                if variant == "sliced" and len(arr) > 1:
+                    arr = arr.slice(1)
+                return moved_from_pyarrow(p, arr, unknown_nulls=variant == "unknown_nulls"), arr.to_pylist(), cast
+
+            fn.__name__ = f"{name}_{variant}"
+            followup(fn)
+
+
+_register_pyarrow_followups()
+
+
+@followup
+def map_with_unknown_null_counts_and_full_bitmaps(p: Producer) -> tuple:
+    import pyarrow as pa
+
+    return offer(*map_array(p)), [[(1, 10), (2, 20)], [(3, 30)]], pa.string()
+
+
+@followup
+def struct_whose_children_alias_one_array(p: Producer) -> tuple:
+    import pyarrow as pa
+
+    s = p.schema(b"+s", [p.schema(b"i", name=b"a"), p.schema(b"i", name=b"b")], root="schema")
+    child = p.array(3, [p.buffer(bits(1, 0, 1)), p.buffer(i32(1, 2, 3))], null_count=-1)
+    a = p.array(3, [None], [child, child], root="array")
+    return offer(s, a), [{"a": 1, "b": 1}, {"a": None, "b": None}, {"a": 3, "b": 3}], pa.string()
+
+
+@followup
+def list_view_inside_a_child_with_an_offset(p: Producer) -> tuple:
+    import pyarrow as pa
+
+    s = p.schema(b"+vl", [p.schema(b"i", name=b"item")], root="schema")
+    child = p.array(2, [None, p.buffer(i32(0, 0, 0, 5, 6))], offset=3)
+    a = p.array(2, [None, p.buffer(i32(0, 1)), p.buffer(i32(2, 1))], [child], root="array")
+    return offer(s, a), [[5, 6], [6]], pa.list_(pa.int64())
+
+
+@followup
+def dense_union_inside_a_child_with_an_offset(p: Producer) -> tuple:
+    import pyarrow as pa
+
+    s = p.schema(b"+ud:0", [p.schema(b"i", name=b"a")], root="schema")
+    child = p.array(2, [None, p.buffer(i32(0, 0, 0, 5, 6))], offset=3)
+    a = p.array(2, [p.buffer(bytes([0, 0])), p.buffer(i32(0, 1))], [child], root="array")
+    return offer(s, a), [5, 6], pa.string()
+
+
+@followup
+def string_with_backwards_offsets_accepted_then_refused(p: Producer) -> tuple:
+    import pyarrow as pa
+
+    return offer(*string_backwards_in_the_middle(p)), None, pa.int32()
+
+
+@followup
+def binary_with_backwards_offsets_accepted_then_refused(p: Producer) -> tuple:
+    import pyarrow as pa
+
+    return offer(*string_backwards_in_the_middle(p, b"z")), None, pa.string()
+
+
+@followup
+def run_end_encoded_with_a_null_run_end_then_refused(p: Producer) -> tuple:
+    import pyarrow as pa
+
+    return offer(*ree_with_a_null_run_end(p, -1)), None, pa.int32()
+
+
+@followup
+def list_view_past_its_child_then_refused(p: Producer) -> tuple:
+    import pyarrow as pa
+
+    s = p.schema(b"+vl", [p.schema(b"i", name=b"item")], root="schema")
+    child = p.array(2, [None, p.buffer(i32(0, 0, 0, 1, 2))], offset=3)
+    a = p.array(1, [None, p.buffer(i32(1)), p.buffer(i32(2))], [child], root="array")
+    return offer(s, a), None, pa.list_(pa.int64())
+
+
+@followup
+def utf8_invalid_then_refused(p: Producer) -> tuple:
+    import pyarrow as pa
+
+    s = p.schema(b"u", root="schema")
+    a = p.array(2, [None, p.buffer(i32(0, 1, 3)), p.buffer(b"a\xff\xfe")], null_count=-1, root="array")
+    return offer(s, a), None, pa.large_string()
+
+
+@followup
+def dictionary_index_out_of_range_then_refused(p: Producer) -> tuple:
+    import pyarrow as pa
+
+    s = p.schema(b"i", dictionary=p.schema(b"u"), root="schema")
+    dictionary = p.array(1, [None, p.buffer(i32(0, 1)), p.buffer(b"a")])
+    a = p.array(2, [None, p.buffer(i32(0, 7))], dictionary=dictionary, root="array")
+    return offer(s, a), None, pa.string()
+
+
+def _clean(e: BaseException) -> bool:
+    """A clean refusal: a godevarrow error that is not InternalError, a
+    MemoryError, or an error of the library the data was handed on to."""
+    names = [c.__name__ for c in type(e).__mro__]
+    if "InternalError" in names:
+        return False
+    if "GodevarrowError" in names or isinstance(e, (MemoryError, BufferError)):
+        return True
+    # a consumer's own refusal of a type it does not take (polars panics on some)
+    return type(e).__module__.split(".")[0] in ("pyarrow", "polars", "duckdb", "_duckdb", "pyo3_runtime")
+
+
+def run_followup(name: str, p: Producer) -> dict[str, Any]:
+    """Runs the follow-ups of one case: op -> "ok" or the exception, with
+    whether it is a clean one."""
+    import numpy as np
+    import pyarrow as pa
+
+    obj, values, cast = FOLLOWUPS[name](p)
+    x = gda().array(obj)
+    ops: dict[str, Any] = {}
+
+    def op(key: str, fn: Callable[[], None]) -> None:
+        try:
+            fn()
+            ops[key] = "ok"
+        except BaseException as e:  # noqa: BLE001 - the outcome is what we report
+            ops[key] = {"exception": type(e).__name__, "message": str(e)[:300], "clean": _clean(e)}
+
+    def check(cond: bool, what: str) -> None:
+        if not cond:
+            raise AssertionError(what)
+
+    def same(a: Any, b: Any) -> bool:
+        return str(a) == str(b)  # NaN equals NaN here
+
+    n = len(values) if values is not None else None
+    op("len", lambda: check(n is None or len(x) == n, f"len {len(x)} != {n}"))
+    want_nulls = None if values is None else sum(v is None for v in values)
+    is_union = x.schema.format.startswith("+u") or x.schema.format == "+r"
+    op(
+        "null_count",
+        lambda: check(
+            want_nulls is None or is_union or x.null_count == want_nulls, f"null_count {x.null_count} != {want_nulls}"
+        ),
+    )
+    op("validate", lambda: x.validate(full=True))
+    valid = ops["validate"] == "ok"
+
+    def sliced() -> None:
+        sl = x.slice(1)
+        check(len(sl) == max(len(x) - 1, 0), "slice length")
+        check(sl.null_count >= 0, "slice null count")
+        if valid:
+            sl.validate(full=True)
+            check(same(pa.array(sl).to_pylist(), values[1:]), "slice values")
+
+    op("slice", sliced)
+
+    def cast_to() -> None:
+        # the request a consumer makes; the answer may be the data's own type
+        # (the PyCapsule spec allows it for encodings no cast produces)
+        pair = x.__arrow_c_array__(requested_schema=pa.field("x", cast).__arrow_c_schema__())
+        got = pa.Array._import_from_c_capsule(*pair)
+        own = pa.DataType._import_from_c_capsule(x.schema.__arrow_c_schema__())
+        check(got.type in (cast, own), f"cast gave {got.type}")
+        if valid:
+            got.validate(full=True)
+
+    op("cast", cast_to)
+
+    def to_device() -> None:
+        back = x.to_device("cuda:0").to_device("cpu")
+        check(len(back) == len(x), "to_device length")
+        if valid:
+            back.validate(full=True)
+            check(same(pa.array(back).to_pylist(), values), "to_device values")
+
+    op("to_device", to_device)
+
+    def dlpack() -> None:
+        t = np.from_dlpack(x)
+        if valid:
+            check(same(t.tolist(), values), "dlpack values")
+
+    op("dlpack", dlpack)
+    if valid:
+
+        def to_pyarrow() -> None:
+            got = pa.array(x)
+            got.validate(full=True)
+            check(same(got.to_pylist(), values), f"pyarrow reads {got.to_pylist()}")
+
+        op("pyarrow", to_pyarrow)
+
+        def to_polars() -> None:
+            import polars as pl
+
+            check(len(pl.Series(x)) == len(values), "polars length")
+
+        op("polars", to_polars)
+
+        def to_duckdb() -> None:
+            import duckdb
+
+            check(len(duckdb.from_arrow(x).fetchall()) == len(values), "duckdb rows")
+
+        op("duckdb", to_duckdb)
+    return {"ops": ops, "valid": valid, "expect_valid": values is not None}
+
+
+def health() -> Optional[str]:
+    """None when the library still works after a case: a fresh import, its
+    null count and a cast; else what went wrong (a poisoned library answers
+    InternalError to everything)."""
+    try:
+        import pyarrow as pa
+
+        g = gda().array(pa.array([1, None, 3], pa.int64()))
+        assert len(g) == 3 and g.null_count == 1, (len(g), g.null_count)
+        assert pa.array(g, type=pa.float64()).to_pylist() == [1.0, None, 3.0]
+        del g
+        return None
+    except BaseException as e:  # noqa: BLE001 - reported
+        return f"{type(e).__name__}: {e}"
+
+
 # ---------------------------------------------------------------- runner
 
 
@@ -835,7 +1464,10 @@ def run(name: str) -> dict[str, Any]:
     p = Producer()
     result: dict[str, Any] = {"case": name, "exception": None}
     try:
-        CASES[name](p)
+        if name in FOLLOWUPS:
+            result.update(run_followup(name, p))
+        else:
+            CASES[name](p)
     except BaseException as e:  # noqa: BLE001 - the result is what we report
         result["exception"] = type(e).__name__
         result["bases"] = [c.__name__ for c in type(e).__mro__]
@@ -848,6 +1480,7 @@ def run(name: str) -> dict[str, Any]:
     gc.collect()
     result["releases"] = dict(p.counts)
     result["live"] = gda().debug_live_objects()
+    result["health"] = health()
     return result
 
 

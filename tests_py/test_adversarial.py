@@ -25,7 +25,8 @@ def params():
 
 
 def test_the_corpus_is_large_enough():
-    assert len(hostile.CASES) >= 60, len(hostile.CASES)
+    # the hostile cases here and the follow-up cases of test_hostile_followups.py
+    assert len(hostile.CASES) + len(hostile.FOLLOWUPS) >= 120, (len(hostile.CASES), len(hostile.FOLLOWUPS))
 
 
 @pytest.mark.parametrize("name", list(params()))
@@ -50,3 +51,4 @@ def test_hostile_input(name):
         assert count == 1, f"the {struct_} was released {count} times:\n{result.get('traceback')}"
     live = {k: v for k, v in result["live"].items() if v}
     assert not live, f"godevarrow still holds {live}"
+    assert result["health"] is None, f"the library is not healthy after the case: {result['health']}"

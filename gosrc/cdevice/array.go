@@ -28,6 +28,9 @@ type Array struct {
 	// goMemory is set when buffers may live in Go memory (arrays built by Go
 	// callers, cast results): exports must pin them. Imported buffers are C memory.
 	goMemory bool
+	// fullyValid is set once Validate(a, true) passed: Arrow Go's
+	// constructors and compute kernels are safe on the data only then.
+	fullyValid atomic.Bool
 }
 
 // NewArray wraps data described by schema on dev. It retains data and checks
@@ -110,11 +113,24 @@ func (a *Array) NullN() int {
 	if n >= 0 || !a.dev.Type.HostAccessible() {
 		return n
 	}
-	n, err := nullCount(a.dev, a.data, a.event)
+	n, err := countNulls(a.dev, a.schema, a.data, a.event)
 	if err != nil {
 		return -1
 	}
 	return n
+}
+
+// validateForCompute runs full validation once per Array: what reaches Arrow
+// Go's constructors and kernels from foreign memory must have passed it.
+func (a *Array) validateForCompute() error {
+	if a.fullyValid.Load() {
+		return nil
+	}
+	if err := Validate(a, true); err != nil {
+		return err
+	}
+	a.fullyValid.Store(true)
+	return nil
 }
 
 // Retain adds a reference.
@@ -209,15 +225,26 @@ func (a *Array) Column(i int) (*Array, error) {
 	return a.derive(a.schema.Children[i], array.NewSliceData(child, off, off+int64(a.data.Len()))), nil
 }
 
-// ToArrow returns the Arrow Go array (host memory only).
+// ToArrow returns the Arrow Go array (host memory only). The data is fully
+// validated first (once per Array).
 func (a *Array) ToArrow() (arrow.Array, error) {
-	return hostArray(a.dev, a.data)
+	if !a.dev.Type.HostAccessible() {
+		return nil, errorf(ErrNotImplemented, "array is on %s; copy it to the host first", a.dev)
+	}
+	if err := a.validateForCompute(); err != nil {
+		return nil, err
+	}
+	return hostArray(a.dev, a.schema, a.data, false)
 }
 
 // ToRecord returns the Arrow Go record of a struct array (host memory only).
+// The data is fully validated first (once per Array).
 func (a *Array) ToRecord() (arrow.Record, error) {
 	if !a.dev.Type.HostAccessible() {
 		return nil, errorf(ErrNotImplemented, "array is on %s; copy it to the host first", a.dev)
+	}
+	if err := a.validateForCompute(); err != nil {
+		return nil, err
 	}
 	sc, err := a.schema.ArrowSchema()
 	if err != nil {
@@ -229,7 +256,7 @@ func (a *Array) ToRecord() (arrow.Record, error) {
 		if err != nil {
 			return nil, err
 		}
-		cols[i], err = hostArray(c.dev, c.data)
+		cols[i], err = hostArray(c.dev, c.schema, c.data, false)
 		c.Release()
 		if err != nil {
 			return nil, err

@@ -547,7 +547,8 @@ func rawMetadata(p *C.char) string {
 	if p == nil {
 		return ""
 	}
-	md, err := decodeMetadata(p)
+	left := int64(maxSchemaMetadataBytes)
+	md, err := decodeMetadata(p, &left)
 	if err != nil {
 		return ""
 	}

@@ -2,6 +2,8 @@ package cdevice
 
 import (
 	"context"
+	"sync"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -35,6 +37,13 @@ func Cast(a *Array, target *Schema) (*Array, error) {
 	if err := checkCastable(a.schema, target, a.dev.Type); err != nil {
 		return nil, err
 	}
+	if needsCompute(a.schema, target) {
+		// Arrow Go's kernels trust their input (some run on goroutines of
+		// their own, where no recover can reach a panic)
+		if err := a.validateForCompute(); err != nil {
+			return nil, err
+		}
+	}
 	data, err := castData(a.schema, target, a.data, a.dev)
 	if err != nil {
 		return nil, err
@@ -44,7 +53,7 @@ func Cast(a *Array, target *Schema) (*Array, error) {
 		return nil, err
 	}
 	if !target.Nullable() && data.NullN() != 0 {
-		nulls, err := nullCount(a.dev, data, a.event)
+		nulls, err := countNulls(a.dev, target, data, a.event)
 		if err != nil || nulls != 0 {
 			data.Release()
 			if err != nil {
@@ -211,6 +220,23 @@ func sameLayout(a, b *Schema) bool {
 	return a.Dictionary == nil || sameLayout(a.Dictionary, b.Dictionary)
 }
 
+// needsCompute reports whether casting from to to runs an Arrow Go kernel
+// (castData), rather than relabelling the same buffers.
+func needsCompute(from, to *Schema) bool {
+	if sameLayout(from, to) {
+		return false
+	}
+	if from.info.Layout == LayoutStruct && from.Dictionary == nil {
+		for i := range from.Children {
+			if needsCompute(from.Children[i], to.Children[i]) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
 func castData(from, to *Schema, d arrow.ArrayData, dev device.Device) (arrow.ArrayData, error) {
 	toType, err := to.DataType()
 	if err != nil {
@@ -244,18 +270,73 @@ func castData(from, to *Schema, d arrow.ArrayData, dev device.Device) (arrow.Arr
 		}
 		return array.NewData(toType, d.Len(), d.Buffers(), children, d.NullN(), d.Offset()), nil
 	}
-	in, err := hostArray(dev, d)
+	in, err := hostArray(dev, from, d, true)
 	if err != nil {
 		return nil, err
 	}
 	defer in.Release()
-	ctx := compute.WithAllocator(context.Background(), Allocator)
+	alloc := &castAllocator{live: map[uintptr][]byte{}}
+	defer alloc.freeAll()
+	ctx := compute.WithAllocator(context.Background(), alloc)
 	out, err := compute.CastArray(ctx, in, compute.SafeCastOptions(toType))
 	if err != nil {
 		return nil, errorf(ErrInvalid, "cannot cast %s to the requested %s: %v", from, to, err)
 	}
 	defer out.Release()
-	data := out.Data()
-	data.Retain()
+	// the result is copied out of the kernels' buffers, whose reference
+	// counts are not to be trusted (see castAllocator)
+	c := copier{src: device.Host, dst: device.Host}
+	data, err := c.copyData(out.Data(), 0)
+	if err != nil {
+		c.releaseAll()
+		return nil, err
+	}
 	return data, nil
+}
+
+// castAllocator allocates one cast's buffers from Allocator and remembers
+// those not freed yet: Arrow Go v17's cast kernels leak some (casts of
+// numbers to strings, fixed-size binary to binary, list<int32> to
+// list<int64>; buffers never freed, or retained once too often). castData
+// copies the result out, and freeAll then frees whatever is left.
+type castAllocator struct {
+	mu   sync.Mutex
+	live map[uintptr][]byte // by the address of the allocation
+}
+
+func (c *castAllocator) track(b []byte) []byte {
+	if cap(b) > 0 {
+		c.mu.Lock()
+		c.live[uintptr(unsafe.Pointer(unsafe.SliceData(b)))] = b
+		c.mu.Unlock()
+	}
+	return b
+}
+
+func (c *castAllocator) forget(b []byte) {
+	c.mu.Lock()
+	delete(c.live, uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+	c.mu.Unlock()
+}
+
+func (c *castAllocator) Allocate(n int) []byte { return c.track(Allocator.Allocate(n)) }
+
+func (c *castAllocator) Reallocate(n int, b []byte) []byte {
+	c.forget(b)
+	return c.track(Allocator.Reallocate(n, b))
+}
+
+func (c *castAllocator) Free(b []byte) {
+	c.forget(b)
+	Allocator.Free(b)
+}
+
+// freeAll frees every allocation not freed yet.
+func (c *castAllocator) freeAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for start, b := range c.live {
+		delete(c.live, start)
+		Allocator.Free(b)
+	}
 }

@@ -82,6 +82,10 @@ void gda_schema_free_template(struct ArrowSchema* s) {
 #define CACHE_MAX_CHILDREN (1 << 20)
 #define CACHE_MAX_METADATA_ENTRIES (1 << 20)
 #define CACHE_MAX_METADATA_LENGTH (1 << 28)
+// Budgets of a whole walk (maxSchemaNodes, maxSchemaMetadataBytes): aliased
+// children make a small DAG of pointers walk as a huge tree.
+#define CACHE_MAX_NODES (1 << 20)
+#define CACHE_MAX_METADATA_BYTES (1 << 28)
 
 // The size of a metadata blob within the limits, -1 beyond them; 0 for NULL
 // and for a blob of no entries (which imports as no metadata).
@@ -164,27 +168,35 @@ static uint64_t fnv(uint64_t h, const void* p, size_t n) {
   return mix(h, tail);
 }
 
-static uint64_t schema_hash(const struct ArrowSchema* s, int depth, uint64_t h) {
+typedef struct {
+  int64_t nodes, metadata_bytes;
+} walk_budget;
+
+static uint64_t schema_hash(const struct ArrowSchema* s, int depth, uint64_t h, walk_budget* left) {
   if (depth > CACHE_MAX_DEPTH || !s->format || (depth > 0 && !s->release)) return 0;
+  if (--left->nodes < 0) return 0;
   if (s->n_children < 0 || s->n_children > CACHE_MAX_CHILDREN || (s->n_children > 0 && !s->children)) return 0;
   int64_t md = bounded_metadata_size(s->metadata);
-  if (md < 0) return 0;
+  if (md < 0 || (left->metadata_bytes -= md) < 0) return 0;
   h = fnv(h, s->format, strlen(s->format) + 1);
   h = s->name ? fnv(h, s->name, strlen(s->name) + 1) : fnv(h, "", 1);
   h = mix(mix(h, (uint64_t)s->flags), (uint64_t)md);
   if (md) h = fnv(h, s->metadata, (size_t)md);
   h = mix(h, (uint64_t)s->n_children);
   for (int64_t i = 0; i < s->n_children; i++) {
-    if (!s->children[i] || !(h = schema_hash(s->children[i], depth + 1, h))) return 0;
+    if (!s->children[i] || !(h = schema_hash(s->children[i], depth + 1, h, left))) return 0;
   }
   if (s->dictionary) {
     h = mix(h, 'd');
-    if (!(h = schema_hash(s->dictionary, depth + 1, h))) return 0;
+    if (!(h = schema_hash(s->dictionary, depth + 1, h, left))) return 0;
   }
   return h ? h : 1;
 }
 
-uint64_t gda_schema_hash(const struct ArrowSchema* s) { return schema_hash(s, 0, 14695981039346656037ULL); }
+uint64_t gda_schema_hash(const struct ArrowSchema* s) {
+  walk_budget left = {CACHE_MAX_NODES, CACHE_MAX_METADATA_BYTES};
+  return schema_hash(s, 0, 14695981039346656037ULL, &left);
+}
 
 // Equal strings, NULL being "". Inline: names and formats are a few bytes,
 // and a wide schema compares thousands of them per import.
@@ -195,14 +207,33 @@ static int same_string(const char* a, const char* b) {
   return *a == *b;
 }
 
+// Whether the foreign blob s encodes the same metadata as the template's
+// blob t (NULL and no entries alike). s is read only as far as it matches
+// t, so a lookup never walks more metadata than the template holds.
+static int metadata_matches(const char* s, const char* t) {
+  int32_t ns = 0, nt = 0;
+  if (s) memcpy(&ns, s, 4);
+  if (t) memcpy(&nt, t, 4);
+  if (ns != nt) return 0;
+  size_t pos = 4;
+  for (int32_t i = 0; i < 2 * nt; i++) {
+    int32_t ls, lt;
+    memcpy(&ls, s + pos, 4);
+    memcpy(&lt, t + pos, 4);
+    if (ls != lt) return 0;
+    pos += 4;
+    if (memcmp(s + pos, t + pos, (size_t)lt) != 0) return 0;
+    pos += (size_t)lt;
+  }
+  return 1;
+}
+
 // One node of s against one node of t, children and dictionary aside.
 static inline int schema_node_matches(const struct ArrowSchema* s, const struct ArrowSchema* t) {
   if (!same_string(s->format, t->format) || !same_string(s->name, t->name) || s->flags != t->flags ||
       s->n_children != t->n_children || !s->dictionary != !t->dictionary || (s->n_children > 0 && !s->children))
     return 0;
-  if (!s->metadata && !t->metadata) return 1;
-  int64_t ms = bounded_metadata_size(s->metadata), mt = bounded_metadata_size(t->metadata);
-  return ms == mt && (!ms || memcmp(s->metadata, t->metadata, (size_t)ms) == 0);
+  return (!s->metadata && !t->metadata) || metadata_matches(s->metadata, t->metadata);
 }
 
 int gda_schema_matches(const struct ArrowSchema* s, const struct ArrowSchema* t) {

@@ -22,6 +22,7 @@ static void* gda_host_alloc(size_t n) {
 import "C"
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -50,13 +51,29 @@ func (d deviceAllocator) Free(b []byte) {
 // byte of a large copy.
 type hostCopyAllocator struct{}
 
-func (hostCopyAllocator) Allocate(n int) []byte {
-	p := C.gda_host_alloc(C.size_t(n))
-	if p == nil {
-		panic("cdevice: out of host memory")
+// Allocate exists for the memory.Allocator interface; buffers are made by
+// NewHostBuffer, which reports a failed allocation as an error.
+func (hostCopyAllocator) Allocate(int) []byte {
+	panic("cdevice: host copy buffers are allocated by NewHostBuffer")
+}
+
+// hostAlloc is the allocation behind NewHostBuffer (a variable so that tests
+// can make it fail).
+var hostAlloc = func(n int64) unsafe.Pointer { return C.gda_host_alloc(C.size_t(n)) }
+
+// NewHostBuffer returns n bytes of uninitialized C memory as a buffer, or an
+// ErrNoMemory error when the allocation fails: sizes can come from input,
+// and a failed allocation must be an error, never a panic.
+func NewHostBuffer(n int64) (*memory.Buffer, error) {
+	if n < 0 || uint64(n) > math.MaxInt64/2 {
+		return nil, errorf(ErrNoMemory, "cannot allocate %d bytes of host memory", n)
 	}
-	liveAllocatedBytes.Add(int64(n))
-	return unsafe.Slice((*byte)(p), n)
+	p := hostAlloc(n)
+	if p == nil {
+		return nil, errorf(ErrNoMemory, "out of host memory allocating %d bytes", n)
+	}
+	liveAllocatedBytes.Add(n)
+	return memory.NewBufferWithAllocator(unsafe.Slice((*byte)(p), n), hostCopyAllocator{}), nil
 }
 
 func (hostCopyAllocator) Reallocate(int, []byte) []byte {
@@ -208,9 +225,12 @@ func (c *copier) copyRange(b *memory.Buffer, from, to int64) (*memory.Buffer, er
 		dstPtr = p
 		out = memory.NewBufferWithAllocator(unsafe.Slice((*byte)(dstPtr), max(n, 1))[:n], deviceAllocator{dev: int(c.dst.ID)})
 	} else if n > 0 {
-		b := hostCopyAllocator{}.Allocate(int(n))
-		out = memory.NewBufferWithAllocator(b, hostCopyAllocator{})
-		dstPtr = unsafe.Pointer(&b[0])
+		b, err := NewHostBuffer(n)
+		if err != nil {
+			return nil, err
+		}
+		out = b
+		dstPtr = unsafe.Pointer(unsafe.SliceData(b.Bytes()))
 	} else {
 		out = memory.NewResizableBuffer(Allocator)
 	}

@@ -57,7 +57,10 @@ func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]dev
 		// among them) may keep them in host memory even for device arrays.
 		// Only the driver's "not memory I know" answer, or pinned memory,
 		// means the host may read them; any other driver error is an error.
-		if p := bufs[nBuf-1]; nBuf > 3 && p != nil {
+		if nBuf <= 3 {
+			break // no variadic buffers (or a malformed array the import reports)
+		}
+		if p := bufs[nBuf-1]; p != nil {
 			n := 8 * (nBuf - 3)
 			switch _, kind, err := device.PointerKind(p); {
 			case err != nil:
@@ -135,7 +138,7 @@ func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *Schema, dev de
 	}
 	host := C.malloc(C.size_t(total))
 	if host == nil {
-		return nil, errorf(ErrInvalid, "out of memory importing a device array")
+		return nil, errorf(ErrNoMemory, "out of memory importing a device array")
 	}
 	drained := true
 	defer func() {

@@ -16,6 +16,8 @@ var (
 	ErrNotImplemented = errors.New("not implemented")
 	// ErrConsumed: a one-shot object (a stream) was already moved out or closed.
 	ErrConsumed = errors.New("already consumed")
+	// ErrNoMemory: a host allocation failed (Python raises MemoryError).
+	ErrNoMemory = errors.New("out of memory")
 )
 
 // Error is the error type of this package: a kind (one of the Err* values
@@ -59,6 +61,8 @@ func errnoOf(err error) int {
 		return int(syscall.ENOSYS)
 	case errors.Is(err, ErrConsumed):
 		return int(syscall.EALREADY)
+	case errors.Is(err, ErrNoMemory):
+		return int(syscall.ENOMEM)
 	}
 	return int(syscall.EIO)
 }

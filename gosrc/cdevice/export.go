@@ -101,7 +101,7 @@ func exportTree(a *Array, out *C.struct_ArrowArray) error {
 	shared := C.gda_shared_new(C.uintptr_t(h))
 	if shared == nil {
 		exports.Delete(h)
-		return errorf(ErrInvalid, "out of memory exporting an array")
+		return errorf(ErrNoMemory, "out of memory exporting an array")
 	}
 	a.Retain()
 	liveExports.Add(1)
@@ -148,7 +148,7 @@ func exportNode(dst *C.struct_ArrowArray, s *Schema, d arrow.ArrayData, shared *
 	hasDict := s.Dictionary != nil
 	bufs := C.gda_array_node_init(dst, shared, C.int64_t(nBuf), C.int64_t(len(children)), boolInt(hasDict))
 	if bufs == nil {
-		return errorf(ErrInvalid, "out of memory exporting an array")
+		return errorf(ErrNoMemory, "out of memory exporting an array")
 	}
 	dst.length = C.int64_t(d.Len())
 	dst.offset = C.int64_t(d.Offset())
@@ -165,7 +165,7 @@ func exportNode(dst *C.struct_ArrowArray, s *Schema, d arrow.ArrayData, shared *
 		} else {
 			p := C.malloc(C.size_t(8 * len(sizes)))
 			if p == nil {
-				return errorf(ErrInvalid, "out of memory exporting an array")
+				return errorf(ErrNoMemory, "out of memory exporting an array")
 			}
 			rec.cAlloc = append(rec.cAlloc, p)
 			copy(unsafe.Slice((*int64)(p), len(sizes)), sizes)

@@ -13,39 +13,46 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/device"
 )
 
-// hostArray is the one way this package turns ArrayData into an arrow.Array,
-// whose methods (NullN, Value, String, Equals, compute) read the buffers on
-// the host. It refuses data whose device the host cannot read, so no such
-// read of device memory is reachable whatever the caller forgot.
-func hostArray(dev device.Device, d arrow.ArrayData) (arrow.Array, error) {
+// hostArray is the one way this package turns ArrayData (described by s)
+// into an arrow.Array, whose methods (NullN, Value, String, Equals, compute)
+// read the buffers on the host. It refuses data whose device the host
+// cannot read, so no such read of device memory is reachable whatever the
+// caller forgot. The data must have passed full validation: only then are
+// Arrow Go's constructors and kernels safe on it (forKernels prepares it for
+// compute kernels as well, see withKnownNullCounts).
+func hostArray(dev device.Device, s *Schema, d arrow.ArrayData, forKernels bool) (arrow.Array, error) {
 	if !dev.Type.HostAccessible() {
 		return nil, errorf(ErrNotImplemented, "array is on %s; copy it to the host first", dev)
 	}
-	return array.MakeFromData(d), nil
+	known := withKnownNullCounts(s, d, forKernels)
+	defer known.Release()
+	return array.MakeFromData(known), nil
 }
 
-// nullCount returns the number of nulls of d on dev, counting them when the
-// producer left the count unknown (-1): on the host for host-readable memory,
-// else by copying the validity bits to the host (after waiting on event, the
-// array's sync_event cell, when there is one).
-func nullCount(dev device.Device, d arrow.ArrayData, event unsafe.Pointer) (int, error) {
+// countNulls returns the number of nulls of d (described by s) on dev,
+// counting them when the producer left the count unknown (-1): on the host
+// for host-readable memory (nullCount), else by copying the validity bits
+// to the host (after waiting on event, the array's sync_event cell, when
+// there is one).
+func countNulls(dev device.Device, s *Schema, d arrow.ArrayData, event unsafe.Pointer) (int, error) {
 	if n := d.NullN(); n >= 0 {
 		return n, nil
-	}
-	bufs := d.Buffers()
-	if len(bufs) == 0 || bufs[0] == nil || d.Len() == 0 {
-		return 0, nil
 	}
 	if dev.Type.HostAccessible() {
 		if err := syncOnHost(dev, event); err != nil {
 			return 0, err
 		}
-		arr, err := hostArray(dev, d)
-		if err != nil {
-			return 0, err
+		if n := nullCount(s, d); n >= 0 {
+			return n, nil
 		}
-		defer arr.Release()
-		return arr.NullN(), nil
+		return 0, errorf(ErrInvalid, "the validity bitmap is too short to count the nulls of %d values", d.Len())
+	}
+	if s.info.Layout == LayoutNull {
+		return d.Len(), nil
+	}
+	bufs := d.Buffers()
+	if !s.info.HasValidity() || len(bufs) == 0 || bufs[0] == nil || d.Len() == 0 {
+		return 0, nil
 	}
 	first, end := d.Offset()/8, (d.Offset()+d.Len()+7)/8
 	n, err := deviceBytes(dev, event, unsafe.Add(unsafe.Pointer(unsafe.SliceData(bufs[0].Bytes())), first), int64(end-first))
@@ -102,7 +109,7 @@ func deviceBytes(dev device.Device, event unsafe.Pointer, p unsafe.Pointer, n in
 // cudf::from_arrow_device), so exports meant for them need it. An array
 // whose counts are all known is returned as it is (retained).
 func WithKnownNullCounts(a *Array) (*Array, error) {
-	data, changed, err := knownNullCounts(a.dev, a.data, a.event)
+	data, changed, err := knownNullCounts(a.dev, a.schema, a.data, a.event)
 	if err != nil {
 		return nil, err
 	}
@@ -115,11 +122,11 @@ func WithKnownNullCounts(a *Array) (*Array, error) {
 
 // knownNullCounts returns d, or a new ArrayData (changed) sharing d's buffers
 // with every unknown null count counted.
-func knownNullCounts(dev device.Device, d arrow.ArrayData, event unsafe.Pointer) (arrow.ArrayData, bool, error) {
+func knownNullCounts(dev device.Device, s *Schema, d arrow.ArrayData, event unsafe.Pointer) (arrow.ArrayData, bool, error) {
 	children := d.Children()
 	var fixed []arrow.ArrayData
 	for i, c := range children {
-		k, changed, err := knownNullCounts(dev, c, event)
+		k, changed, err := knownNullCounts(dev, s.Children[i], c, event)
 		if err != nil {
 			for _, f := range fixed[:min(i, len(fixed))] {
 				if f != nil {
@@ -137,7 +144,7 @@ func knownNullCounts(dev device.Device, d arrow.ArrayData, event unsafe.Pointer)
 	}
 	nulls := d.NullN()
 	if nulls < 0 {
-		n, err := nullCount(dev, d, event)
+		n, err := countNulls(dev, s, d, event)
 		if err != nil {
 			return nil, false, err
 		}

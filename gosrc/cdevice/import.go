@@ -66,7 +66,7 @@ func ImportArray(c *CArrowArray, schema *Schema) (*Array, error) {
 	cell := (*C.struct_ArrowDeviceArray)(C.calloc(1, C.sizeof_struct_ArrowDeviceArray))
 	if cell == nil {
 		C.gda_call_array_release(c)
-		return nil, errorf(ErrInvalid, "out of memory importing an array")
+		return nil, errorf(ErrNoMemory, "out of memory importing an array")
 	}
 	cell.array = *c
 	c.release = nil
@@ -88,7 +88,7 @@ func ImportDeviceArray(c *CArrowDeviceArray, schema *Schema) (*Array, error) {
 	cell := (*C.struct_ArrowDeviceArray)(C.calloc(1, C.sizeof_struct_ArrowDeviceArray))
 	if cell == nil {
 		C.gda_call_array_release(&c.array)
-		return nil, errorf(ErrInvalid, "out of memory importing an array")
+		return nil, errorf(ErrNoMemory, "out of memory importing an array")
 	}
 	*cell = *c
 	c.array.release = nil
@@ -112,7 +112,7 @@ func importOwned(cell *C.struct_ArrowDeviceArray, schema *Schema, owner *foreign
 		return fail(errorf(ErrInvalid, "no schema given for the imported array"))
 	}
 	dev := device.Device{Type: device.Type(cell.device_type), ID: int64(cell.device_id)}
-	im := importer{owner: owner, hostReadable: true, cudaDevice: -1}
+	im := importer{owner: owner, hostReadable: true, cudaDevice: -1, buffersLeft: maxImportBuffers}
 	switch {
 	case !dev.Type.Known():
 		return fail(errorf(ErrInvalid, "ArrowDeviceArray has unknown device_type %d", int32(dev.Type)))
@@ -155,6 +155,7 @@ type importer struct {
 	values       deviceValues // device values fetched before the walk (device memory only)
 	cudaDevice   int          // >= 0: check that every buffer belongs to this CUDA device
 	err          error        // the first buffer-ownership problem found
+	buffersLeft  int64        // of the maxImportBuffers an import may take
 	// the CUDA buffers to check, all at once after the walk (one driver call
 	// sequence for the whole import)
 	cudaBuffers []uintptr
@@ -254,6 +255,10 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 		}
 	} else if nBuf != wantBuf {
 		return bad("format %q needs %d buffers, got n_buffers=%d", s.Format, wantBuf, nBuf)
+	}
+	// sizes taken from the struct are bounded before anything is allocated
+	if im.buffersLeft -= nBuf; im.buffersLeft < 0 {
+		return bad("n_buffers=%d: the array has more than %d buffers in all", nBuf, maxImportBuffers)
 	}
 	var cbufs []unsafe.Pointer
 	if nBuf > 0 {
@@ -534,6 +539,17 @@ func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buf
 	if ready != nil && dev.Type != device.CUDA {
 		return fail(errorf(ErrInvalid, "a ready stream is meaningful only for CUDA memory, not %s", dev))
 	}
+	if length < 0 || nullCount < -1 || nullCount > length {
+		return fail(errorf(ErrInvalid, "length %d with null count %d is not a valid array", length, nullCount))
+	}
+	for i, n := range sizes {
+		if n < 0 || (buffers[i] == nil && n > 0) {
+			return fail(errorf(ErrInvalid, "buffer %d of %d bytes at %p is not a valid buffer", i, n, buffers[i]))
+		}
+	}
+	if need, ok := valuesBytes(schema.info, length); !ok || sizes[1] < need {
+		return fail(errorf(ErrInvalid, "%d values of %s need %d bytes, the buffer has %d", length, schema.Format, need, sizes[1]))
+	}
 	dt, err := schema.DataType()
 	if err != nil {
 		return fail(err)
@@ -576,6 +592,18 @@ func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buf
 		}
 	}
 	return newArray(schema, data, dev, event, owner), nil
+}
+
+// valuesBytes is the size of the values buffer of length flat values of a
+// fixed-width or boolean layout (0 for others); false when it overflows.
+func valuesBytes(info *FormatInfo, length int64) (int64, bool) {
+	switch info.Layout {
+	case LayoutFixedWidth:
+		return checkedMul(length, int64(info.ByteWidth))
+	case LayoutBool:
+		return (length + 7) / 8, length <= math.MaxInt64-7
+	}
+	return 0, true
 }
 
 // recordEvent records a new event on s and returns a C cell holding the

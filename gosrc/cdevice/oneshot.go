@@ -235,16 +235,14 @@ func (s *OneShotStream) Cast(target *Schema) (*OneShotStream, error) {
 	return out, nil
 }
 
-// MaxPrefetchDepth bounds the arrays a read-ahead keeps ready: the queue is
-// allocated up front, so the depth is a memory size taken from a caller.
-const MaxPrefetchDepth = 1 << 16
-
 // Prefetch moves the stream into a new one that reads up to depth arrays
-// ahead on a goroutine (see PrefetchReader).
+// ahead on a goroutine (see PrefetchReader; depth is at least 1, and more
+// than MaxPrefetchDepth reads that many).
 func (s *OneShotStream) Prefetch(depth int64) (*OneShotStream, error) {
-	if depth < 1 || depth > MaxPrefetchDepth {
-		return nil, errorf(ErrInvalid, "prefetch depth must be at least 1 and at most %d, got %d", MaxPrefetchDepth, depth)
+	if depth < 1 {
+		return nil, errorf(ErrInvalid, "prefetch depth must be at least 1, got %d", depth)
 	}
+	depth = min(depth, MaxPrefetchDepth)
 	r, err := s.take()
 	if err != nil {
 		return nil, err

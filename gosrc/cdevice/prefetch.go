@@ -14,7 +14,8 @@ import (
 // stream's get_next, say) and a slow consumer overlap.
 //
 // Arrays and errors arrive in the producer's order: an error at array k is
-// returned by Next after arrays 0..k-1, and again by every later call.
+// returned by Next after arrays 0..k-1; every later call reports that the
+// stream ended with it (endedBy).
 //
 // Releasing what the producer gave us (its arrays and its stream) happens on
 // the goroutine that calls Stop or Close, never on the background goroutine,
@@ -47,10 +48,14 @@ type prefetched struct {
 	err error
 }
 
-// Prefetch starts reading r ahead, keeping up to depth (at least 1) arrays
-// ready. The PrefetchReader owns r from now on.
+// MaxPrefetchDepth bounds the read-ahead: the queue is allocated up front,
+// so a depth taken from a caller (prefetch(10**12)) must not size it.
+const MaxPrefetchDepth = 1 << 10
+
+// Prefetch starts reading r ahead, keeping up to depth arrays ready, depth
+// clamped to [1, MaxPrefetchDepth]. The PrefetchReader owns r from now on.
 func Prefetch(r ArrayReader, depth int) *PrefetchReader {
-	depth = max(depth, 1)
+	depth = min(max(depth, 1), MaxPrefetchDepth)
 	p := &PrefetchReader{
 		r:       r,
 		results: make(chan prefetched, depth),
@@ -124,7 +129,7 @@ func (p *PrefetchReader) Next() (*Array, error) {
 	select {
 	case res := <-p.results:
 		if res.err != nil {
-			p.final = res.err
+			p.final = endedBy(res.err)
 		}
 		return res.a, res.err
 	case <-p.done:
@@ -132,7 +137,7 @@ func (p *PrefetchReader) Next() (*Array, error) {
 		select {
 		case res := <-p.results:
 			if res.err != nil {
-				p.final = res.err
+				p.final = endedBy(res.err)
 			}
 			return res.a, res.err
 		default:
@@ -222,7 +227,7 @@ func (p *PrefetchReader) NextWithin(d time.Duration) (a *Array, err error, ready
 	case res := <-p.results:
 		p.readerMu.Lock()
 		if res.err != nil {
-			p.final = res.err
+			p.final = endedBy(res.err)
 		}
 		p.readerMu.Unlock()
 		return res.a, res.err, true

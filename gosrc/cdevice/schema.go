@@ -25,10 +25,35 @@ const (
 	knownFlags                  = FlagDictionaryOrdered | FlagNullable | FlagMapKeysSorted
 )
 
-// maxNesting bounds the depth of schema and array trees we accept, so a
-// cyclic or absurdly deep struct tree from a hostile producer is an error,
-// not a stack overflow.
-const maxNesting = 256
+// Budgets for what a producer hands over; SECURITY.md lists them. Depth
+// alone bounds nothing: children pointers may alias, and three levels of
+// 1,000 pointers to one node walk as 10^9 nodes. So the nodes and metadata
+// bytes of one schema import are counted over the whole walk (gda_schema_hash
+// in cdevice.c keeps the same budgets), and an array import takes at most
+// maxImportBuffers buffers.
+const (
+	// maxNesting bounds the depth of schema and array trees, so a cyclic or
+	// absurdly deep tree is an error, not a stack overflow.
+	maxNesting = 256
+	// maxSchemaNodes bounds the nodes of one schema tree (children and
+	// dictionaries, aliased ones counted each time they are reached).
+	maxSchemaNodes = 1 << 20
+	// maxSchemaMetadataBytes bounds the metadata keys and values of one
+	// schema tree, together.
+	maxSchemaMetadataBytes = 1 << 28
+	// maxImportBuffers bounds the buffers of one array import (binary
+	// views carry any number of variadic buffers).
+	maxImportBuffers = 1 << 20
+)
+
+// schemaBudget is what is left of the budgets during one schema walk.
+type schemaBudget struct {
+	nodes, metadataBytes int64
+}
+
+func newSchemaBudget() *schemaBudget {
+	return &schemaBudget{nodes: maxSchemaNodes, metadataBytes: maxSchemaMetadataBytes}
+}
 
 // Schema is an exact, immutable copy of an ArrowSchema tree: every format
 // string, name, flag and metadata byte survives a round trip unchanged, even
@@ -407,9 +432,12 @@ func CopySchema(c *CArrowSchema) (*Schema, error) {
 	return readSchemaCached(c)
 }
 
-func readSchema(c *C.struct_ArrowSchema, depth int, path string) (*Schema, error) {
+func readSchema(c *C.struct_ArrowSchema, depth int, path string, budget *schemaBudget) (*Schema, error) {
 	if depth > maxNesting {
 		return nil, errorf(ErrInvalid, "schema nested deeper than %d levels (cyclic?)", maxNesting)
+	}
+	if budget.nodes--; budget.nodes < 0 {
+		return nil, errorf(ErrInvalid, "schema has more than %d nodes (children aliased many times?)", maxSchemaNodes)
 	}
 	if c.format == nil {
 		return nil, errorf(ErrInvalid, "ArrowSchema%s has a NULL format string", path)
@@ -421,7 +449,7 @@ func readSchema(c *C.struct_ArrowSchema, depth int, path string) (*Schema, error
 	if depth > 0 && c.release == nil {
 		return nil, errorf(ErrInvalid, "ArrowSchema%s (child) is marked released", path)
 	}
-	md, err := decodeMetadata(c.metadata)
+	md, err := decodeMetadata(c.metadata, &budget.metadataBytes)
 	if err != nil {
 		return nil, errorf(ErrInvalid, "ArrowSchema%s: %v", path, err)
 	}
@@ -440,13 +468,13 @@ func readSchema(c *C.struct_ArrowSchema, depth int, path string) (*Schema, error
 			if k == nil {
 				return nil, errorf(ErrInvalid, "ArrowSchema%s is NULL", cp)
 			}
-			if s.Children[i], err = readSchema(k, depth+1, cp); err != nil {
+			if s.Children[i], err = readSchema(k, depth+1, cp, budget); err != nil {
 				return nil, err
 			}
 		}
 	}
 	if c.dictionary != nil {
-		if s.Dictionary, err = readSchema(c.dictionary, depth+1, path+".dictionary"); err != nil {
+		if s.Dictionary, err = readSchema(c.dictionary, depth+1, path+".dictionary", budget); err != nil {
 			return nil, err
 		}
 	}
@@ -463,14 +491,16 @@ func readSchema(c *C.struct_ArrowSchema, depth int, path string) (*Schema, error
 // blob; the blob carries no total size, so absurd values mean it is corrupt.
 const metadataLimit = 1 << 28
 
-func decodeMetadata(p *C.char) (arrow.Metadata, error) {
+// decodeMetadata decodes a C metadata blob, taking the bytes of its keys and
+// values from *left (the walk's budget).
+func decodeMetadata(p *C.char, left *int64) (arrow.Metadata, error) {
 	if p == nil {
 		return arrow.Metadata{}, nil
 	}
 	// a C blob carries no size: trust it as far as the limits above allow
 	return decodeMetadataFrom(func(at, n uintptr) ([]byte, bool) {
 		return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(p), at)), n), true
-	})
+	}, left)
 }
 
 // DecodeMetadata decodes metadata in the C Data Interface's binary layout
@@ -485,12 +515,13 @@ func DecodeMetadata(b []byte) (arrow.Metadata, error) {
 			return nil, false
 		}
 		return b[at : at+n], true
-	})
+	}, nil)
 }
 
 // decodeMetadataFrom decodes through read, which returns n bytes at offset
-// at, or false when they are not there.
-func decodeMetadataFrom(read func(at, n uintptr) ([]byte, bool)) (arrow.Metadata, error) {
+// at, or false when they are not there. When left is not nil, the keys and
+// values are taken from that budget.
+func decodeMetadataFrom(read func(at, n uintptr) ([]byte, bool), left *int64) (arrow.Metadata, error) {
 	readI32 := func(at uintptr) (int32, bool) {
 		b, ok := read(at, 4)
 		if !ok {
@@ -505,6 +536,17 @@ func decodeMetadataFrom(read func(at, n uintptr) ([]byte, bool)) (arrow.Metadata
 	if n < 0 || n > 1<<20 {
 		return arrow.Metadata{}, fmt.Errorf("metadata declares %d entries", n)
 	}
+	// the budget counts the blob's bytes: length prefixes, keys and values
+	take := func(bytes int64) bool {
+		if left == nil {
+			return true
+		}
+		*left -= bytes
+		return *left >= 0
+	}
+	if !take(4 + 8*int64(n)) {
+		return arrow.Metadata{}, fmt.Errorf("metadata of the schema exceeds %d bytes in all", maxSchemaMetadataBytes)
+	}
 	pos := uintptr(4)
 	keys := make([]string, n)
 	vals := make([]string, n)
@@ -516,6 +558,9 @@ func decodeMetadataFrom(read func(at, n uintptr) ([]byte, bool)) (arrow.Metadata
 			}
 			if l < 0 || l > metadataLimit {
 				return arrow.Metadata{}, fmt.Errorf("metadata entry %d declares length %d", i, l)
+			}
+			if !take(int64(l)) {
+				return arrow.Metadata{}, fmt.Errorf("metadata of the schema exceeds %d bytes in all", maxSchemaMetadataBytes)
 			}
 			pos += 4
 			b, ok := read(pos, uintptr(l))
@@ -565,7 +610,7 @@ func ExportSchema(s *Schema, out *CArrowSchema) error {
 		return err
 	}
 	if C.gda_schema_copy(tmpl, out) != 0 {
-		return errorf(ErrInvalid, "out of memory exporting a schema")
+		return errorf(ErrNoMemory, "out of memory exporting a schema")
 	}
 	return nil
 }
@@ -576,7 +621,7 @@ func (s *Schema) cTemplate() (*C.struct_ArrowSchema, error) {
 	s.templateOnce.Do(func() {
 		t := (*C.struct_ArrowSchema)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_ArrowSchema{}))))
 		if t == nil {
-			s.templateErr = errorf(ErrInvalid, "out of memory exporting a schema")
+			s.templateErr = errorf(ErrNoMemory, "out of memory exporting a schema")
 			return
 		}
 		if err := fillSchemaNode(t, s); err != nil {
@@ -591,7 +636,7 @@ func (s *Schema) cTemplate() (*C.struct_ArrowSchema, error) {
 }
 
 func fillSchemaNode(dst *C.struct_ArrowSchema, s *Schema) error {
-	oom := errorf(ErrInvalid, "out of memory exporting a schema")
+	oom := errorf(ErrNoMemory, "out of memory exporting a schema")
 	if C.gda_schema_node_init(dst, C.int64_t(len(s.Children))) != 0 {
 		return oom
 	}

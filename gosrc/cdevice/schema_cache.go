@@ -5,6 +5,8 @@ package cdevice
 */
 import "C"
 
+import "unsafe"
+
 // The schema import cache. A program that exchanges data imports the same
 // schema again and again (every batch of a stream, every call of a Python
 // API), and building a Schema — parsing format strings, decoding metadata,
@@ -28,7 +30,13 @@ func readSchemaCached(c *C.struct_ArrowSchema) (*Schema, error) {
 		C.gda_held_schema_unref(e)
 		return s, nil
 	}
-	s, err := readSchema(c, 0, "")
+	if hash == 0 && !withinNodeBudget(c, 0, new(int64)) {
+		// said before the walk that builds the Schema: a DAG of aliased
+		// children is found in milliseconds, not after a second and half a
+		// gigabyte of nodes
+		return nil, errorf(ErrInvalid, "schema has more than %d nodes (children aliased many times?)", maxSchemaNodes)
+	}
+	s, err := readSchema(c, 0, "", newSchemaBudget())
 	if err != nil {
 		return nil, err
 	}
@@ -36,4 +44,23 @@ func readSchemaCached(c *C.struct_ArrowSchema) (*Schema, error) {
 		addHeldSchema(uint64(hash), s)
 	}
 	return s, nil
+}
+
+// withinNodeBudget counts the nodes of the C tree at c into *seen and
+// reports whether they stay within maxSchemaNodes. It reads only the tree's
+// pointers and leaves every other problem (NULL children, absurd counts,
+// depth) to readSchema, which reports it.
+func withinNodeBudget(c *C.struct_ArrowSchema, depth int, seen *int64) bool {
+	if *seen++; *seen > maxSchemaNodes {
+		return false
+	}
+	if depth > maxNesting || c.n_children < 0 || c.n_children > 1<<20 || (c.n_children > 0 && c.children == nil) {
+		return true
+	}
+	for _, k := range unsafe.Slice(c.children, c.n_children) {
+		if k != nil && !withinNodeBudget(k, depth+1, seen) {
+			return false
+		}
+	}
+	return c.dictionary == nil || withinNodeBudget(c.dictionary, depth+1, seen)
 }

@@ -86,7 +86,7 @@ func importArrayStream(c *CArrowArrayStream, peeked *C.struct_ArrowSchema, peeke
 	cell := (*C.struct_ArrowArrayStream)(C.calloc(1, C.sizeof_struct_ArrowArrayStream))
 	if cell == nil {
 		C.gda_call_stream_release(c)
-		return fail(errorf(ErrInvalid, "out of memory importing a stream"))
+		return fail(errorf(ErrNoMemory, "out of memory importing a stream"))
 	}
 	*cell = *c
 	c.release = nil
@@ -106,7 +106,7 @@ func ImportDeviceArrayStream(c *CArrowDeviceArrayStream) (*StreamReader, error) 
 	cell := (*C.struct_ArrowDeviceArrayStream)(C.calloc(1, C.sizeof_struct_ArrowDeviceArrayStream))
 	if cell == nil {
 		C.gda_call_device_stream_release(c)
-		return nil, errorf(ErrInvalid, "out of memory importing a stream")
+		return nil, errorf(ErrNoMemory, "out of memory importing a stream")
 	}
 	*cell = *c
 	c.release = nil
@@ -137,7 +137,7 @@ func (r *StreamReader) start(peeked *C.struct_ArrowSchema, peekedErrno C.int) (*
 	}
 	cs := (*C.struct_ArrowSchema)(C.calloc(1, C.sizeof_struct_ArrowSchema))
 	if cs == nil {
-		return fail(errorf(ErrInvalid, "out of memory importing a stream"))
+		return fail(errorf(ErrNoMemory, "out of memory importing a stream"))
 	}
 	defer C.free(unsafe.Pointer(cs))
 	var rc C.int
@@ -186,8 +186,19 @@ func (r *StreamReader) Schema() *Schema { return r.schema }
 // DeviceType returns the stream's declared device type.
 func (r *StreamReader) DeviceType() device.Type { return r.devType }
 
-// Next reads the next array. A producer error is returned as *StreamError and
-// is returned again by every later call.
+// endedBy is what a stream answers after it failed with err: the failure
+// itself is reported once (a Ctrl-C in a Python producer is one
+// KeyboardInterrupt, not one per later read), later reads that the stream
+// ended, and why. io.EOF stays io.EOF.
+func endedBy(err error) error {
+	if err == io.EOF {
+		return err
+	}
+	return errorf(ErrConsumed, "the stream ended with an error on an earlier read: %v", err)
+}
+
+// Next reads the next array. A producer error is returned as *StreamError;
+// every later call reports that the stream ended with it (see endedBy).
 func (r *StreamReader) Next() (*Array, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -195,11 +206,11 @@ func (r *StreamReader) Next() (*Array, error) {
 		return nil, errorf(ErrConsumed, "the stream is closed")
 	}
 	if r.err != nil {
-		return nil, r.err
+		return nil, endedBy(r.err)
 	}
 	cell := (*C.struct_ArrowDeviceArray)(C.calloc(1, C.sizeof_struct_ArrowDeviceArray))
 	if cell == nil {
-		return nil, errorf(ErrInvalid, "out of memory reading a stream")
+		return nil, errorf(ErrNoMemory, "out of memory reading a stream")
 	}
 	r.read = true
 	var rc C.int
@@ -413,7 +424,7 @@ func ExportArrayStream(r ArrayReader, out *CArrowArrayStream) error {
 	h := exportedStreams.Put(&exportedStream{reader: r})
 	if C.gda_stream_init(out, C.uintptr_t(h)) != 0 {
 		exportedStreams.Delete(h)
-		return errorf(ErrInvalid, "out of memory exporting a stream")
+		return errorf(ErrNoMemory, "out of memory exporting a stream")
 	}
 	liveStreamExports.Add(1)
 	return nil
@@ -432,7 +443,7 @@ func ExportDeviceArrayStream(r ArrayReader, out *CArrowDeviceArrayStream) error 
 	h := exportedStreams.Put(&exportedStream{reader: r, device: true})
 	if C.gda_device_stream_init(out, C.uintptr_t(h), C.ArrowDeviceType(r.DeviceType())) != 0 {
 		exportedStreams.Delete(h)
-		return errorf(ErrInvalid, "out of memory exporting a stream")
+		return errorf(ErrNoMemory, "out of memory exporting a stream")
 	}
 	liveStreamExports.Add(1)
 	return nil

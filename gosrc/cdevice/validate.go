@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
 // Validate checks an array. The structural checks (buffer sizes, child
@@ -60,11 +61,29 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 			return err
 		}
 	}
+	if v.full && info.HasValidity() && d.NullN() >= 0 {
+		// consumers trust a stated count (kernels skip the bitmap when it is 0)
+		counted := 0
+		if bufs[0] != nil {
+			counted = int(n) - bitutil.CountSetBits(bytesOf(bufs[0]), int(off), int(n))
+		}
+		if counted != d.NullN() {
+			return bad("null_count is %d but the validity bitmap has %d nulls", d.NullN(), counted)
+		}
+	}
 	valid := func(i int64) bool {
-		return !info.HasValidity() || bufs[0] == nil || bitutil.BitIsSet(bufs[0].Bytes(), int(i))
+		return !info.HasValidity() || bufs[0] == nil || bitutil.BitIsSet(bytesOf(bufs[0]), int(i))
 	}
 	children := d.Children()
-	childLen := func(i int) int64 { return int64(children[i].Offset() + children[i].Len()) }
+	// a child's offset is applied before the parent indexes it: the bound is
+	// the child's length alone
+	childLen := func(i int) int64 { return int64(children[i].Len()) }
+	// children first: the checks below may read a child's buffers (run ends)
+	for i, c := range children {
+		if err := v.node(s.Children[i], c, fmt.Sprintf("%s child %d", path, i), depth+1); err != nil {
+			return err
+		}
+	}
 
 	switch info.Layout {
 	case LayoutBool:
@@ -92,7 +111,7 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 		} else {
 			limit = childLen(0)
 		}
-		offsets := bufs[1].Bytes()
+		offsets := bytesOf(bufs[1])
 		at := func(i int64) int64 {
 			if w == 4 {
 				return int64(int32(binary.NativeEndian.Uint32(offsets[i*4:])))
@@ -106,13 +125,23 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 		if !v.full {
 			break
 		}
+		if info.Layout == LayoutMap {
+			// Arrow Go's map constructor panics on either
+			entries := children[0]
+			if nullCount(s.Children[0], entries) != 0 {
+				return bad("map entries must not be null")
+			}
+			if nullCount(s.Children[0].Children[0], entries.Children()[0]) != 0 {
+				return bad("map keys must not be null")
+			}
+		}
 		prev := first
 		for i := off + 1; i <= end; i++ {
 			cur := at(i)
 			if cur < prev || cur > limit {
 				return bad("offset %d at index %d is decreasing or past the end (%d)", cur, i-off, limit)
 			}
-			if info.Utf8 && !utf8.Valid(bufs[2].Bytes()[prev:cur]) {
+			if info.Utf8 && !utf8.Valid(bytesOf(bufs[2])[prev:cur]) {
 				return bad("invalid UTF-8 in value %d", i-1-off)
 			}
 			prev = cur
@@ -124,7 +153,7 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 		if !v.full {
 			break
 		}
-		views := bufs[1].Bytes()
+		views := bytesOf(bufs[1])
 		data := bufs[2:]
 		for i := off; i < end; i++ {
 			if !valid(i) {
@@ -144,10 +173,10 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 				if idx < 0 || idx >= int64(len(data)) {
 					return bad("view %d refers to data buffer %d of %d", i-off, idx, len(data))
 				}
-				if vo < 0 || vo+length > int64(data[idx].Len()) {
-					return bad("view %d ([%d, %d) of buffer %d) is past the buffer's %d bytes", i-off, vo, vo+length, idx, data[idx].Len())
+				if held := int64(len(bytesOf(data[idx]))); vo < 0 || vo+length > held {
+					return bad("view %d ([%d, %d) of buffer %d) is past the buffer's %d bytes", i-off, vo, vo+length, idx, held)
 				}
-				value = data[idx].Bytes()[vo : vo+length]
+				value = bytesOf(data[idx])[vo : vo+length]
 				if string(value[:4]) != string(view[4:8]) {
 					return bad("view %d has a prefix that differs from its data", i-off)
 				}
@@ -180,7 +209,7 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 			if !valid(i) {
 				continue
 			}
-			o, sz := read(bufs[1].Bytes(), i), read(bufs[2].Bytes(), i)
+			o, sz := read(bytesOf(bufs[1]), i), read(bytesOf(bufs[2]), i)
 			if o < 0 || sz < 0 || o+sz > childLen(0) {
 				return bad("list view %d ([%d, %d)) is out of the child's bounds [0, %d)", i-off, o, o+sz, childLen(0))
 			}
@@ -217,17 +246,22 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 		for i, c := range info.TypeCodes {
 			codeToChild[c] = i
 		}
-		ids := bufs[1].Bytes()
+		ids := bytesOf(bufs[1])
+		lastOffset := make([]int64, len(children)) // dense offsets of each child must not decrease
 		for i := off; i < end; i++ {
 			child, ok := codeToChild[int8(ids[i])]
 			if !ok {
 				return bad("type id %d at index %d is not one of the union's type codes %v", int8(ids[i]), i-off, info.TypeCodes)
 			}
 			if info.Layout == LayoutDenseUnion {
-				o := int64(int32(binary.NativeEndian.Uint32(bufs[2].Bytes()[i*4:])))
+				o := int64(int32(binary.NativeEndian.Uint32(bytesOf(bufs[2])[i*4:])))
 				if o < 0 || o >= childLen(child) {
 					return bad("dense union offset %d at index %d is out of child %d's bounds [0, %d)", o, i-off, child, childLen(child))
 				}
+				if o < lastOffset[child] {
+					return bad("dense union offset %d at index %d is below an earlier offset %d into child %d", o, i-off, lastOffset[child], child)
+				}
+				lastOffset[child] = o
 			}
 		}
 	case LayoutRunEndEncoded:
@@ -235,7 +269,10 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 			break
 		}
 		re := children[0]
-		reBytes := re.Buffers()[1].Bytes()
+		if nullCount(s.Children[0], re) != 0 {
+			return bad("run ends must not be null")
+		}
+		reBytes := bytesOf(re.Buffers()[1])
 		w := int64(s.Children[0].info.ByteWidth)
 		prev := int64(0)
 		for i := int64(re.Offset()); i < int64(re.Offset()+re.Len()); i++ {
@@ -257,11 +294,6 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 			return bad("the last run end %d does not cover offset+length %d", prev, end)
 		}
 	}
-	for i, c := range children {
-		if err := v.node(s.Children[i], c, fmt.Sprintf("%s child %d", path, i), depth+1); err != nil {
-			return err
-		}
-	}
 	if s.Dictionary != nil {
 		dict := d.Dictionary()
 		if err := v.node(s.Dictionary, dict, path+" dictionary", depth+1); err != nil {
@@ -269,7 +301,7 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 		}
 		if v.full {
 			w := int64(info.ByteWidth)
-			idx := bufs[1].Bytes()
+			idx := bytesOf(bufs[1])
 			signed := s.Format == "c" || s.Format == "s" || s.Format == "i" || s.Format == "l"
 			for i := off; i < end; i++ {
 				if !valid(i) {
@@ -302,4 +334,13 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 		}
 	}
 	return nil
+}
+
+// bytesOf returns the bytes of b; Arrow Go builds empty arrays with nil
+// buffers.
+func bytesOf(b *memory.Buffer) []byte {
+	if b == nil {
+		return nil
+	}
+	return b.Bytes()
 }

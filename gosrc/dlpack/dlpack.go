@@ -48,6 +48,7 @@ static void gda_call_legacy_deleter(DLManagedTensor* t) { if (t->deleter) t->del
 import "C"
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -184,7 +185,7 @@ func Export(a *cdevice.Array, opts ExportOptions) (unsafe.Pointer, error) {
 	e := C.gda_dlpack_new(C.uintptr_t(h))
 	if e == nil {
 		exports.Delete(h)
-		return nil, errorf(cdevice.ErrInvalid, "out of memory exporting a DLPack tensor")
+		return nil, errorf(cdevice.ErrNoMemory, "out of memory exporting a DLPack tensor")
 	}
 	a.Retain()
 	liveExports.add(1)
@@ -275,6 +276,9 @@ func Import(p unsafe.Pointer, versioned bool, stream *device.Stream) (*cdevice.A
 	if t.dtype.lanes != 1 {
 		return fail(errorf(cdevice.ErrInvalid, "vector dtypes (lanes=%d) have no Arrow equivalent", int(t.dtype.lanes)))
 	}
+	if t.shape == nil {
+		return fail(errorf(cdevice.ErrInvalid, "a 1-D tensor has a NULL shape"))
+	}
 	n := int64(*t.shape)
 	if n < 0 {
 		return fail(errorf(cdevice.ErrInvalid, "negative tensor shape %d", n))
@@ -302,6 +306,9 @@ func Import(p unsafe.Pointer, versioned bool, stream *device.Stream) (*cdevice.A
 		return fail(errorf(cdevice.ErrNotImplemented, "boolean tensors on %s are one byte per value and Arrow packs bits: copy the tensor to the host first", dev))
 	}
 	if d.code == codeBool && d.bits == 8 {
+		if n > 0 && t.data == nil {
+			return fail(errorf(cdevice.ErrInvalid, "a tensor of %d values has a NULL data pointer", n))
+		}
 		a, err := packBooleans(base, n)
 		release() // the booleans were copied
 		return a, err
@@ -314,20 +321,29 @@ func Import(p unsafe.Pointer, versioned bool, stream *device.Stream) (*cdevice.A
 	if err != nil {
 		return fail(err)
 	}
+	// t.data, not base: the compiler takes the result of unsafe.Add for non-nil
 	if n == 0 {
 		base = nil
+	} else if t.data == nil {
+		return fail(errorf(cdevice.ErrInvalid, "a tensor of %d values has a NULL data pointer", n))
 	}
-	return cdevice.WrapForeign(schema, dev, n, 0, []unsafe.Pointer{nil, base}, []int64{0, n * int64(d.bits) / 8}, stream, release)
+	width := int64(d.bits) / 8
+	if n > math.MaxInt64/width {
+		return fail(errorf(cdevice.ErrInvalid, "a tensor of %d values of %d bits is larger than memory", n, d.bits))
+	}
+	return cdevice.WrapForeign(schema, dev, n, 0, []unsafe.Pointer{nil, base}, []int64{0, n * width}, stream, release)
 }
 
 // packBooleans copies n one-byte booleans into an Arrow boolean array.
+// The size comes from the producer: a failed allocation is an ErrNoMemory
+// error.
 func packBooleans(p unsafe.Pointer, n int64) (*cdevice.Array, error) {
-	buf := memory.NewResizableBuffer(cdevice.Allocator)
-	buf.Resize(int(bitutil.BytesForBits(n)))
-	bits := buf.Bytes()
-	for i := range bits {
-		bits[i] = 0
+	buf, err := cdevice.NewHostBuffer(bitutil.BytesForBits(n))
+	if err != nil {
+		return nil, err
 	}
+	bits := buf.Bytes()
+	clear(bits)
 	if n > 0 {
 		for i, b := range unsafe.Slice((*byte)(p), n) {
 			if b != 0 {

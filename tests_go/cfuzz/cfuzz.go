@@ -42,3 +42,22 @@ func Array(data []byte) (*cdevice.CArrowSchema, *cdevice.CArrowArray) {
 
 // Free frees a struct allocated here (after its release).
 func Free[T any](p *T) { C.free(unsafe.Pointer(p)) }
+
+// Tree builds a schema and an array of any layout from data (tree.c):
+// fuzzed formats, lengths, offsets, null counts, bitmaps, offsets, type ids,
+// run ends, views, n_buffers and aliased children, with buffers honest about
+// their sizes. Both live until FreeTree; TreeReleases counts their releases.
+func Tree(data []byte) (*cdevice.CArrowSchema, *cdevice.CArrowArray) {
+	var s *C.struct_ArrowSchema
+	var a *C.struct_ArrowArray
+	p := C.CBytes(data)
+	defer C.free(p)
+	C.cfz_build_tree((*C.uchar)(p), C.size_t(len(data)), &s, &a)
+	return cdevice.SchemaAt(unsafe.Pointer(s)), cdevice.ArrayAt(unsafe.Pointer(a))
+}
+
+// TreeReleases returns how many roots of the last Tree were released.
+func TreeReleases() int64 { return int64(C.cfz_tree_releases()) }
+
+// FreeTree frees everything the last Tree built.
+func FreeTree() { C.cfz_tree_free() }
