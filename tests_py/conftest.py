@@ -143,6 +143,23 @@ def run_in_threads(target, args: list[tuple]) -> None:
         t.join()
 
 
+def run_hostile_case(name: str, timeout: float) -> dict:
+    """Runs the case `name` of hostile.py in a process of its own and returns
+    the result it prints, after checking that the process did not crash."""
+    import json
+
+    here = str(pathlib.Path(__file__).resolve().parent)
+    proc = subprocess.run(
+        [sys.executable, os.path.join(here, "hostile.py"), name],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=here,
+    )
+    assert proc.returncode == 0, f"the case crashed the process (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def run_python(code: str, *, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
     full_env = dict(os.environ)
     full_env.update(env or {})

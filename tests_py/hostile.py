@@ -1112,11 +1112,9 @@ def threads_racing_one_capsule(p: Producer) -> None:
         except BaseException as e:  # noqa: BLE001 - collected for the case
             errors.append(e)
 
-    threads = [threading.Thread(target=take) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    from conftest import run_in_threads
+
+    run_in_threads(take, [()] * 4)
     assert len(got) == 1 and len(errors) == 3, (got, errors)
     assert len(got[0]) == 3
     got.clear()

@@ -6,14 +6,12 @@ and godevarrow holds nothing afterwards."""
 from __future__ import annotations
 
 import builtins
-import json
 import os
 import re
-import subprocess
-import sys
 
 import hostile
 import pytest
+from conftest import run_hostile_case
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -32,15 +30,7 @@ def test_the_corpus_is_large_enough():
 @pytest.mark.parametrize("name", list(params()))
 def test_hostile_input(name):
     builtin, match = hostile.EXPECT[name]
-    proc = subprocess.run(
-        [sys.executable, os.path.join(HERE, "hostile.py"), name],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=HERE,
-    )
-    assert proc.returncode == 0, f"the case crashed the process (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = run_hostile_case(name, timeout=60)
     assert result["exception"] is not None, "no exception was raised"
     assert builtin in result["bases"], f"{result['exception']} is not a {builtin}:\n{result.get('traceback')}"
     assert issubclass(getattr(builtins, builtin), BaseException)

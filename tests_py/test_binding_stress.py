@@ -109,6 +109,7 @@ def test_one_device_stream_capsule_imported_from_four_threads_is_owned_once():
         """
 import ctypes, gc, sys
 sys.path.insert(0, TESTS_DIR)
+from conftest import run_in_threads
 from cabi import (DEVICE_GET_LAST_ERROR, DEVICE_GET_NEXT, DEVICE_GET_SCHEMA, DEVICE_STREAM_RELEASE,
                   ArrowDeviceArrayStream, capsule_pointer, make_capsule)
 
@@ -138,11 +139,7 @@ for _ in range(1000):
             results.append(gda._godevarrow.import_stream(cap, True))
         except gda.GodevarrowError as e:
             results.append(e)
-    threads = [threading.Thread(target=take) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(take, [()] * 4)
     owners = sum(not isinstance(r, Exception) for r in results)
     del results
     gc.collect()

@@ -9,15 +9,13 @@ failed host allocation, an absurd prefetch depth, threads racing a stream."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-import sys
 import textwrap
 
 import hostile
 import pytest
-from conftest import run_python
+from conftest import run_hostile_case, run_python
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -29,15 +27,7 @@ MUST_WORK_ON_VALID = {"len", "null_count", "validate", "slice", "pyarrow"}
 @pytest.mark.fakecuda
 @pytest.mark.parametrize("name", list(hostile.FOLLOWUPS))
 def test_followups_of_an_accepted_input(name):
-    proc = subprocess.run(
-        [sys.executable, os.path.join(HERE, "hostile.py"), name],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=HERE,
-    )
-    assert proc.returncode == 0, f"the case crashed the process (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = run_hostile_case(name, timeout=120)
     assert result["exception"] is None, f"the input was not accepted:\n{result.get('traceback')}"
     ops = result["ops"]
     assert set(ops) >= set(hostile.FOLLOWUP_OPS) - ({"pyarrow", "polars", "duckdb"} if not result["valid"] else set())
@@ -145,7 +135,6 @@ def test_an_absurd_prefetch_depth_is_bounded():
 def test_threads_racing_one_stream_get_every_batch_once():
     run_case(
         """
-        import threading
         import pyarrow as pa, godevarrow as gda
 
         n = 200
@@ -160,11 +149,9 @@ def test_threads_racing_one_stream_get_every_batch_once():
             except BaseException as e:
                 errors.append(e)
 
-        threads = [threading.Thread(target=read) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        from conftest import run_in_threads
+
+        run_in_threads(read, [()] * 4)
         assert not errors, errors
         assert sorted(got) == list(range(n))
         s.close()
