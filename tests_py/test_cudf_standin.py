@@ -51,25 +51,56 @@ def test_item8_to_cudf_carries_known_null_counts():
     )
 
 
+# Every path that can drop a foreign struct, each with a check that it read
+# the data (so the release really comes after a read on that path).
+FIRST = "[1, 2, 3]"
+
+
 @pytest.mark.parametrize(
-    "read",
+    "read, check",
     [
-        "None",
-        "pa.RecordBatchReader.from_stream(batch).read_all()",
-        "batch.to_device('cpu').to_pyarrow()",
-        "list(gda.stream(batch).prefetch(2))",
-        "gda.record_batch(batch).__arrow_c_device_array__()",
+        pytest.param("None", "_ is None", id="direct"),
+        pytest.param(
+            "pa.RecordBatchReader.from_stream(batch).read_all()",
+            f"_.column(0).to_pylist() == {FIRST}",
+            id="pyarrow-cpu-stream",
+        ),
+        pytest.param("batch.to_device('cpu').to_pyarrow()", f"_.column(0).to_pylist() == {FIRST}", id="to-host"),
+        pytest.param(
+            "list(gda.stream(batch).prefetch(2))", f"_[0].to_pyarrow().column(0).to_pylist() == {FIRST}", id="prefetch"
+        ),
+        pytest.param("gda.record_batch(batch).__arrow_c_device_array__()", "len(_) == 2", id="export"),
+        pytest.param(
+            "asyncio.run(read_async(gda.stream(batch)))",
+            f"_[0].to_device('cpu').to_pyarrow().column(0).to_pylist() == {FIRST}",
+            id="async",
+        ),
+        pytest.param("pl.DataFrame(batch).sum()", "_.row(0) == (6,)", id="polars"),
+        pytest.param(
+            "duckdb.connect().register('t', gda.stream(batch)).sql('select * from t').fetchall()",
+            "_ == [(1,), (2,), (3,)]",
+            id="duckdb",
+        ),
+        pytest.param(
+            "[b.to_device('cpu').to_pyarrow() for b in gda.stream(batch)]",
+            f"_[0].column(0).to_pylist() == {FIRST}",
+            id="stream-to-host",
+        ),
     ],
-    ids=["direct", "pyarrow-cpu-stream", "to-host", "prefetch", "export"],
 )
-def test_item5_foreign_releases_hold_the_gil(read):
+def test_item5_foreign_releases_hold_the_gil(read, check):
     sub(
         f"""
-        import gc, pyarrow as pa, godevarrow as gda, pylibcudf, gil_producer
+        import asyncio, gc, duckdb, polars as pl, pyarrow as pa, godevarrow as gda, pylibcudf, gil_producer
+
+        async def read_async(stream):
+            return [b async for b in stream]
+
         table = pylibcudf.Table.from_arrow(gda.record_batch(pa.record_batch({{"a": [1, 2, 3]}})).to_device("cuda:0"))
         batch = gda.record_batch(table)
         del table
         _ = {read}
+        assert {check}, _
         batch = _ = None
         gc.collect()
         assert gil_producer.releases() == 1, gil_producer.releases()
