@@ -108,7 +108,7 @@ def test_one_device_stream_capsule_imported_from_four_threads_is_owned_once():
     out = run_case(
         """
 import ctypes, gc, sys
-sys.path.insert(0, %r)
+sys.path.insert(0, TESTS_PY)
 from cabi import (DEVICE_GET_LAST_ERROR, DEVICE_GET_NEXT, DEVICE_GET_SCHEMA, DEVICE_STREAM_RELEASE,
                   ArrowDeviceArrayStream, capsule_pointer, make_capsule)
 
@@ -149,8 +149,7 @@ for _ in range(1000):
     bad_rounds += owners != 1 or len(releases) != 1
     releases.clear()
 print("rounds with other than one owner and one release:", bad_rounds)
-"""
-        % str(REPO / "tests_py")
+""".replace("TESTS_PY", repr(str(REPO / "tests_py")))
     )
     assert "one release: 0" in out, out
 

@@ -9,11 +9,8 @@ through the Arrow PyCapsule protocols. Quick start::
 """
 
 from ._array import Array, RecordBatch, array, record_batch
-from ._functions import slice, to_pyarrow, validate
-from ._runtime import cuda_available, cuda_device_count, cuda_status, debug_live_objects
-from ._schema import Schema, schema
-from ._stream import ArrayStream, stream
 from ._device import Device, DeviceType
+from ._functions import slice, to_pyarrow, validate
 from ._godevarrow import (
     ArrowInvalid,
     ArrowNotImplementedError,
@@ -24,6 +21,9 @@ from ._godevarrow import (
     InternalError,
     StreamError,
 )
+from ._runtime import cuda_available, cuda_device_count, cuda_status, debug_live_objects
+from ._schema import Schema, schema
+from ._stream import ArrayStream, stream
 from ._version import __version__
 
 
