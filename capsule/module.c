@@ -141,6 +141,19 @@ static int add_type(PyObject* m, const char* name, PyObject* type) {
   return 0;
 }
 
+// The release guard of held.h: a producer's release runs with the GIL, also
+// when a consumer drops the last reference on a thread of its own (rule 8 of
+// docs/design.md). After interpreter shutdown there is no GIL to take.
+static void release_with_gil(void (*call)(void*), void* self) {
+  if (!Py_IsInitialized() || PyGILState_Check()) {
+    call(self);
+    return;
+  }
+  PyGILState_STATE state = PyGILState_Ensure();
+  call(self);
+  PyGILState_Release(state);
+}
+
 PyMODINIT_FUNC PyInit__godevarrow(void) {
   if (PyType_Ready(&ArrayBase_Type) < 0 || pyarrow_init() < 0) return NULL;
   PyObject* m = PyModule_Create(&moduledef);
@@ -156,6 +169,7 @@ PyMODINIT_FUNC PyInit__godevarrow(void) {
 #define GDA_EXCEPTION_INIT(kind, name, base, doc) \
   if (!(name = new_exception(m, #name, PyTuple_Pack(2, GodevarrowError, base), doc))) goto fail;
   GDA_EXCEPTIONS(GDA_EXCEPTION_INIT)
+  gda_set_release_guard(release_with_gil);
   return m;
 fail:
   Py_DECREF(m);

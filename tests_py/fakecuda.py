@@ -39,6 +39,7 @@ def load() -> Optional[ctypes.CDLL]:
     lib.cuMemAlloc_v2.argtypes = [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_size_t]
     lib.cuMemFree_v2.argtypes = [ctypes.c_ulonglong]
     lib.cuMemcpyHtoDAsync_v2.argtypes = [ctypes.c_ulonglong, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    lib.cuMemcpyAsync.argtypes = [ctypes.c_ulonglong, ctypes.c_ulonglong, ctypes.c_size_t, ctypes.c_void_p]
     lib.cuMemcpyDtoH_v2.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_size_t]
     lib.cuStreamCreate.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint]
     lib.cuStreamDestroy_v2.argtypes = [ctypes.c_void_p]
@@ -156,6 +157,11 @@ class CudaProducer:
 # ------------------------------------------------------------------ DLPack
 
 
+def device_array_struct(capsule: object) -> ArrowDeviceArray:
+    """The ArrowDeviceArray inside an arrow_device_array capsule (still owned by it)."""
+    return ArrowDeviceArray.from_address(PyCapsule_GetPointer(capsule, b"arrow_device_array"))
+
+
 class DLDevice(ctypes.Structure):
     _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
 
@@ -206,14 +212,19 @@ class FakeCupyArray:
     """A 1-D numeric array on a fake CUDA device, made the way CuPy makes one:
     filled by an asynchronous host-to-device copy on a non-blocking stream.
     It offers __cuda_array_interface__ v3 (with that stream) and DLPack 1.x
-    (ordering the consumer's stream after its copy with an event)."""
+    (ordering the consumer's stream after its copy with an event). memory is
+    "device" (cupy.cuda.Memory), "managed" (cupy.cuda.ManagedMemory: DLPack
+    kDLCUDAManaged, cupy/_core/dlpack.pyx) or "host" (pinned, kDLCUDAHost)."""
 
-    def __init__(self, values, device: int = 0, mask=None) -> None:
+    _DLPACK_DEVICE = {"device": 2, "managed": 13, "host": 3}
+
+    def __init__(self, values, device: int = 0, mask=None, memory: str = "device") -> None:
         import numpy as np
 
-        assert LIB is not None
+        assert LIB is not None and memory in self._DLPACK_DEVICE
         self.host = np.ascontiguousarray(values)
         self.device = device
+        self.memory = memory
         self.mask = mask
         self.deleted = 0
         self.dlpack_streams: list = []
@@ -221,11 +232,20 @@ class FakeCupyArray:
         self.stream = ctypes.c_void_p()
         check(LIB.cuStreamCreate(ctypes.byref(self.stream), 1), "cuStreamCreate")
         self.ptr = ctypes.c_ulonglong()
-        check(LIB.cuMemAlloc_v2(ctypes.byref(self.ptr), max(self.host.nbytes, 1)), "cuMemAlloc_v2")
-        check(
-            LIB.cuMemcpyHtoDAsync_v2(self.ptr.value, self.host.ctypes.data, self.host.nbytes, self.stream),
-            "cuMemcpyHtoDAsync_v2",
-        )
+        size = max(self.host.nbytes, 1)
+        if memory == "device":
+            check(LIB.cuMemAlloc_v2(ctypes.byref(self.ptr), size), "cuMemAlloc_v2")
+        elif memory == "managed":
+            check(LIB.cuMemAllocManaged(ctypes.byref(self.ptr), size, 1), "cuMemAllocManaged")
+        else:
+            pinned = ctypes.c_void_p()
+            check(LIB.cuMemAllocHost_v2(ctypes.byref(pinned), size), "cuMemAllocHost_v2")
+            self.ptr.value = pinned.value
+            ctypes.memset(self.ptr.value, 0, size)
+        # cuMemcpyAsync: with unified addressing the driver infers the kind
+        # of each pointer (CUDA Driver API, cuMemcpyAsync), as CuPy's
+        # cudaMemcpyDefault copies do
+        check(LIB.cuMemcpyAsync(self.ptr.value, self.host.ctypes.data, self.host.nbytes, self.stream), "cuMemcpyAsync")
         self.event = ctypes.c_void_p()
         check(LIB.cuEventCreate(ctypes.byref(self.event), 2), "cuEventCreate")
         check(LIB.cuEventRecord(self.event, self.stream), "cuEventRecord")
@@ -245,7 +265,7 @@ class FakeCupyArray:
         }
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        return (2, self.device)
+        return (self._DLPACK_DEVICE[self.memory], self.device)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         assert LIB is not None
@@ -259,7 +279,7 @@ class FakeCupyArray:
         t.flags = 0
         shape = (ctypes.c_int64 * 1)(self.host.shape[0])
         t.dl_tensor.data = self.ptr.value
-        t.dl_tensor.device = DLDevice(2, self.device)
+        t.dl_tensor.device = DLDevice(*self.__dlpack_device__())
         t.dl_tensor.ndim = 1
         t.dl_tensor.dtype = DLDataType(_DTYPES[self.host.dtype.kind], self.host.dtype.itemsize * 8, 1)
         t.dl_tensor.shape = shape
@@ -277,7 +297,10 @@ class FakeCupyArray:
         """Frees the device memory (call once every consumer is done)."""
         assert LIB is not None
         make_current(self.device)
-        check(LIB.cuMemFree_v2(self.ptr.value), "cuMemFree_v2")
+        if self.memory == "host":
+            check(LIB.cuMemFreeHost(self.ptr.value), "cuMemFreeHost")
+        else:
+            check(LIB.cuMemFree_v2(self.ptr.value), "cuMemFree_v2")
         check(LIB.cuEventDestroy_v2(self.event), "cuEventDestroy_v2")
         check(LIB.cuStreamDestroy_v2(self.stream), "cuStreamDestroy_v2")
 

@@ -362,3 +362,94 @@ def test_item10_requested_schema_is_not_forwarded_to_producers_that_refuse_it(mo
     got = gda.record_batch(table, requested_schema=wanted)
     assert got.column_names == ["a"]
     assert got.to_pyarrow().column(0).to_pylist() == [1, 2, None]
+
+
+HOST_VISIBLE = [
+    pytest.param("managed", gda.DeviceType.CUDA_MANAGED, id="kDLCUDAManaged"),
+    pytest.param("host", gda.DeviceType.CUDA_HOST, id="kDLCUDAHost"),
+]
+
+
+@pytest.mark.parametrize("memory, device_type", HOST_VISIBLE)
+def test_item7_dlpack_import_of_host_visible_memory_passes_a_stream_and_waits_before_reading(memory, device_type):
+    # The producer's write is still queued on its stream. DLPack (python_spec,
+    # "stream") has the consumer pass the stream it will use and the producer
+    # order its work before it, for kDLCUDAManaged/kDLCUDAHost as for kDLCUDA.
+    # In a subprocess: a failure here leaves a tensor whose ctypes deleter may
+    # be collected before the array that calls it.
+    r = sub(
+        f"""
+        import numpy as np, godevarrow as gda, fakecuda as fake
+
+        class DLPackOnly:  # only the DLPack protocol, so godevarrow takes that path
+            def __init__(self, inner):
+                self.inner = inner
+            def __dlpack_device__(self):
+                return self.inner.__dlpack_device__()
+            def __dlpack__(self, **kwargs):
+                return self.inner.__dlpack__(**kwargs)
+
+        src = fake.FakeCupyArray(np.arange(1000, dtype=np.int64), memory={memory!r})
+        g = gda.array(DLPackOnly(src))
+        assert g.device_type == {int(device_type)}, g.device
+        assert g.to_pyarrow().to_pylist() == list(range(1000)), "read on the host before the producer's write"
+        assert src.dlpack_streams[-1] not in (None, -1), ("no stream passed", src.dlpack_streams)
+        del g
+        src.free()
+        print("ok")
+        """
+    )
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("memory, device_type", HOST_VISIBLE)
+def test_item7_dlpack_export_of_host_visible_memory_orders_the_stream_cupy_passes(memory, device_type):
+    # cupy/_core/dlpack.pyx, from_dlpack: for kDLCUDAManaged CuPy passes its
+    # current stream (or the default stream's handle, 1 or 2) to __dlpack__
+    g = gda.array(fake.HostVisibleProducer(pa.array([1, 2, 3], pa.int64()), memory))
+    assert g.device_type == device_type
+    consumer = fake.StreamUser(0)
+    waits, host_syncs = fake.LIB.fakecuda_call_count(b"cuStreamWaitEvent"), fake.LIB.fakecuda_sync_count()
+    for stream in (consumer.handle, 1, 2):
+        capsule = g.__dlpack__(stream=stream, max_version=(1, 1))
+        assert fake.dlpack_tensor(capsule).dl_tensor.device.device_type == int(device_type)
+        del capsule
+    assert fake.LIB.fakecuda_call_count(b"cuStreamWaitEvent") == waits + 3, "each consumer stream waits for the event"
+    assert fake.LIB.fakecuda_sync_count() == host_syncs, "ordered on the stream, not by blocking the host"
+    with pytest.raises(gda.ArrowInvalid, match="ambiguous"):
+        g.__dlpack__(stream=0)
+    consumer.destroy()
+
+
+def test_item7_dlpack_export_of_host_visible_memory_without_a_stream_is_complete_on_return():
+    # stream=None from a host consumer (numpy.from_dlpack reads kDLCUDAHost and
+    # kDLCUDAManaged on the host at once): the data must be complete on return
+    g = gda.array(fake.HostVisibleProducer(pa.array([1, 2, 3], pa.int64()), "managed"))
+    host_syncs = fake.LIB.fakecuda_sync_count()
+    assert np.from_dlpack(g).tolist() == [1, 2, 3]
+    assert fake.LIB.fakecuda_sync_count() == host_syncs + 1
+
+
+def test_item8_unknown_null_counts_are_counted_with_one_batched_copy():
+    batch = gda.record_batch(
+        pa.record_batch(
+            {
+                "a": [1, None, 3, None, 5],
+                "b": [None, 2.0, 3.0, 4.0, None],
+                "c": ["x", None, "z", None, None],
+                "d": [True, False, None, True, True],
+            }
+        )
+    )
+    sliced = batch.to_device("cuda:0").slice(1, 3)  # slicing leaves the counts unknown
+    fake.LIB.fakecuda_reset_counters()
+    counted = gda.RecordBatch(gda._godevarrow.array_known_null_counts(sliced._h))
+    dtoh = 2  # FAKECUDA_DTOH
+    calls, syncs = fake.LIB.fakecuda_copy_calls(dtoh), fake.LIB.fakecuda_sync_count()
+    streams = fake.LIB.fakecuda_call_count(b"cuStreamCreate")
+    assert (streams, syncs) == (1, 1), f"one batch: {streams} streams, {syncs} synchronizations for 4 bitmaps"
+    assert calls == 4, f"{calls} device-to-host copies (one per bitmap, in that one batch)"
+    assert fake.LIB.fakecuda_bytes_copied(dtoh) == 4, "one byte of validity bits per column"
+    _schema, exported = counted.__arrow_c_device_array__()  # what libcudf reads: each child's null_count
+    children = fake.device_array_struct(exported).array.children
+    assert [children[i].contents.null_count for i in range(4)] == [2, 0, 2, 1]

@@ -6,6 +6,9 @@
 
 #include "_cgo_export.h"
 
+gda_release_guard_fn gda_release_guard;
+void gda_set_release_guard(gda_release_guard_fn guard) { __atomic_store_n(&gda_release_guard, guard, __ATOMIC_RELEASE); }
+
 // ---------------------------------------------------------------- schemas
 // An exported schema node owns format, name, metadata, its children array
 // (pointers to separately allocated children) and its dictionary.

@@ -5,12 +5,33 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "arrow-c-abi.h"
+#include "held.h"
 
 // ---- calling foreign callbacks (Go cannot call C function pointers) ----
-static inline void gda_call_schema_release(struct ArrowSchema* s) { s->release(s); }
-static inline void gda_call_array_release(struct ArrowArray* a) { a->release(a); }
-static inline void gda_call_stream_release(struct ArrowArrayStream* s) { s->release(s); }
-static inline void gda_call_device_stream_release(struct ArrowDeviceArrayStream* s) { s->release(s); }
+// A producer's release runs through the binding's release guard when one is
+// set (gda_set_release_guard, held.h): a consumer may drop our export, and
+// with it the last reference to a foreign struct, on a thread of its own.
+extern gda_release_guard_fn gda_release_guard;
+static inline void gda_release_foreign(void (*call)(void*), void* self) {
+  gda_release_guard_fn guard = __atomic_load_n(&gda_release_guard, __ATOMIC_ACQUIRE);
+  if (guard) {
+    guard(call, self);
+  } else {
+    call(self);
+  }
+}
+static inline void gda_schema_release_thunk(void* s) { ((struct ArrowSchema*)s)->release(s); }
+static inline void gda_array_release_thunk(void* a) { ((struct ArrowArray*)a)->release(a); }
+static inline void gda_stream_release_thunk(void* s) { ((struct ArrowArrayStream*)s)->release(s); }
+static inline void gda_device_stream_release_thunk(void* s) { ((struct ArrowDeviceArrayStream*)s)->release(s); }
+static inline void gda_call_schema_release(struct ArrowSchema* s) { gda_release_foreign(gda_schema_release_thunk, s); }
+static inline void gda_call_array_release(struct ArrowArray* a) { gda_release_foreign(gda_array_release_thunk, a); }
+static inline void gda_call_stream_release(struct ArrowArrayStream* s) {
+  gda_release_foreign(gda_stream_release_thunk, s);
+}
+static inline void gda_call_device_stream_release(struct ArrowDeviceArrayStream* s) {
+  gda_release_foreign(gda_device_stream_release_thunk, s);
+}
 static inline int gda_call_stream_get_schema(struct ArrowArrayStream* s, struct ArrowSchema* out) {
   return s->get_schema(s, out);
 }
@@ -84,7 +105,6 @@ int gda_stream_init(struct ArrowArrayStream* s, uintptr_t handle);
 int gda_device_stream_init(struct ArrowDeviceArrayStream* s, uintptr_t handle, ArrowDeviceType device_type);
 
 // ---- held imports (held.c): the public part is held.h ----
-#include "held.h"
 
 // The gate's view of one node of a schema, in preorder (node, children,
 // dictionary): what the checks of ImportArray need to know of its format.

@@ -307,7 +307,7 @@ int gda_held_import(struct ArrowSchema* schema, void* array, int is_device, gda_
   if (found != 1) return found;
   int taken = hold(e, a, out);
   held_schema_unref(e);
-  if (taken == 1) schema->release(schema);
+  if (taken == 1) gda_call_schema_release(schema);
   return taken;
 }
 
@@ -330,7 +330,7 @@ void gda_held_ref(gda_held* h) { atomic_fetch_add(&h->refs, 1); }
 
 void gda_held_unref(gda_held* h) {
   if (atomic_fetch_sub(&h->refs, 1) == 1) {
-    h->array.array.release(&h->array.array);
+    gda_call_array_release(&h->array.array);
     held_schema_unref(h->schema);
     free(h);
     atomic_fetch_sub(&live_held, 1);

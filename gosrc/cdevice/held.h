@@ -16,6 +16,15 @@
 
 #include "arrow-c-abi.h"
 
+// The release guard: every release of a producer's struct that godevarrow
+// makes runs as guard(call, self), which must call call(self) exactly once.
+// A Python binding takes the GIL there: some producers (pylibcudf) touch
+// Python objects in release without taking it, and a consumer (a DuckDB
+// scan thread) may drop the last reference on a thread that does not hold
+// it. NULL (the default): releases are called directly.
+typedef void (*gda_release_guard_fn)(void (*call)(void*), void* self);
+void gda_set_release_guard(gda_release_guard_fn guard);
+
 typedef struct gda_held_schema gda_held_schema;
 typedef struct gda_held gda_held;
 

@@ -31,12 +31,18 @@ func hostArray(dev device.Device, s *Schema, d arrow.ArrayData, forKernels bool)
 
 // countNulls returns the number of nulls of d (described by s) on dev,
 // counting them when the producer left the count unknown (-1): on the host
-// for host-readable memory (nullCount), else by copying the validity bits
-// to the host (after waiting on event, the array's sync_event cell, when
-// there is one).
+// for host-readable memory (nullCount, after the array's event), else by
+// copying the validity bits to the host (after waiting on event, the
+// array's sync_event cell, when there is one).
 func countNulls(dev device.Device, s *Schema, d arrow.ArrayData, event unsafe.Pointer) (int, error) {
 	if n := d.NullN(); n >= 0 {
 		return n, nil
+	}
+	if s.info.Layout == LayoutNull {
+		return d.Len(), nil
+	}
+	if !needsBitmap(s, d) {
+		return 0, nil
 	}
 	if dev.Type.HostAccessible() {
 		if err := syncOnHost(dev, event); err != nil {
@@ -47,24 +53,37 @@ func countNulls(dev device.Device, s *Schema, d arrow.ArrayData, event unsafe.Po
 		}
 		return 0, errorf(ErrInvalid, "the validity bitmap is too short to count the nulls of %d values", d.Len())
 	}
-	if s.info.Layout == LayoutNull {
-		return d.Len(), nil
-	}
-	bufs := d.Buffers()
-	if !s.info.HasValidity() || len(bufs) == 0 || bufs[0] == nil || d.Len() == 0 {
-		return 0, nil
-	}
-	first, end := d.Offset()/8, (d.Offset()+d.Len()+7)/8
-	n, err := deviceBytes(dev, event, unsafe.Add(unsafe.Pointer(unsafe.SliceData(bufs[0].Bytes())), first), int64(end-first))
+	p, n, start := validityRange(d)
+	bits, err := deviceBytes(dev, event, []unsafe.Pointer{p}, []int64{n})
 	if err != nil {
 		return 0, err
 	}
-	valid := 0 // bit by bit: a slice need not start on a byte
-	start := d.Offset() - 8*first
-	for i := start; i < start+d.Len(); i++ {
-		valid += int(n[i/8]>>(i%8)) & 1
+	return d.Len() - countValid(bits[0], start, d.Len()), nil
+}
+
+// needsBitmap says whether d's (described by s) null count must be read
+// from its validity bitmap.
+func needsBitmap(s *Schema, d arrow.ArrayData) bool {
+	bufs := d.Buffers()
+	return s.info.HasValidity() && len(bufs) > 0 && bufs[0] != nil && d.Len() > 0
+}
+
+// validityRange is the whole bytes of d's bitmap that hold its values' bits
+// (address and size) and the bit of the first value within them (a slice
+// need not start on a byte).
+func validityRange(d arrow.ArrayData) (unsafe.Pointer, int64, int) {
+	first, end := d.Offset()/8, (d.Offset()+d.Len()+7)/8
+	p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(d.Buffers()[0].Bytes())), first)
+	return p, int64(end - first), d.Offset() - 8*first
+}
+
+// countValid counts the set bits [start, start+n) of bits, bit by bit.
+func countValid(bits []byte, start, n int) int {
+	valid := 0
+	for i := start; i < start+n; i++ {
+		valid += int(bits[i/8]>>(i%8)) & 1
 	}
-	return d.Len() - valid, nil
+	return valid
 }
 
 // syncOnHost waits on the host for a host-visible array's event.
@@ -75,9 +94,14 @@ func syncOnHost(dev device.Device, event unsafe.Pointer) error {
 	return device.SyncEventOnHost(int(max(dev.ID, 0)), *(*unsafe.Pointer)(event))
 }
 
-// deviceBytes copies n bytes at the device address p to the host, after the
-// array's event (a sync_event cell, or nil).
-func deviceBytes(dev device.Device, event unsafe.Pointer, p unsafe.Pointer, n int64) ([]byte, error) {
+// deviceBytes copies the n[i] bytes at each device address p[i] to the host
+// in one batch (one stream, one wait on the array's event, one
+// synchronization: Stream.Gather), after the array's event (a sync_event
+// cell, or nil).
+func deviceBytes(dev device.Device, event unsafe.Pointer, p []unsafe.Pointer, n []int64) ([][]byte, error) {
+	if len(p) == 0 {
+		return nil, nil
+	}
 	stream, err := device.NewStream(int(dev.ID))
 	if err != nil {
 		return nil, err
@@ -88,18 +112,32 @@ func deviceBytes(dev device.Device, event unsafe.Pointer, p unsafe.Pointer, n in
 			return nil, err
 		}
 	}
-	host := C.malloc(C.size_t(max(n, 1)))
+	total := int64(0)
+	for _, size := range n {
+		total += size
+	}
+	host := C.malloc(C.size_t(max(total, 1)))
 	if host == nil {
 		return nil, errorf(ErrInvalid, "out of memory counting nulls")
 	}
-	if err := stream.Gather([]unsafe.Pointer{host}, []unsafe.Pointer{p}, []int64{n}); err != nil {
+	dst := make([]unsafe.Pointer, len(p))
+	at := int64(0)
+	for i := range p {
+		dst[i] = unsafe.Add(host, at)
+		at += n[i]
+	}
+	if err := stream.Gather(dst, p, n); err != nil {
 		if stream.Drain() {
 			C.free(host)
 		}
 		return nil, err
 	}
 	defer C.free(host)
-	return C.GoBytes(host, C.int(n)), nil
+	out := make([][]byte, len(p))
+	for i := range p {
+		out[i] = C.GoBytes(dst[i], C.int(n[i]))
+	}
+	return out, nil
 }
 
 // WithKnownNullCounts returns a with every null count in its tree known:
@@ -108,8 +146,23 @@ func deviceBytes(dev device.Device, event unsafe.Pointer, p unsafe.Pointer, n in
 // the count verbatim and take -1 for "no nulls" (pylibcudf/interop.pyx,
 // cudf::from_arrow_device), so exports meant for them need it. An array
 // whose counts are all known is returned as it is (retained).
+//
+// For device memory the validity bits of every unknown node are fetched with
+// one batched device-to-host copy for the whole tree (deviceBytes), not one
+// copy and synchronization per node.
 func WithKnownNullCounts(a *Array) (*Array, error) {
-	data, changed, err := knownNullCounts(a.dev, a.schema, a.data, a.event)
+	counter := unknownNullCounter{dev: a.dev, event: a.event}
+	if !a.dev.Type.HostAccessible() {
+		var ptrs []unsafe.Pointer
+		var sizes []int64
+		collectUnknownBitmaps(a.schema, a.data, &ptrs, &sizes)
+		bits, err := deviceBytes(a.dev, a.event, ptrs, sizes)
+		if err != nil {
+			return nil, err
+		}
+		counter.fetched = bits
+	}
+	data, changed, err := knownNullCounts(&counter, a.schema, a.data)
 	if err != nil {
 		return nil, err
 	}
@@ -120,13 +173,48 @@ func WithKnownNullCounts(a *Array) (*Array, error) {
 	return a.derive(a.schema, data), nil
 }
 
+// unknownNullCounter counts the nulls of the nodes knownNullCounts visits;
+// for device memory it takes the bitmaps fetched beforehand, in the order
+// collectUnknownBitmaps listed them (children first, then the node).
+type unknownNullCounter struct {
+	dev     device.Device
+	event   unsafe.Pointer
+	fetched [][]byte
+}
+
+func (c *unknownNullCounter) count(s *Schema, d arrow.ArrayData) (int, error) {
+	if n := d.NullN(); n >= 0 || c.dev.Type.HostAccessible() || !needsBitmap(s, d) {
+		return countNulls(c.dev, s, d, c.event)
+	}
+	if len(c.fetched) == 0 {
+		return 0, errorf(ErrInvalid, "internal: no fetched validity bits left for a node of length %d", d.Len())
+	}
+	bits := c.fetched[0]
+	c.fetched = c.fetched[1:]
+	_, _, start := validityRange(d)
+	return d.Len() - countValid(bits, start, d.Len()), nil
+}
+
+// collectUnknownBitmaps lists the validity bytes of every node of d whose
+// null count is unknown, in knownNullCounts' order (children, then the node).
+func collectUnknownBitmaps(s *Schema, d arrow.ArrayData, ptrs *[]unsafe.Pointer, sizes *[]int64) {
+	for i, c := range d.Children() {
+		collectUnknownBitmaps(s.Children[i], c, ptrs, sizes)
+	}
+	if d.NullN() < 0 && needsBitmap(s, d) {
+		p, n, _ := validityRange(d)
+		*ptrs = append(*ptrs, p)
+		*sizes = append(*sizes, n)
+	}
+}
+
 // knownNullCounts returns d, or a new ArrayData (changed) sharing d's buffers
 // with every unknown null count counted.
-func knownNullCounts(dev device.Device, s *Schema, d arrow.ArrayData, event unsafe.Pointer) (arrow.ArrayData, bool, error) {
+func knownNullCounts(counter *unknownNullCounter, s *Schema, d arrow.ArrayData) (arrow.ArrayData, bool, error) {
 	children := d.Children()
 	var fixed []arrow.ArrayData
 	for i, c := range children {
-		k, changed, err := knownNullCounts(dev, s.Children[i], c, event)
+		k, changed, err := knownNullCounts(counter, s.Children[i], c)
 		if err != nil {
 			for _, f := range fixed[:min(i, len(fixed))] {
 				if f != nil {
@@ -144,7 +232,7 @@ func knownNullCounts(dev device.Device, s *Schema, d arrow.ArrayData, event unsa
 	}
 	nulls := d.NullN()
 	if nulls < 0 {
-		n, err := countNulls(dev, s, d, event)
+		n, err := counter.count(s, d)
 		if err != nil {
 			return nil, false, err
 		}

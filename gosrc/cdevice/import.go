@@ -536,8 +536,8 @@ func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buf
 	if !schema.info.HasValidity() {
 		return fail(errorf(ErrInvalid, "WrapForeign supports types with a validity bitmap, not %q", schema.Format))
 	}
-	if ready != nil && dev.Type != device.CUDA {
-		return fail(errorf(ErrInvalid, "a ready stream is meaningful only for CUDA memory, not %s", dev))
+	if ready != nil && dev.Type != device.CUDA && dev.Type != device.CUDAHost && dev.Type != device.CUDAManaged {
+		return fail(errorf(ErrInvalid, "a ready stream is meaningful only for CUDA, pinned or managed memory, not %s", dev))
 	}
 	if length < 0 || nullCount < -1 || nullCount > length {
 		return fail(errorf(ErrInvalid, "length %d with null count %d is not a valid array", length, nullCount))

@@ -246,9 +246,10 @@ func Delete(p unsafe.Pointer, versioned bool) {
 // Array's last reference goes, or before Import returns an error.
 //
 // CPU, CUDA, CUDA host (pinned) and CUDA managed tensors are imported. For a
-// CUDA tensor, stream is the stream the consumer passed to the producer's
-// __dlpack__ (the producer ordered its writes before it): the Array gets an
-// event recorded on it. A nil stream means the producer synchronized (or
+// CUDA, pinned or managed tensor, stream is the stream the consumer passed
+// to the producer's __dlpack__ (the producer ordered its writes before it):
+// the Array gets an event recorded on it, which host reads of pinned and
+// managed memory wait for. A nil stream means the producer synchronized (or
 // was told not to, with stream -1).
 func Import(p unsafe.Pointer, versioned bool, stream *device.Stream) (*cdevice.Array, error) {
 	if p == nil {
@@ -297,8 +298,8 @@ func Import(p unsafe.Pointer, versioned bool, stream *device.Stream) (*cdevice.A
 	default:
 		return fail(device.Unavailable("cannot import a DLPack tensor on %s: godevarrow reads CPU and CUDA tensors", dev))
 	}
-	if dev.Type != device.CUDA {
-		stream = nil // host-visible memory: the producer synchronized
+	if dev.Type == device.CPU {
+		stream = nil // no device work to order
 	}
 	d := dtype{uint8(t.dtype.code), uint8(t.dtype.bits)}
 	base := unsafe.Add(t.data, uintptr(t.byte_offset))

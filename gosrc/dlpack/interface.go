@@ -19,13 +19,20 @@ import (
 // order its work after.
 
 // ConsumerStream is the stream a DLPack consumer passed to __dlpack__ for
-// an export of a: nil for -1 (no synchronization asked) and for arrays the
-// host reads (their producer's work is waited for on export).
+// an export of a: nil for -1 (no stream: Export then waits on the host for
+// pinned and managed memory) and for CPU arrays. Pinned and managed memory
+// take a stream as device memory does (DLPack python_spec, "stream"; CuPy
+// passes its current stream for kDLCUDAManaged, cupy/_core/dlpack.pyx).
 func ConsumerStream(a *cdevice.Array, stream int64) (*device.Stream, error) {
-	if stream < 0 || a.Device().Type != device.CUDA {
+	switch a.Device().Type {
+	case device.CUDA, device.CUDAHost, device.CUDAManaged:
+	default:
 		return nil, nil
 	}
-	return device.ForeignStream(int(a.Device().ID), uintptr(stream))
+	if stream < 0 {
+		return nil, nil
+	}
+	return device.ForeignStream(int(max(a.Device().ID, 0)), uintptr(stream))
 }
 
 // DescribeReady is Describe for a consumer of the CUDA Array Interface:

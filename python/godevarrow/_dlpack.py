@@ -9,9 +9,13 @@ Both describe 1-D fixed-width numbers without nulls. The stream rules:
   wait for the array's ``sync_event`` (no host synchronization). ``-1`` asks
   for no synchronization; ``0`` is refused as ambiguous. On the CPU the
   stream must be ``None`` (or ``-1``).
-* DLPack consumer (``godevarrow.array(x)``): for a CUDA tensor godevarrow
-  creates a stream of its own, hands it to ``x.__dlpack__(stream=...)``, and
-  records the array's event on it, so later readers wait for the producer.
+* DLPack producer, pinned (``CUDA_HOST``) and managed (``CUDA_MANAGED``)
+  memory: a stream is taken and made to wait as on CUDA; ``None`` (a host
+  reader such as NumPy) waits on the host before returning.
+* DLPack consumer (``godevarrow.array(x)``): for a CUDA, pinned or managed
+  tensor godevarrow creates a stream of its own, hands it to
+  ``x.__dlpack__(stream=...)``, and records the array's event on it, so later
+  readers (the host included, before it reads) wait for the producer.
 * CUDA Array Interface producer: when the array has a ``sync_event``, the
   legacy default stream is made to wait for it and ``stream`` is ``1``;
   otherwise ``stream`` is ``None`` (the data is ready).
@@ -58,16 +62,21 @@ _ENDIAN = "<" if sys.byteorder == "little" else ">"
 
 
 def _cuda_stream(stream: Optional[int], device: tuple[int, int]) -> int:
-    """The consumer stream handle for dlpack_export; -1 means none."""
-    if device[0] in (DeviceType.CPU, DeviceType.CUDA_HOST, DeviceType.CUDA_MANAGED):
+    """The consumer stream handle for dlpack_export; -1 means none.
+
+    Pinned (kDLCUDAHost) and managed (kDLCUDAManaged) memory take a stream as
+    CUDA memory does (DLPack's python_spec, "stream": the consumer passes the
+    stream it will use; CuPy passes its current stream for managed memory,
+    cupy/_core/dlpack.pyx ``from_dlpack``). ``None`` there means a host
+    reader (NumPy reads these kinds on the host at once): the export then
+    waits on the host until the data is complete."""
+    if device[0] == DeviceType.CPU:
         if stream not in (None, -1):
-            raise ArrowInvalid(
-                f"stream must be None for an array in host-visible memory "
-                f"({DeviceType(device[0]).name}), got {stream!r}"
-            )
+            raise ArrowInvalid(f"stream must be None for an array on the CPU, got {stream!r}")
         return -1
+    host_visible = device[0] in (DeviceType.CUDA_HOST, DeviceType.CUDA_MANAGED)
     if stream is None:
-        return _LEGACY_DEFAULT_STREAM
+        return -1 if host_visible else _LEGACY_DEFAULT_STREAM
     if not isinstance(stream, int) or isinstance(stream, bool):
         raise ArrowInvalid(f"stream must be an int or None, got {type(stream).__name__}")
     if stream == 0:
@@ -114,8 +123,10 @@ def from_dlpack(obj: Any) -> _Handle:
     kwargs: dict[str, Any] = {}
     if hasattr(obj, "__dlpack_device__"):
         dev_type, dev_id = obj.__dlpack_device__()
-        if dev_type == DeviceType.CUDA:
-            stream_handle, stream = _lib.cuda_stream_new(int(dev_id))
+        # pinned and managed memory are written by the device too: the
+        # producer orders that work before our stream (DLPack's python_spec)
+        if dev_type in (DeviceType.CUDA, DeviceType.CUDA_HOST, DeviceType.CUDA_MANAGED):
+            stream_handle, stream = _lib.cuda_stream_new(max(int(dev_id), 0))
             kwargs["stream"] = stream
     try:
         capsule = obj.__dlpack__(max_version=DLPACK_VERSION, **kwargs)

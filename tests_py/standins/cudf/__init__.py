@@ -6,6 +6,8 @@ stand-in: what godevarrow.cudf uses of cudf 25.08.
   cudf/core/series.py, ``to_pylibcudf``).
 - ``DataFrame.from_pylibcudf(table, metadata)`` names the columns from
   ``metadata["columns"]`` (cudf/core/dataframe.py, ``from_pylibcudf``).
+- ``DataFrame.to_arrow()`` is a host ``pyarrow.Table`` with the column
+  names (cudf/core/dataframe.py, ``to_arrow``).
 """
 
 from __future__ import annotations
@@ -61,3 +63,7 @@ class DataFrame:
         df._table = table
         df._names = list(metadata["columns"])
         return df
+
+    def to_arrow(self) -> pa.Table:
+        host = gda.record_batch(self._table).to_device("cpu").to_pyarrow()
+        return pa.Table.from_batches([host]).rename_columns([str(n) for n in self._names])
