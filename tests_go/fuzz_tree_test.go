@@ -105,14 +105,19 @@ func followUps(t *testing.T, arr *cdevice.Array, data []byte) {
 	if err := cdevice.ExportArray(arr, out); err != nil {
 		t.Fatalf("export: %v", err)
 	}
+	// Export passes data on as it came. A parent's offset can make a child's
+	// exported range start at an offset that runs backwards in data that
+	// fails full validation: a consumer's import may then refuse it.
 	back, err := cdevice.ImportArray(out, arr.Schema())
-	if err != nil {
-		t.Fatalf("an exported array does not import back: %v", err)
+	switch {
+	case err != nil && valid:
+		t.Fatalf("an exported valid array does not import back: %v", err)
+	case err == nil:
+		if back.Len() != n || back.NullN() != arr.NullN() {
+			t.Fatalf("re-import changed length or nulls: %d/%d vs %d/%d", back.Len(), back.NullN(), n, arr.NullN())
+		}
+		back.Release()
 	}
-	if back.Len() != n || back.NullN() != arr.NullN() {
-		t.Fatalf("re-import changed length or nulls: %d/%d vs %d/%d", back.Len(), back.NullN(), n, arr.NullN())
-	}
-	back.Release()
 	if p, err := dlpack.Export(arr, dlpack.ExportOptions{Versioned: true}); err == nil {
 		dlpack.Delete(p, true)
 	}
