@@ -71,7 +71,8 @@ class ArrayStream:
 
         Go reads up to ``depth`` arrays ahead on its own thread (the GIL is
         not held while the producer works), so a slow producer and a slow
-        consumer overlap. Arrays and errors arrive in the producer's order:
+        consumer overlap. ``depth`` is at least 1; more than 1,024 reads
+        1,024 ahead (the queue is allocated up front). Arrays and errors arrive in the producer's order:
         an error at array k is raised after arrays 0..k-1. This stream is
         moved into the new one; closing the new one stops the reading.
         """
