@@ -330,8 +330,13 @@ def test_item9_cai_stream_1_is_only_published_for_the_callers_own_context():
     values = np.arange(1000, dtype=np.int64)
     g = gda.array(pa.array(values)).to_device("cuda:1")  # copied on godevarrow's stream, with an event
     fake.make_current(0)  # the consumer (CuPy) works on device 0
+    ctx0 = current()
     cai = g.__cuda_array_interface__
-    fake.make_current(0)  # as CuPy's runtime keeps its device current
+    # stream 1 names the legacy default stream of the *consumer's* current
+    # context (device 0): publishing it for device 1's data would order
+    # nothing, so the data is made ready on the host and no stream published
+    assert cai["stream"] is None
+    assert current() == ctx0, "the CUDA Array Interface changed the caller's current context"
     if cai["stream"] is not None:
         fake.check(fake.LIB.cuStreamSynchronize(cai["stream"]), "cuStreamSynchronize")  # what CAI v3 asks
     buf = ctypes.create_string_buffer(values.nbytes)

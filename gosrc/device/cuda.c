@@ -15,6 +15,7 @@ static struct {
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
   CUresult (*cuCtxPushCurrent_v2)(CUcontext);
   CUresult (*cuCtxPopCurrent_v2)(CUcontext*);
+  CUresult (*cuCtxGetDevice)(CUdevice*);
   CUresult (*cuCtxGetCurrent)(CUcontext*);
   CUresult (*cuStreamGetCtx)(CUstream, CUcontext*);
   CUresult (*cuMemAlloc_v2)(CUdeviceptr*, size_t);
@@ -68,7 +69,7 @@ static void open_driver(void) {
   }
   BIND(cuInit) BIND(cuDriverGetVersion) BIND(cuDeviceGetCount) BIND(cuDeviceGet) BIND(cuDeviceGetName)
   BIND(cuDevicePrimaryCtxRetain) BIND(cuCtxPushCurrent_v2) BIND(cuCtxPopCurrent_v2) BIND(cuCtxGetCurrent)
-  BIND(cuStreamGetCtx) BIND(cuMemAlloc_v2) BIND(cuMemFree_v2)
+  BIND(cuCtxGetDevice) BIND(cuStreamGetCtx) BIND(cuMemAlloc_v2) BIND(cuMemFree_v2)
   BIND(cuMemAllocHost_v2) BIND(cuMemFreeHost) BIND(cuMemcpyHtoDAsync_v2) BIND(cuMemcpyDtoHAsync_v2)
   BIND(cuMemcpyDtoDAsync_v2) BIND(cuMemcpyPeerAsync) BIND(cuStreamCreate) BIND(cuStreamDestroy_v2)
   BIND(cuStreamSynchronize) BIND(cuStreamWaitEvent) BIND(cuEventCreate) BIND(cuEventRecord)
@@ -374,11 +375,18 @@ CUresult gda_cuda_stream_device(int dev, CUstream s, int* out, const char** call
       if (__atomic_load_n(&contexts[i], __ATOMIC_ACQUIRE) == c) *out = i;
     return GDA_CUDA_SUCCESS;
   }
+  // the stream's context may be one we never retained (a producer's stream
+  // on another device): its device is asked of the driver with it current
+  // (CUDA Driver API, cuStreamGetCtx and cuCtxGetDevice)
   BEGIN(dev);
-  CUcontext c = NULL;
+  CUcontext c = NULL, popped = NULL;
+  CUdevice d = 0;
   CALL(cuStreamGetCtx, s, &c);
-  for (int i = 0; i < device_count; i++)
-    if (__atomic_load_n(&contexts[i], __ATOMIC_ACQUIRE) == c) *out = i;
+  CALL(cuCtxPushCurrent_v2, c);
+  *call = "cuCtxGetDevice";
+  r_ = cu.cuCtxGetDevice(&d);
+  cu.cuCtxPopCurrent_v2(&popped);
+  if (r_ == GDA_CUDA_SUCCESS) *out = (int)d;
   END;
 }
 
