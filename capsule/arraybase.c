@@ -183,7 +183,7 @@ static PyObject* ArrayBase_schema_capsule(ArrayBaseObject* self, PyObject* unuse
     free(s);
     return PyErr_NoMemory();
   }
-  return arrow_capsule(s, "arrow_schema");
+  return arrow_capsule(s, &ARROW_SCHEMA);
 }
 
 static PyMethodDef ArrayBase_methods[] = {

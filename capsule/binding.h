@@ -6,6 +6,8 @@
 #include <Python.h>
 
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "module.h"
 
@@ -36,13 +38,30 @@ int get_bool(PyObject* o, int* out);                 // PyObject_IsTrue, whose -
 int get_int64(PyObject* o, int64_t* out);
 
 // ---- Arrow capsules ----
+// The five Arrow capsule kinds: X(id, capsule name, struct, release member).
+#define GDA_ARROW_KINDS(X)                                                        \
+  X(ARROW_SCHEMA, "arrow_schema", struct ArrowSchema, release)                    \
+  X(ARROW_ARRAY, "arrow_array", struct ArrowArray, release)                       \
+  X(ARROW_DEVICE_ARRAY, "arrow_device_array", struct ArrowDeviceArray, array.release) \
+  X(ARROW_STREAM, "arrow_array_stream", struct ArrowArrayStream, release)          \
+  X(ARROW_DEVICE_STREAM, "arrow_device_array_stream", struct ArrowDeviceArrayStream, release)
 typedef struct {
   const char* name;
   size_t size;
   size_t release_offset;
+  PyCapsule_Destructor destructor;  // releases what nobody consumed, frees the struct
 } arrow_kind;
-const arrow_kind* arrow_kind_of(const char* name);
-void release_kind(void* p, const arrow_kind* k);
+#define GDA_ARROW_KIND_DECL(id, name, type, release_member) extern const arrow_kind id;
+GDA_ARROW_KINDS(GDA_ARROW_KIND_DECL)
+// Every Arrow struct's release takes the struct's own address (an
+// ArrowDeviceArray's is that of its first member, the ArrowArray). The
+// capsule helpers are inline: they are on the path of every exchange.
+static inline void release_kind(void* p, const arrow_kind* k) {
+  void (*rel)(void*);
+  memcpy(&rel, (char*)p + k->release_offset, sizeof(rel));
+  if (rel) rel(p);
+}
+
 // Moves the struct out of a producer's capsule into a new malloc'd cell (the
 // capsule keeps a released struct), in one step under the GIL: two threads
 // importing one capsule cannot both own it. NULL with MemoryError, the
@@ -51,13 +70,43 @@ void* take_struct(void* p, const arrow_kind* k);
 // The pointer of a capsule that must carry `name`: TypeError for
 // non-capsules, ValueError (ArrowInvalid) for a wrong name or NULL pointer.
 void* capsule_pointer(PyObject* cap, const char* name);
-// A new capsule named `name` (one of the five Arrow struct names) owning the
-// malloc'd, filled struct p; on failure p is released and freed.
-PyObject* arrow_capsule(void* p, const char* name);
+// A new capsule of kind k owning the malloc'd, filled struct p; on failure p
+// is released and freed.
+static inline PyObject* arrow_capsule(void* p, const arrow_kind* k) {
+  PyObject* cap = PyCapsule_New(p, k->name, k->destructor);
+  if (!cap) {
+    release_kind(p, k);
+    free(p);
+  }
+  return cap;
+}
+
 // A (schema capsule, array capsule) tuple; on failure both are released.
-PyObject* arrow_pair(struct ArrowSchema* s, void* a, int device);
-// Calls a struct's release if it is not NULL (name: its capsule name).
-void release_arrow_struct(void* p, const char* name);
+static inline PyObject* arrow_pair(struct ArrowSchema* s, void* a, int device) {
+  const arrow_kind* array_kind = device ? &ARROW_DEVICE_ARRAY : &ARROW_ARRAY;
+  PyObject* pair = PyTuple_New(2);
+  if (!pair) {
+    release_kind(s, &ARROW_SCHEMA);
+    free(s);
+    release_kind(a, array_kind);
+    free(a);
+    return NULL;
+  }
+  PyObject* scap = arrow_capsule(s, &ARROW_SCHEMA);
+  PyObject* acap = scap ? arrow_capsule(a, array_kind) : NULL;
+  if (!acap) {
+    if (!scap) {
+      release_kind(a, array_kind);
+      free(a);
+    }
+    Py_XDECREF(scap);
+    Py_DECREF(pair);
+    return NULL;
+  }
+  PyTuple_SET_ITEM(pair, 0, scap);
+  PyTuple_SET_ITEM(pair, 1, acap);
+  return pair;
+}
 
 // ---- ArrayBase (arraybase.c) ----
 extern PyTypeObject ArrayBase_Type;

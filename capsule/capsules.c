@@ -81,45 +81,11 @@ int get_int64(PyObject* o, int64_t* out) {
 // consumed, and frees our allocation; the consumer may have renamed the
 // capsule, so it asks the capsule for its name.
 
-static const arrow_kind arrow_kinds[] = {
-    {"arrow_schema", sizeof(struct ArrowSchema), offsetof(struct ArrowSchema, release)},
-    {"arrow_array", sizeof(struct ArrowArray), offsetof(struct ArrowArray, release)},
-    {"arrow_device_array", sizeof(struct ArrowDeviceArray), offsetof(struct ArrowDeviceArray, array.release)},
-    {"arrow_array_stream", sizeof(struct ArrowArrayStream), offsetof(struct ArrowArrayStream, release)},
-    {"arrow_device_array_stream", sizeof(struct ArrowDeviceArrayStream),
-     offsetof(struct ArrowDeviceArrayStream, release)},
-};
-
-const arrow_kind* arrow_kind_of(const char* name) {
-  for (size_t i = 0; i < sizeof(arrow_kinds) / sizeof(arrow_kinds[0]); i++) {
-    if (strcmp(arrow_kinds[i].name, name) == 0) return &arrow_kinds[i];
-  }
-  return NULL;
-}
-
-typedef void (*release_fn)(void*);
-
-static release_fn release_of(void* p, const arrow_kind* k) {
-  release_fn rel;
-  memcpy(&rel, (char*)p + k->release_offset, sizeof(rel));
-  return rel;
-}
-
-// Every Arrow struct's release takes the struct's own address (an
-// ArrowDeviceArray's is that of its first member, the ArrowArray).
-void release_kind(void* p, const arrow_kind* k) {
-  release_fn rel = release_of(p, k);
-  if (rel) rel(p);
-}
-
-void release_arrow_struct(void* p, const char* name) { release_kind(p, arrow_kind_of(name)); }
-
-static void arrow_capsule_destructor(PyObject* cap) {
+static void destroy_arrow_capsule(PyObject* cap, const arrow_kind* k) {
   PyObject *et, *ev, *etb;
   PyErr_Fetch(&et, &ev, &etb);
   void* p = PyCapsule_GetPointer(cap, PyCapsule_GetName(cap));
-  const arrow_kind* k = PyCapsule_GetContext(cap);
-  if (p && k) {
+  if (p) {
     release_kind(p, k);
     free(p);
   }
@@ -127,39 +93,12 @@ static void arrow_capsule_destructor(PyObject* cap) {
   PyErr_Restore(et, ev, etb);
 }
 
-PyObject* arrow_capsule(void* p, const char* name) {
-  const arrow_kind* k = arrow_kind_of(name);
-  PyObject* cap = PyCapsule_New(p, k->name, arrow_capsule_destructor);
-  if (!cap || PyCapsule_SetContext(cap, (void*)k) < 0) {
-    if (cap) {
-      PyCapsule_SetDestructor(cap, NULL);
-      Py_DECREF(cap);
-    }
-    release_kind(p, k);
-    free(p);
-    return NULL;
-  }
-  return cap;
-}
-
-PyObject* arrow_pair(struct ArrowSchema* s, void* a, int device) {
-  const char* array_name = device ? "arrow_device_array" : "arrow_array";
-  PyObject* scap = arrow_capsule(s, "arrow_schema");
-  if (!scap) {
-    release_arrow_struct(a, array_name);
-    free(a);
-    return NULL;
-  }
-  PyObject* acap = arrow_capsule(a, array_name);
-  if (!acap) {
-    Py_DECREF(scap);
-    return NULL;
-  }
-  PyObject* pair = PyTuple_Pack(2, scap, acap);
-  Py_DECREF(scap);
-  Py_DECREF(acap);
-  return pair;
-}
+// Each kind: its name, size, where its release is, and a destructor that
+// hands the kind to destroy_arrow_capsule (a capsule has no other place for it).
+#define GDA_ARROW_KIND_DEF(id, name, type, release_member)                                      \
+  static void destroy_##id(PyObject* cap) { destroy_arrow_capsule(cap, &id); }                  \
+  const arrow_kind id = {name, sizeof(type), offsetof(type, release_member), destroy_##id};
+GDA_ARROW_KINDS(GDA_ARROW_KIND_DEF)
 
 void* capsule_pointer(PyObject* cap, const char* name) {
   if (!PyCapsule_CheckExact(cap)) {
@@ -184,7 +123,7 @@ void* take_struct(void* p, const arrow_kind* k) {
   void* cell = malloc(k->size);
   if (!cell) return PyErr_NoMemory();
   memcpy(cell, p, k->size);
-  release_fn none = NULL;
+  void (*none)(void*) = NULL;
   memcpy((char*)p + k->release_offset, &none, sizeof(none));
   return cell;
 }

@@ -31,7 +31,7 @@ PyObject* m_import_stream(PyObject* self, PyObject* const* args, Py_ssize_t narg
   CHECK_NARGS(2, "import_stream");
   int device;
   if (get_bool(args[1], &device)) return NULL;
-  const arrow_kind* k = arrow_kind_of(device ? "arrow_device_array_stream" : "arrow_array_stream");
+  const arrow_kind* k = device ? &ARROW_DEVICE_STREAM : &ARROW_STREAM;
   void* p = capsule_pointer(args[0], k->name);
   void* cell = p ? take_struct(p, k) : NULL;
   if (!cell) return NULL;
@@ -55,7 +55,7 @@ PyObject* m_export_schema(PyObject* self, PyObject* const* args, Py_ssize_t narg
     free(s);
     return raise_error(&e);
   }
-  return arrow_capsule(s, "arrow_schema");
+  return arrow_capsule(s, &ARROW_SCHEMA);
 }
 
 PyObject* m_export_array(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -84,15 +84,15 @@ PyObject* m_export_stream(PyObject* self, PyObject* const* args, Py_ssize_t narg
   uintptr_t h, req;
   int device;
   if (get_handle(args[0], &h) || get_optional_handle(args[1], &req) || get_bool(args[2], &device)) return NULL;
-  const char* name = device ? "arrow_device_array_stream" : "arrow_array_stream";
-  void* s = calloc(1, arrow_kind_of(name)->size);
+  const arrow_kind* k = device ? &ARROW_DEVICE_STREAM : &ARROW_STREAM;
+  void* s = calloc(1, k->size);
   if (!s) return PyErr_NoMemory();
   gda_error e = {0};
   if (gdaExportStream(h, req, s, device, &e)) {
     free(s);
     return raise_error(&e);
   }
-  return arrow_capsule(s, name);
+  return arrow_capsule(s, k);
 }
 
 PyObject* array_info_of(uintptr_t h) { RETURN_RECORD(gda_array_info, gdaArrayInfo(h, &info_, &e_)); }
