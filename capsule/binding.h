@@ -122,6 +122,11 @@ PyObject* array_base_owning(PyTypeObject* type, uintptr_t h, gda_held* held);
 // of the result (borrowed), if any.
 PyObject* import_by_protocol(PyObject* obj, PyTypeObject* cls, PyObject* requested, int plain_first,
                              gda_held** held_out);
+// The interned protocol method names ("__arrow_c_device_array__",
+// "__arrow_c_array__"), made by import_init at module init.
+extern PyObject* str_device_array;
+extern PyObject* str_array;
+int import_init(void);
 // The import of an array known to be of schema e, moved out into d.
 PyObject* import_known_array(gda_held_schema* e, struct ArrowDeviceArray* d, PyTypeObject* cls);
 

@@ -7,8 +7,8 @@
 #include "binding.h"
 #include "_cgo_export.h"
 
-static PyObject* str_device_array;
-static PyObject* str_array;
+PyObject* str_device_array;
+PyObject* str_array;
 
 // Looks up an optional attribute: 1 and a new reference, 0 when absent, -1 on error.
 static int optional_attr(PyObject* obj, PyObject* name, PyObject** out) {
@@ -150,7 +150,6 @@ PyObject* m_import_from(PyObject* module, PyObject* const* args, Py_ssize_t narg
   return import_by_protocol(obj, cls, requested, 0, NULL);
 }
 
-// Called by pyarrow_init: the interned names this file asks for.
 int import_init(void) {
   return (str_device_array = PyUnicode_InternFromString("__arrow_c_device_array__")) &&
                  (str_array = PyUnicode_InternFromString("__arrow_c_array__"))

@@ -155,7 +155,7 @@ static void release_with_gil(void (*call)(void*), void* self) {
 }
 
 PyMODINIT_FUNC PyInit__godevarrow(void) {
-  if (PyType_Ready(&ArrayBase_Type) < 0 || pyarrow_init() < 0) return NULL;
+  if (PyType_Ready(&ArrayBase_Type) < 0 || import_init() < 0 || pyarrow_init() < 0) return NULL;
   PyObject* m = PyModule_Create(&moduledef);
   if (!m) return NULL;
   if (add_type(m, "ArrayBase", (PyObject*)&ArrayBase_Type) < 0) goto fail;

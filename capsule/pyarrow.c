@@ -25,10 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int import_init(void);
-
-static PyObject* str_device_array;
-static PyObject* str_array;
 static PyObject* str_pyarrow_lib;
 static PyObject* str_pyarrow;
 static PyObject* str_schema;
@@ -216,9 +212,7 @@ PyObject* pyarrow_known_schemas(void) {
 }
 
 int pyarrow_init(void) {
-  if (import_init() < 0 || !(str_device_array = PyUnicode_InternFromString("__arrow_c_device_array__")) ||
-      !(str_array = PyUnicode_InternFromString("__arrow_c_array__")) ||
-      !(str_pyarrow_lib = PyUnicode_InternFromString("pyarrow.lib")) ||
+  if (!(str_pyarrow_lib = PyUnicode_InternFromString("pyarrow.lib")) ||
       !(str_pyarrow = PyUnicode_InternFromString("pyarrow")) ||
       !(str_schema = PyUnicode_InternFromString("schema")) || !(str_type = PyUnicode_InternFromString("type")) ||
       !(str_equals = PyUnicode_InternFromString("equals")) ||

@@ -1,8 +1,6 @@
 package tests_go
 
 import (
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"testing"
@@ -39,16 +37,7 @@ func TestAsyncLateProducerCallsAfterManyStreams(t *testing.T) {
 		if err := cdevice.ExportAsyncDeviceStream(int64Reader(t, 1, -1), h, cdevice.AsyncExportOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		for {
-			a, err := reader.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			a.Release()
-		}
+		eachArray(t, reader.Next, func(int, *cdevice.Array) {})
 		reader.Close()
 	}
 	early.LateCalls()
