@@ -117,7 +117,9 @@ static PyObject* ArrayBase_is_struct(ArrayBaseObject* self, PyObject* unused) {
 static PyObject* array_base_export(ArrayBaseObject* self, int device) {
   if (is_poisoned()) return refuse_poisoned();
   uintptr_t h = 0;
-  if (!self->held && array_base_handle((PyObject*)self, &h)) return NULL;
+  // a held import answers from C, except a plain export of device data (Go copies it)
+  int held = self->held && (device || gda_held_on_cpu(self->held));
+  if (!held && array_base_handle((PyObject*)self, &h)) return NULL;
   struct ArrowSchema* s = calloc(1, sizeof(*s));
   void* a = calloc(1, device ? sizeof(struct ArrowDeviceArray) : sizeof(struct ArrowArray));
   if (!s || !a) {
@@ -126,10 +128,10 @@ static PyObject* array_base_export(ArrayBaseObject* self, int device) {
     return PyErr_NoMemory();
   }
   gda_error e = {0};
-  if (self->held ? gda_held_export(self->held, s, a, device) != 0 : gdaExportArray(h, 0, s, a, device, &e) != 0) {
+  if (held ? gda_held_export(self->held, s, a, device) != 0 : gdaExportArray(h, 0, s, a, device, &e) != 0) {
     free(s);
     free(a);
-    return self->held ? PyErr_NoMemory() : raise_error(&e);
+    return held ? PyErr_NoMemory() : raise_error(&e);
   }
   return arrow_pair(s, a, device);
 }

@@ -231,6 +231,21 @@ func gdaImportArray(schemaPtr, arrayPtr unsafe.Pointer, isDevice C.int, out *C.u
 	})
 }
 
+// gdaImportDevicePair imports a pair moved out of its capsules (both
+// consumed): held in C (*held) or as a Go array (*out).
+//
+//export gdaImportDevicePair
+func gdaImportDevicePair(schemaPtr, arrayPtr unsafe.Pointer, held *unsafe.Pointer, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		h, a, err := cdevice.ImportDevicePair(cdevice.SchemaAt(schemaPtr), cdevice.DeviceArrayAt(arrayPtr))
+		if err == nil && a != nil {
+			newHandle(a, out)
+		}
+		*held = h
+		return err
+	})
+}
+
 // gdaImportHeld builds the Go array of a held import (held.h) when Go code
 // first needs it.
 //

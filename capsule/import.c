@@ -51,6 +51,30 @@ static int check_pair(PyObject* pair, int device) {
   return -1;
 }
 
+// The import of a pair whose array is on a device other than the CPU waits on
+// that device (the producer's sync_event, a copy of offsets), so it runs
+// without the GIL, on structs first moved out of the capsules, which other
+// threads may reach. Go consumes both (cdevice.ImportDevicePair).
+static PyObject* import_off_cpu(void* sp, void* ap, PyTypeObject* cls, gda_held** held_out) {
+  struct ArrowSchema* s = take_struct(sp, &ARROW_SCHEMA);
+  struct ArrowDeviceArray* a = s ? take_struct(ap, &ARROW_DEVICE_ARRAY) : NULL;
+  if (!a) {
+    if (s) release_kind(s, &ARROW_SCHEMA);
+    free(s);
+    return NULL;
+  }
+  void* held = NULL;
+  uintptr_t h = 0;
+  gda_error e = {0};
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = gdaImportDevicePair(s, a, &held, &h, &e);
+  Py_END_ALLOW_THREADS free(s);
+  free(a);
+  if (rc) return raise_error(&e);
+  if (held && held_out) *held_out = held;
+  return array_base_owning(cls, h, held);
+}
+
 PyObject* import_by_protocol(PyObject* obj, PyTypeObject* cls, PyObject* requested, int plain_first,
                              gda_held** held_out) {
   PyObject* pair = NULL;
@@ -87,6 +111,11 @@ PyObject* import_by_protocol(PyObject* obj, PyTypeObject* cls, PyObject* request
   if (!ap) {
     Py_DECREF(pair);
     return NULL;
+  }
+  if (device && ((struct ArrowDeviceArray*)ap)->device_type != ARROW_DEVICE_CPU) {
+    PyObject* r = import_off_cpu(sp, ap, cls, held_out);
+    Py_DECREF(pair);  // the moved-out capsules only free their structs
+    return r;
   }
   gda_held* held;
   int taken = gda_held_import(sp, ap, device, &held);

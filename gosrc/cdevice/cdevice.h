@@ -141,9 +141,14 @@ void gda_held_schemas_clear(void);
 // the tree's hash (gda_schema_hash; 0 when it is not cacheable).
 gda_held_schema* gda_held_schema_find(const struct ArrowSchema* schema, uint64_t* hash);
 uintptr_t gda_held_schema_go(const gda_held_schema* e);
+// gda_held_import for an ArrowDeviceArray, which also tells a driver failure
+// of the CUDA gate apart: -2 with the failing call's name and result (the
+// structs untouched).
+int gda_held_import_device(struct ArrowSchema* schema, struct ArrowDeviceArray* d, gda_held** out, const char** call,
+                           int* result);
 // Like gda_held_import's checks alone: 1 when it would take the pair. Touches nothing.
 int gda_held_accepts(const struct ArrowSchema* schema, const struct ArrowArray* array);
-// The moved array (device CPU) and the Go Schema handle of a held import.
+// The moved array (on the CPU or CUDA) and the Go Schema handle of a held import.
 struct ArrowDeviceArray* gda_held_array(gda_held* h);
 uintptr_t gda_held_go_schema(const gda_held* h);
 int64_t gda_live_held(void);

@@ -1,16 +1,26 @@
-// Held imports: the C fast path of a CPU import (docs/design.md, "Held
-// imports"). A pass-through exchange (import, export again, release) then
-// never calls into Go and builds no Go data.
+// Held imports: the C fast path of a CPU or CUDA import (docs/design.md,
+// "Held imports"). A pass-through exchange (import, export again, release)
+// then never calls into Go and builds no Go data.
 //
 // The gate below accepts only what ImportArray accepts (FuzzArrayImport holds
 // it to that); it may decline more, and what it declines takes the full Go
 // import, which also writes the error messages.
+//
+// A CUDA array is gated in two passes over the same walk (device_reads): the
+// first collects the device addresses of the offsets the checks need and
+// every buffer pointer; one batched copy on the thread's default stream,
+// after a wait on the producer's sync_event, fetches the offsets; the driver is asked once whether
+// every buffer belongs to the array's device; the second pass runs the checks
+// on the fetched values. That is what ImportDeviceArray does for the same
+// array (device_import.go), without building Go data. It blocks on the device:
+// callers release the GIL first.
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include "cdevice.h"
+#include "../device/cuda.h"
 
 // Go side (held.go): the entry's Go Schema is no longer reachable
 extern void godevarrowHeldSchemaDropped(uintptr_t schema_handle);
@@ -28,7 +38,7 @@ struct gda_held_schema {
 
 struct gda_held {
   _Atomic int64_t refs;
-  struct ArrowDeviceArray array;  // moved from the producer; device CPU
+  struct ArrowDeviceArray array;  // moved from the producer: on the CPU, or CUDA with its sync_event
   gda_held_schema* schema;
 };
 
@@ -179,19 +189,51 @@ static int64_t read_offset(const void* p, int64_t i, int64_t width) {
   return v;
 }
 
+// The device values a CUDA gate needs (see the top of the file). In the
+// collecting pass the offsets are unknown and every value check passes; the
+// checking pass reads them back in the same order.
+typedef struct {
+  int collecting;
+  int64_t n_reads, next_read, max_reads;
+  CUdeviceptr* read_at;  // collecting: where offsets[offset] and offsets[end] live, pairwise
+  size_t* read_size;
+  void** read_to;       // the slot of each value in `values`
+  unsigned char* values;  // 8 bytes per read
+  int64_t n_buffers, max_buffers;
+  uintptr_t* buffers;  // every non-NULL buffer pointer
+} device_reads;
+
 // The last offset of the range [offset, end] of an offsets buffer, or -1
-// when the offsets are missing, negative or decreasing there.
-static int64_t last_offset(const void* offsets, int64_t offset, int64_t end, int64_t width) {
+// when the offsets are missing, negative or decreasing there. With device
+// reads the offsets come from the device (0 while collecting).
+static int64_t last_offset(const void* offsets, int64_t offset, int64_t end, int64_t width, device_reads* dr) {
   if (mul(end + 1, width) < 0) return -1;
   if (!offsets) return end == 0 ? 0 : -1;
-  int64_t first = read_offset(offsets, offset, width), last = read_offset(offsets, end, width);
+  int64_t first, last;
+  if (!dr) {
+    first = read_offset(offsets, offset, width);
+    last = read_offset(offsets, end, width);
+  } else if (dr->collecting) {
+    if (dr->n_reads + 2 > dr->max_reads) return -1;
+    for (int k = 0; k < 2; k++) {
+      int64_t i = dr->n_reads++;
+      dr->read_at[i] = (CUdeviceptr)(uintptr_t)offsets + (CUdeviceptr)((k ? end : offset) * width);
+      dr->read_size[i] = (size_t)width;
+      dr->read_to[i] = dr->values + 8 * i;
+    }
+    return 0;
+  } else {
+    if (dr->next_read + 2 > dr->n_reads) return -1;
+    first = read_offset(dr->read_to[dr->next_read++], 0, width);
+    last = read_offset(dr->read_to[dr->next_read++], 0, width);
+  }
   return first < 0 || last < first ? -1 : last;
 }
 
 // The checks of one node c against its gate node p that look at no child
 // beyond its pointer and length: what a leaf needs, all of it. The lengths of
 // a struct's children are checked by gate, in the loop over them.
-static inline int gate_node(const struct ArrowArray* c, const gda_gate_node* p, int depth) {
+static inline int gate_node(const struct ArrowArray* c, const gda_gate_node* p, int depth, device_reads* dr) {
   if (depth > 0 && !c->release) return 0;
   int64_t length = c->length, offset = c->offset, nulls = c->null_count;
   // 8 bytes of headroom: bitmap sizes are (end + 7) / 8
@@ -202,6 +244,13 @@ static inline int gate_node(const struct ArrowArray* c, const gda_gate_node* p, 
   if (!c->dictionary != !p->has_dictionary) return 0;
   const void* const* b = c->buffers;
   if (p->has_validity && !b[0] && nulls > 0) return 0;
+  if (dr && dr->collecting) {
+    for (int32_t i = 0; i < p->n_buffers; i++) {
+      if (!b[i]) continue;
+      if (dr->n_buffers >= dr->max_buffers) return 0;
+      dr->buffers[dr->n_buffers++] = (uintptr_t)b[i];
+    }
+  }
   int64_t need, last;
   switch (p->kind) {
     case GDA_GATE_NULL:
@@ -212,9 +261,9 @@ static inline int gate_node(const struct ArrowArray* c, const gda_gate_node* p, 
     case GDA_GATE_FIXED:
       return (need = mul(end, p->width)) >= 0 && (b[1] || need == 0);
     case GDA_GATE_BINARY:
-      return (last = last_offset(b[1], offset, end, p->width)) >= 0 && (b[2] || last == 0);
+      return (last = last_offset(b[1], offset, end, p->width, dr)) >= 0 && (b[2] || last == 0);
     case GDA_GATE_LIST:
-      return c->children[0] && (last = last_offset(b[1], offset, end, p->width)) >= 0 &&
+      return c->children[0] && (last = last_offset(b[1], offset, end, p->width, dr)) >= 0 &&
              last <= c->children[0]->length;
     case GDA_GATE_FIXED_LIST:
       return c->children[0] && (need = mul(end, p->width)) >= 0 && c->children[0]->length >= need;
@@ -223,10 +272,10 @@ static inline int gate_node(const struct ArrowArray* c, const gda_gate_node* p, 
   }
 }
 
-static int gate(const struct ArrowArray* c, const gda_held_schema* e, int64_t* next, int depth) {
+static int gate(const struct ArrowArray* c, const gda_held_schema* e, int64_t* next, int depth, device_reads* dr) {
   if (*next >= e->n_nodes || depth > GATE_MAX_DEPTH) return 0;
   const gda_gate_node* p = &e->nodes[(*next)++];
-  if (!gate_node(c, p, depth)) return 0;
+  if (!gate_node(c, p, depth, dr)) return 0;
   int64_t end = c->offset + c->length;  // no overflow: gate_node checked
   for (int64_t i = 0; i < c->n_children; i++) {
     const struct ArrowArray* child = c->children[i];
@@ -235,17 +284,71 @@ static int gate(const struct ArrowArray* c, const gda_held_schema* e, int64_t* n
     const gda_gate_node* q = *next < e->n_nodes ? &e->nodes[*next] : NULL;
     if (q && q->n_children == 0 && !q->has_dictionary && depth < GATE_MAX_DEPTH) {
       (*next)++;
-      if (!gate_node(child, q, depth + 1)) return 0;
-    } else if (!gate(child, e, next, depth + 1)) {
+      if (!gate_node(child, q, depth + 1, dr)) return 0;
+    } else if (!gate(child, e, next, depth + 1, dr)) {
       return 0;
     }
   }
-  return !c->dictionary || gate(c->dictionary, e, next, depth + 1);
+  return !c->dictionary || gate(c->dictionary, e, next, depth + 1, dr);
 }
 
-static int gate_tree(const struct ArrowArray* c, const gda_held_schema* e) {
+static int gate_tree(const struct ArrowArray* c, const gda_held_schema* e, device_reads* dr) {
   int64_t next = 0;
-  return e->n_nodes > 0 && c->release && gate(c, e, &next, 0) && next == e->n_nodes;
+  return e->n_nodes > 0 && c->release && gate(c, e, &next, 0, dr) && next == e->n_nodes;
+}
+
+// The CUDA gate (see the top of the file): 1 when d, an array on CUDA device
+// d->device_id, passes every check ImportDeviceArray makes; 0 when it does
+// not (the Go import then says why), or -2 when a driver call of the wait or
+// the copy failed (*call, *result).
+static int gate_cuda(const struct ArrowDeviceArray* d, const gda_held_schema* e, const char** call, int* result) {
+  const char* msg;
+  if (d->device_id < 0 || d->device_id > INT32_MAX || e->n_nodes <= 0 || gda_cuda_open(&msg) != 0) return 0;
+  int dev = (int)d->device_id;
+  // a gated node has at most 3 buffers and at most one offsets buffer
+  device_reads dr = {.collecting = 1, .max_reads = 2 * e->n_nodes, .max_buffers = 3 * e->n_nodes};
+  size_t n = (size_t)e->n_nodes;
+  void* block = malloc(n * (2 * (sizeof(CUdeviceptr) + sizeof(size_t) + sizeof(void*) + 8) + 3 * sizeof(uintptr_t)));
+  if (!block) return 0;
+  dr.read_at = block;
+  dr.read_size = (size_t*)(dr.read_at + 2 * n);
+  dr.read_to = (void**)(dr.read_size + 2 * n);
+  dr.values = (unsigned char*)(dr.read_to + 2 * n);
+  dr.buffers = (uintptr_t*)(dr.values + 16 * n);
+  int ok = gate_tree(&d->array, e, &dr);
+  const char* ignored;
+  if (ok && dr.n_buffers > 0) {
+    // a buffer the driver does not place on dev: the Go import words it
+    int bad = -1, bad_dev = -1;
+    ok = gda_cuda_pointers_on_device(dev, (int)dr.n_buffers, dr.buffers, &bad, &bad_dev, &ignored) ==
+             GDA_CUDA_SUCCESS &&
+         bad < 0;
+  }
+  if (ok && dr.n_reads > 0) {
+    // the thread's default stream: creating a stream per import would cost
+    // more than the reads themselves
+    CUstream s = GDA_CUDA_STREAM_PER_THREAD;
+    CUevent ev = d->sync_event ? *(CUevent*)d->sync_event : NULL;
+    CUresult r = ev ? gda_cuda_stream_wait_event(dev, s, ev, call) : GDA_CUDA_SUCCESS;
+    if (r == GDA_CUDA_SUCCESS &&
+        (r = gda_cuda_gather(dev, s, (int)dr.n_reads, dr.read_to, dr.read_at, dr.read_size, call)) !=
+            GDA_CUDA_SUCCESS) {
+      // copies still queued would write into the block: it is freed only
+      // once the stream is drained (as Stream.Drain does), else leaked
+      if (gda_cuda_stream_sync(dev, s, &ignored) != GDA_CUDA_SUCCESS &&
+          gda_cuda_stream_sync(dev, s, &ignored) != GDA_CUDA_SUCCESS)
+        block = NULL;
+    }
+    if (r != GDA_CUDA_SUCCESS) {
+      *result = r;
+      ok = -2;
+    } else {
+      dr.collecting = 0;
+      ok = gate_tree(&d->array, e, &dr) && dr.next_read == dr.n_reads;
+    }
+  }
+  free(block);
+  return ok;
 }
 
 // ------------------------------------------------------- import, export
@@ -268,7 +371,7 @@ uintptr_t gda_held_schema_go(const gda_held_schema* e) { return e->go_schema; }
 int gda_held_accepts(const struct ArrowSchema* schema, const struct ArrowArray* array) {
   gda_held_schema* e;
   if (find_held_schema(schema, array, &e) != 1) return 0;
-  int accepted = gate_tree(array, e);
+  int accepted = gate_tree(array, e, NULL);
   held_schema_unref(e);
   return accepted;
 }
@@ -281,38 +384,63 @@ static struct ArrowArray* cpu_array(void* array, int is_device) {
   return d->device_type == ARROW_DEVICE_CPU && !d->sync_event ? &d->array : NULL;
 }
 
-// Moves a into a new held record of e (which gets the record's reference)
-// when the gate takes it: 1, or -1 with a untouched.
-static int hold(gda_held_schema* e, struct ArrowArray* a, gda_held** out) {
-  if (!a || !gate_tree(a, e)) return -1;
+// Moves d into a new held record of e (which gets the record's reference):
+// 1, or -1 with d untouched. d has passed the gate.
+static int hold(gda_held_schema* e, struct ArrowDeviceArray* d, gda_held** out) {
   gda_held* h = malloc(sizeof(*h));
   if (!h) return -1;
   atomic_init(&h->refs, 1);
-  memset(&h->array, 0, sizeof(h->array));
-  h->array.array = *a;
-  h->array.device_type = ARROW_DEVICE_CPU;
-  h->array.device_id = -1;
+  h->array = *d;
+  memset(h->array.reserved, 0, sizeof(h->array.reserved));
   gda_held_schema_ref(e);
   h->schema = e;
-  a->release = NULL;
+  d->array.release = NULL;
   atomic_fetch_add(&live_held, 1);
   *out = h;
   return 1;
 }
 
+// hold for a CPU ArrowArray, when the gate takes it.
+static int hold_cpu(gda_held_schema* e, struct ArrowArray* a, gda_held** out) {
+  if (!a || !gate_tree(a, e, NULL)) return -1;
+  struct ArrowDeviceArray d = {.array = *a, .device_id = -1, .device_type = ARROW_DEVICE_CPU};
+  if (hold(e, &d, out) != 1) return -1;
+  a->release = NULL;
+  return 1;
+}
+
+int gda_held_import_device(struct ArrowSchema* schema, struct ArrowDeviceArray* d, gda_held** out, const char** call,
+                           int* result) {
+  if (d->device_type != ARROW_DEVICE_CUDA) return gda_held_import(schema, d, 1, out);
+  gda_held_schema* e;
+  int found = find_held_schema(schema, &d->array, &e);
+  if (found != 1) return found;
+  int taken = d->array.release ? gate_cuda(d, e, call, result) : 0;
+  if (taken == 1) taken = hold(e, d, out);
+  held_schema_unref(e);
+  if (taken == 1) gda_call_schema_release(schema);
+  return taken == 0 ? -1 : taken;
+}
+
 int gda_held_import(struct ArrowSchema* schema, void* array, int is_device, gda_held** out) {
+  if (is_device && array && ((struct ArrowDeviceArray*)array)->device_type == ARROW_DEVICE_CUDA) {
+    const char* call;
+    int result;
+    int taken = gda_held_import_device(schema, array, out, &call, &result);
+    return taken == -2 ? -1 : taken;
+  }
   struct ArrowArray* a = cpu_array(array, is_device);
   gda_held_schema* e;
   int found = find_held_schema(schema, a, &e);
   if (found != 1) return found;
-  int taken = hold(e, a, out);
+  int taken = hold_cpu(e, a, out);
   held_schema_unref(e);
   if (taken == 1) gda_call_schema_release(schema);
   return taken;
 }
 
 int gda_held_import_known(gda_held_schema* e, struct ArrowDeviceArray* array, gda_held** out) {
-  return e->flat ? hold(e, cpu_array(array, 1), out) : -1;
+  return e->flat ? hold_cpu(e, cpu_array(array, 1), out) : -1;
 }
 
 gda_held_schema* gda_held_flat_schema(gda_held* h) {
@@ -362,7 +490,10 @@ static int copy_node(const struct ArrowArray* src, struct ArrowArray* dst, gda_s
   return src->dictionary ? copy_node(src->dictionary, dst->dictionary, shared) : 0;
 }
 
+int gda_held_on_cpu(const gda_held* h) { return h->array.device_type == ARROW_DEVICE_CPU; }
+
 int gda_held_export(gda_held* h, struct ArrowSchema* schema_out, void* array_out, int is_device) {
+  if (!is_device && !gda_held_on_cpu(h)) return ENOTSUP;
   struct ArrowArray* a = is_device ? &((struct ArrowDeviceArray*)array_out)->array : array_out;
   memset(a, 0, sizeof(*a));
   gda_shared* shared = gda_shared_new_with((uintptr_t)h, release_held_export);
@@ -383,10 +514,12 @@ int gda_held_export(gda_held* h, struct ArrowSchema* schema_out, void* array_out
     return ENOMEM;
   }
   if (is_device) {
+    // the producer's event, alive as long as the record: readers of the
+    // export wait on it as we would have
     struct ArrowDeviceArray* d = array_out;
-    d->device_id = -1;
-    d->device_type = ARROW_DEVICE_CPU;
-    d->sync_event = NULL;
+    d->device_id = h->array.device_id;
+    d->device_type = h->array.device_type;
+    d->sync_event = h->array.sync_event;
     memset(d->reserved, 0, sizeof(d->reserved));
   }
   return 0;

@@ -8,10 +8,11 @@ import "C"
 import (
 	"unsafe"
 
+	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
 )
 
-// Held imports (held.c) are the C fast path of a CPU import, used by the
+// Held imports (held.c) are the C fast path of a CPU or CUDA import, used by the
 // Python layer: a pass-through exchange never calls into Go. Go's part is to
 // fill the held-schema table (every schema added to the import cache whose
 // layouts the C gate knows) and to build an Array from a held import when Go
@@ -115,6 +116,56 @@ func ImportHeld(held unsafe.Pointer) (*Array, error) {
 	C.gda_held_ref(h)
 	owner := &foreignOwner{release: func() { C.gda_held_unref(h) }}
 	return importOwned(C.gda_held_array(h), schema, owner)
+}
+
+// ReleaseHeld drops the reference to a held import that ImportDevicePair
+// returned (Arrays built from it with ImportHeld keep their own).
+func ReleaseHeld(held unsafe.Pointer) { C.gda_held_unref((*C.gda_held)(held)) }
+
+// ImportDevicePair imports a foreign schema and device array: held in C
+// (held != nil) when the held-schema table and its gate take them, else as an
+// Array built by ImportDeviceArray. Both structs are consumed whatever the
+// outcome: each release is called exactly once. For a CUDA array this waits
+// on the device (ImportDeviceArray does too); a driver failure of that wait is
+// returned as the driver's error.
+func ImportDevicePair(schema *CArrowSchema, array *CArrowDeviceArray) (held unsafe.Pointer, a *Array, err error) {
+	if schema == nil || array == nil {
+		return nil, nil, errorf(ErrInvalid, "ArrowSchema or ArrowDeviceArray pointer is NULL")
+	}
+	releaseArray := func() {
+		if array.array.release != nil {
+			C.gda_call_array_release(&array.array)
+			array.array.release = nil
+		}
+	}
+	for cached := false; schema.release != nil && array.array.release != nil; cached = true {
+		var h *C.gda_held
+		var call *C.char
+		var result C.int
+		switch C.gda_held_import_device(schema, array, &h, &call, &result) {
+		case 1:
+			return unsafe.Pointer(h), nil, nil
+		case -2:
+			C.gda_call_schema_release(schema)
+			schema.release = nil
+			releaseArray()
+			return nil, nil, device.CUDAFailure(C.GoString(call), int(result))
+		case 0:
+			if !cached {
+				if _, err := CopySchema(schema); err == nil {
+					continue // now in the table: the gate gets its turn
+				}
+			}
+		}
+		break
+	}
+	s, err := ImportSchema(schema)
+	if err != nil {
+		releaseArray()
+		return nil, nil, err
+	}
+	a, err = ImportDeviceArray(array, s)
+	return nil, a, err
 }
 
 // HeldImportAccepts reports whether the C fast path of the Python layer would

@@ -1,12 +1,13 @@
-// Held imports: the C fast path of a CPU import, and the public C API of the
-// held-schema table (held.c). A binding calls these without Go.
+// Held imports: the C fast path of a CPU or CUDA import, and the public C
+// API of the held-schema table (held.c). A binding calls these without Go.
 //
 // An import whose schema is in the held-schema table (the Go import has read
-// and checked an equal schema before) and whose CPU array passes the checks
-// ImportArray makes is kept as the producer made it, in a reference-counted
-// C record, with no Go data built; exporting it again is a shallow copy of
-// the tree in C. Go builds an Array from a record only when Go code reads it
-// (cdevice.ImportHeld). See docs/design.md, "Held imports".
+// and checked an equal schema before) and whose CPU or CUDA array passes the
+// checks ImportArray / ImportDeviceArray make is kept as the producer made
+// it, in a reference-counted C record, with no Go data built; exporting it
+// again is a shallow copy of the tree in C. Go builds an Array from a record
+// only when Go code reads it (cdevice.ImportHeld). See docs/design.md, "Held
+// imports".
 //
 // Every function is safe to call from any thread; none calls a producer
 // callback except a release.
@@ -33,7 +34,10 @@ typedef struct gda_held gda_held;
 // *out (its release set to NULL) and the schema released. Otherwise both are
 // untouched and the caller takes the full import, which reports errors: 0
 // when the schema is not in the table (importing it in Go adds it), -1 when
-// the fast path declines this pair.
+// the fast path declines this pair. For an array on a CUDA device this waits
+// on the device (the producer's sync_event, then one batched copy of the
+// offsets the checks read): call it without holding a lock such as Python's
+// GIL, and with the structs moved out of anything other threads can reach.
 int gda_held_import(struct ArrowSchema* schema, void* array, int is_device, gda_held** out);
 
 // Known schemas (docs/design.md, "pyarrow's schema, exported once"): a
@@ -60,10 +64,13 @@ void gda_held_unref(gda_held* h);
 // Whether the held array is a record batch (Schema.IsRecordBatch, kept when
 // its schema entered the table).
 int gda_held_is_record_batch(gda_held* h);
+// Whether the held array is on the CPU (else it is on a CUDA device).
+int gda_held_on_cpu(const gda_held* h);
 // Exports the held array again: a deep copy of the schema template into
-// *schema_out and a shallow copy of the array tree (an ArrowDeviceArray on
-// the CPU when is_device) that keeps the record alive. Returns 0, or ENOMEM
-// (nothing written).
+// *schema_out and a shallow copy of the array tree that keeps the record
+// alive; when is_device, an ArrowDeviceArray on the held array's device with
+// the producer's sync_event. Returns 0, ENOMEM, or ENOTSUP for a plain
+// (!is_device) export of an array that is not on the CPU (nothing written).
 int gda_held_export(gda_held* h, struct ArrowSchema* schema_out, void* array_out, int is_device);
 // The schema alone: 0, or ENOMEM.
 int gda_held_export_schema(const gda_held* h, struct ArrowSchema* out);

@@ -69,6 +69,17 @@ func cudaError(call *C.char, r C.CUresult) error {
 	}
 }
 
+// CUDAFailure is the error of a driver call that returned result, for
+// callers that made the call from C (the held import's gate).
+func CUDAFailure(call string, result int) error {
+	if result == 0 {
+		return nil
+	}
+	cs := C.CString(call)
+	defer C.free(unsafe.Pointer(cs))
+	return cudaError(cs, C.CUresult(result))
+}
+
 // CheckCUDADevice opens the driver and checks that device dev exists.
 func CheckCUDADevice(dev int) error {
 	if err := OpenCUDA(); err != nil {
