@@ -128,6 +128,7 @@ extern PyObject* str_device_array;
 extern PyObject* str_array;
 int import_init(void);
 // The import of an array known to be of schema e, moved out into d.
+int stream_iter_init(PyObject* module);
 PyObject* import_known_array(gda_held_schema* e, struct ArrowDeviceArray* d, PyTypeObject* cls);
 
 // ---- pyarrow's shortcuts (pyarrow.c) ----

@@ -476,14 +476,14 @@ func gdaStreamInfo(h C.uintptr_t, info *C.gda_stream_info, e *C.gda_error) C.int
 // signals and calls again).
 //
 //export gdaStreamNext
-func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, out *C.uintptr_t, e *C.gda_error) C.int {
+func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
 	pending := false
 	rc := call(e, func() error {
 		s, err := valueOf[*cdevice.OneShotStream](h)
 		if err != nil {
 			return err
 		}
-		a, err, ready := s.Next(time.Duration(timeoutMs) * time.Millisecond)
+		hp, a, err, ready := s.NextHeld(time.Duration(timeoutMs) * time.Millisecond)
 		switch {
 		case !ready:
 			pending = true
@@ -491,6 +491,8 @@ func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, out *C.uintptr_t, e *C.gda_er
 			*out = 0
 		case err != nil:
 			return err
+		case hp != nil:
+			*held = hp
 		default:
 			newHandle(a, out)
 		}
@@ -504,16 +506,24 @@ func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, out *C.uintptr_t, e *C.gda_er
 
 // gdaStreamUnread gives back an array that was read but could not be handed
 // to Python (a signal arrived): the next read returns it. The array's handle
-// is released.
+// (or its held record, when held is not NULL) is released.
 //
 //export gdaStreamUnread
-func gdaStreamUnread(h, array C.uintptr_t) {
+func gdaStreamUnread(h, array C.uintptr_t, held unsafe.Pointer) {
 	call(nil, func() error {
+		s, err := valueOf[*cdevice.OneShotStream](h)
+		if held != nil {
+			if err != nil {
+				cdevice.ReleaseHeld(held)
+				return err
+			}
+			s.UnreadHeld(held)
+			return nil
+		}
 		a, ok := handles.Delete(handle.Handle(array))
 		if !ok {
 			return fmt.Errorf("%w: unread of a stale array handle", cdevice.ErrInternal)
 		}
-		s, err := valueOf[*cdevice.OneShotStream](h)
 		if err != nil {
 			a.(*cdevice.Array).Release()
 			return err

@@ -230,32 +230,101 @@ PyObject* m_stream_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
   RETURN_RECORD(gda_stream_info, gdaStreamInfo(h, &info_, &e_));
 }
 
-PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(2, "stream_next");
-  if (!PyType_Check(args[1]) || !PyType_IsSubtype((PyTypeObject*)args[1], &ArrayBase_Type)) {
-    PyErr_SetString(GodevarrowTypeError, "stream_next() needs a subclass of ArrayBase");
-    return NULL;
-  }
+// The next array of the stream behind handle as a cls instance (held in C
+// when the gate takes it), Py_None at the end, or NULL with an exception.
+static PyObject* stream_read(PyObject* handle, PyTypeObject* cls) {
   uintptr_t h, out = 0;
-  if (get_handle(args[0], &h)) return NULL;
+  void* held = NULL;  // the array held in C (held.h), or a Go handle in out
+  if (get_handle(handle, &h)) return NULL;
   gda_error e = {0};
   int rc;
   // A read-ahead stream is waited on in slices, so that Ctrl-C is handled
   // promptly while its producer blocks; other reads run to completion.
   for (;;) {
-    Py_BEGIN_ALLOW_THREADS rc = gdaStreamNext(h, 100, &out, &e);
+    Py_BEGIN_ALLOW_THREADS rc = gdaStreamNext(h, 100, &out, &held, &e);
     Py_END_ALLOW_THREADS if (rc != GDA_PENDING) break;
     if (PyErr_CheckSignals() < 0) return NULL;
   }
   if (rc) return raise_error(&e);
-  if (!out) Py_RETURN_NONE;
+  if (!out && !held) Py_RETURN_NONE;
   if (PyErr_CheckSignals() < 0) {
     // a signal arrived during the read: raise it, and keep the array for
     // the next call instead of dropping it with the exception
-    gdaStreamUnread(h, out);
+    gdaStreamUnread(h, out, held);
     return NULL;
   }
-  return array_base_owning((PyTypeObject*)args[1], out, NULL);
+  return array_base_owning(cls, out, held);
+}
+
+static int check_array_class(PyObject* cls, const char* caller) {
+  if (PyType_Check(cls) && PyType_IsSubtype((PyTypeObject*)cls, &ArrayBase_Type)) return 0;
+  PyErr_Format(GodevarrowTypeError, "%s() needs a subclass of ArrayBase", caller);
+  return -1;
+}
+
+PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "stream_next");
+  if (check_array_class(args[1], "stream_next")) return NULL;
+  return stream_read(args[0], (PyTypeObject*)args[1]);
+}
+
+// stream_iter(handle, cls): an iterator over the stream's arrays. A for loop
+// over an ArrayStream runs no Python code per array: with a held array
+// (held.h), one read is one call into Go, one into the producer, and the
+// array object (docs/performance.md, "Reading a stream").
+typedef struct {
+  PyObject_HEAD PyObject* handle;
+  PyObject* cls;
+} StreamIterObject;
+
+static PyTypeObject* StreamIter_Type;
+
+static PyObject* StreamIter_next(PyObject* self) {
+  StreamIterObject* it = (StreamIterObject*)self;
+  PyObject* r = stream_read(it->handle, (PyTypeObject*)it->cls);
+  if (r == Py_None) {
+    Py_DECREF(r);
+    return NULL;  // the end: StopIteration
+  }
+  return r;
+}
+
+static void StreamIter_dealloc(PyObject* self) {
+  StreamIterObject* it = (StreamIterObject*)self;
+  PyTypeObject* type = Py_TYPE(self);
+  Py_CLEAR(it->handle);
+  Py_CLEAR(it->cls);
+  ((freefunc)PyType_GetSlot(type, Py_tp_free))(self);
+  Py_DECREF(type);  // instances of a heap type hold a reference to it
+}
+
+static PyObject* StreamIter_iter(PyObject* self) { return Py_NewRef(self); }
+
+static PyType_Slot StreamIter_slots[] = {
+    {Py_tp_iter, (void*)StreamIter_iter},
+    {Py_tp_iternext, (void*)StreamIter_next},
+    {Py_tp_dealloc, (void*)StreamIter_dealloc},
+    {Py_tp_doc, (void*)"An iterator over the arrays of a stream (made by ArrayStream.__iter__)."},
+    {0, NULL},
+};
+
+static PyType_Spec StreamIter_spec = {"godevarrow._godevarrow.StreamIterator", sizeof(StreamIterObject), 0,
+                                      Py_TPFLAGS_DEFAULT, StreamIter_slots};
+
+int stream_iter_init(PyObject* module) {
+  StreamIter_Type = (PyTypeObject*)PyType_FromSpec(&StreamIter_spec);
+  return StreamIter_Type && PyModule_AddObjectRef(module, "StreamIterator", (PyObject*)StreamIter_Type) == 0 ? 0 : -1;
+}
+
+PyObject* m_stream_iter(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "stream_iter");
+  uintptr_t h;
+  if (check_array_class(args[1], "stream_iter") || get_handle(args[0], &h)) return NULL;
+  StreamIterObject* it = (StreamIterObject*)((allocfunc)PyType_GetSlot(StreamIter_Type, Py_tp_alloc))(StreamIter_Type, 0);
+  if (!it) return NULL;
+  it->handle = Py_NewRef(args[0]);
+  it->cls = Py_NewRef(args[1]);
+  return (PyObject*)it;
 }
 
 PyObject* m_stream_close(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {

@@ -20,6 +20,27 @@ GDA_EXCEPTIONS(GDA_EXCEPTION_DEF)
 int gda_poisoned;
 void gda_set_poisoned(void) { __atomic_store_n(&gda_poisoned, 1, __ATOMIC_RELEASE); }
 
+// Replaces the exception being raised by KeyboardInterrupt(msg), with the
+// original as its __cause__.
+static void reraise_as_interrupt(const char* msg) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  PyObject* interrupt = PyObject_CallFunction(PyExc_KeyboardInterrupt, "s", msg);
+  if (!interrupt) {
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return;
+  }
+  if (value && tb) PyException_SetTraceback(value, tb);
+  PyException_SetCause(interrupt, value);  // steals value
+  PyErr_SetObject(PyExc_KeyboardInterrupt, interrupt);
+  Py_DECREF(interrupt);
+  Py_XDECREF(type);
+  Py_XDECREF(tb);
+}
+
 PyObject* raise_error(gda_error* e) {
   PyObject* cls = ArrowInvalid;
 #define GDA_EXCEPTION_CASE(k, name, base, doc) \
@@ -33,6 +54,9 @@ PyObject* raise_error(gda_error* e) {
       PyErr_SetObject(cls, args);
       Py_DECREF(args);
     }
+    // A Python producer interrupted by Ctrl-C reports the interrupt as its
+    // error: the user gets the KeyboardInterrupt they caused, caused by it.
+    if (strstr(msg, "KeyboardInterrupt")) reraise_as_interrupt(msg);
   } else {
     PyErr_SetString(cls, msg);
   }
@@ -158,7 +182,7 @@ PyMODINIT_FUNC PyInit__godevarrow(void) {
   if (PyType_Ready(&ArrayBase_Type) < 0 || import_init() < 0 || pyarrow_init() < 0) return NULL;
   PyObject* m = PyModule_Create(&moduledef);
   if (!m) return NULL;
-  if (add_type(m, "ArrayBase", (PyObject*)&ArrayBase_Type) < 0) goto fail;
+  if (add_type(m, "ArrayBase", (PyObject*)&ArrayBase_Type) < 0 || stream_iter_init(m) < 0) goto fail;
 #define GDA_RECORD_INIT(pyname, list, ctype, doc)                                                         \
   if (!(pyname##_Type = PyStructSequence_NewType(&pyname##_desc)) || add_type(m, #pyname, (PyObject*)pyname##_Type) < 0) \
     goto fail;

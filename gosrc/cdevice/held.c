@@ -422,6 +422,42 @@ int gda_held_import_device(struct ArrowSchema* schema, struct ArrowDeviceArray* 
   return taken == 0 ? -1 : taken;
 }
 
+int gda_held_import_entry(gda_held_schema* e, struct ArrowDeviceArray* d, gda_held** out) {
+  if (d->device_type != ARROW_DEVICE_CUDA) return hold_cpu(e, cpu_array(d, 1), out);
+  const char* call;
+  int result;
+  return d->array.release && gate_cuda(d, e, &call, &result) == 1 ? hold(e, d, out) : -1;
+}
+
+gda_stream_read gda_stream_read_next(struct ArrowArrayStream* plain, struct ArrowDeviceArrayStream* dev,
+                                     gda_held_schema* e, int32_t dev_type) {
+  gda_stream_read r = {0};
+  struct ArrowDeviceArray* cell = calloc(1, sizeof(*cell));
+  if (!cell) {
+    r.no_memory = 1;
+    return r;
+  }
+  if (plain) {
+    r.rc = gda_call_stream_get_next(plain, &cell->array);
+    cell->device_type = ARROW_DEVICE_CPU;
+    cell->device_id = -1;
+  } else {
+    r.rc = gda_call_device_stream_get_next(dev, cell);
+  }
+  if (r.rc != 0 || !cell->array.release) {
+    // a producer that failed but still filled the struct is released
+    if (r.rc != 0 && cell->array.release) gda_call_array_release(&cell->array);
+    free(cell);
+    return r;
+  }
+  if (e && cell->device_type == dev_type && gda_held_import_entry(e, cell, &r.held) == 1) {
+    free(cell);
+    return r;
+  }
+  r.cell = cell;
+  return r;
+}
+
 int gda_held_import(struct ArrowSchema* schema, void* array, int is_device, gda_held** out) {
   if (is_device && array && ((struct ArrowDeviceArray*)array)->device_type == ARROW_DEVICE_CUDA) {
     const char* call;

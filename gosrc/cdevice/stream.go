@@ -44,6 +44,9 @@ type StreamReader struct {
 	err     error // sticky error after a failed get_next
 	closed  bool
 	read    bool // get_next was called: the producer's stream is no longer pristine
+	// the held-schema entry of schema (a reference), or nil: NextHeld keeps
+	// each array in C when the gate takes it
+	held *C.gda_held_schema
 }
 
 // ImportArrayStream moves a C stream (CPU data) into a StreamReader and reads
@@ -156,6 +159,12 @@ func (r *StreamReader) start(peeked *C.struct_ArrowSchema, peekedErrno C.int) (*
 		}
 		return fail(r.producerError("get_schema", rc))
 	}
+	// cached first, so that the held-schema entry can be found while the
+	// producer's schema is still there
+	if _, err := CopySchema(cs); err == nil {
+		var hash C.uint64_t
+		r.held = C.gda_held_schema_find(cs, &hash)
+	}
 	s, err := ImportSchema(cs)
 	if err != nil {
 		return fail(err)
@@ -200,50 +209,56 @@ func endedBy(err error) error {
 // Next reads the next array. A producer error is returned as *StreamError;
 // every later call reports that the stream ended with it (see endedBy).
 func (r *StreamReader) Next() (*Array, error) {
+	_, a, err := r.next(false)
+	return a, err
+}
+
+// NextHeld is Next for a binding that holds arrays in C (held.h): an array
+// the held gate takes is returned as a held record (the caller owns its
+// reference; no Go data is built), any other as an Array.
+func (r *StreamReader) NextHeld() (unsafe.Pointer, *Array, error) {
+	return r.next(true)
+}
+
+func (r *StreamReader) next(wantHeld bool) (unsafe.Pointer, *Array, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return nil, errorf(ErrConsumed, "the stream is closed")
+		return nil, nil, errorf(ErrConsumed, "the stream is closed")
 	}
 	if r.err != nil {
-		return nil, endedBy(r.err)
-	}
-	cell := (*C.struct_ArrowDeviceArray)(C.calloc(1, C.sizeof_struct_ArrowDeviceArray))
-	if cell == nil {
-		return nil, errorf(ErrNoMemory, "out of memory reading a stream")
+		return nil, nil, endedBy(r.err)
 	}
 	r.read = true
-	var rc C.int
-	if r.plain != nil {
-		rc = C.gda_call_stream_get_next(r.plain, &cell.array)
-		cell.device_type = C.ArrowDeviceType(device.CPU)
-		cell.device_id = -1
-	} else {
-		rc = C.gda_call_device_stream_get_next(r.dev, cell)
+	var held *C.gda_held_schema
+	if wantHeld {
+		held = r.held
 	}
-	if rc != 0 {
-		if cell.array.release != nil { // a producer that failed but still filled the struct
-			C.gda_call_array_release(&cell.array)
-		}
-		C.free(unsafe.Pointer(cell))
-		r.err = r.producerError("get_next", rc)
-		return nil, r.err
+	// one call into C per array: get_next, and the held gate
+	got := C.gda_stream_read_next(r.plain, r.dev, held, C.int32_t(r.devType))
+	switch {
+	case got.no_memory != 0:
+		return nil, nil, errorf(ErrNoMemory, "out of memory reading a stream")
+	case got.rc != 0:
+		r.err = r.producerError("get_next", got.rc)
+		return nil, nil, r.err
+	case got.held != nil:
+		return unsafe.Pointer(got.held), nil, nil
+	case got.cell == nil:
+		return nil, nil, io.EOF
 	}
-	if cell.array.release == nil {
-		C.free(unsafe.Pointer(cell))
-		return nil, io.EOF
-	}
-	if got := device.Type(cell.device_type); got != r.devType {
+	cell := got.cell
+	if dt := device.Type(cell.device_type); dt != r.devType {
 		C.gda_call_array_release(&cell.array)
 		C.free(unsafe.Pointer(cell))
-		r.err = errorf(ErrInvalid, "stream declared device type %s but get_next returned an array on %s", r.devType, got)
-		return nil, r.err
+		r.err = errorf(ErrInvalid, "stream declared device type %s but get_next returned an array on %s", r.devType, dt)
+		return nil, nil, r.err
 	}
 	a, err := importCell(cell, r.schema)
 	if err != nil {
 		r.err = err
 	}
-	return a, err
+	return nil, a, err
 }
 
 // Close releases the producer's stream (once); later calls do nothing.
@@ -254,6 +269,7 @@ func (r *StreamReader) Close() error {
 		return nil
 	}
 	r.closed = true
+	r.dropHeld()
 	if r.plain != nil {
 		if r.plain.release != nil {
 			C.gda_call_stream_release(r.plain)
@@ -301,8 +317,16 @@ func (r *StreamReader) handOver(plain *C.struct_ArrowArrayStream, dev *C.struct_
 	}
 	r.plain, r.dev = nil, nil
 	r.closed = true
+	r.dropHeld()
 	liveStreamImports.Add(-1)
 	return true
+}
+
+func (r *StreamReader) dropHeld() {
+	if r.held != nil {
+		C.gda_held_schema_unref(r.held)
+		r.held = nil
+	}
 }
 
 // ---------------------------------------------------------------- sources

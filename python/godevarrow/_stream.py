@@ -11,7 +11,7 @@ from typing import Any, AsyncIterator, Iterator, Optional, Sequence
 from . import _godevarrow as _lib
 from ._array import Array, RecordBatch
 from ._device import DeviceType
-from ._godevarrow import GodevarrowTypeError, StreamError
+from ._godevarrow import GodevarrowTypeError
 from ._protocol import ask, check_kwargs, no_protocol
 from ._schema import Schema, requested_handle, schema
 
@@ -47,17 +47,11 @@ class ArrayStream:
         return DeviceType(self._stream_info()[1])
 
     def __iter__(self) -> Iterator[Array]:
-        return self
+        # the extension's iterator: a for loop runs no Python code per array
+        return _lib.stream_iter(self._h, (self._info or self._stream_info())[2])
 
     def __next__(self) -> Array:
-        try:
-            arr = _lib.stream_next(self._h, (self._info or self._stream_info())[2])
-        except StreamError as e:
-            # a Python producer interrupted by Ctrl-C reports the interrupt as
-            # its error: give the user the KeyboardInterrupt they caused
-            if "KeyboardInterrupt" in str(e):
-                raise KeyboardInterrupt(str(e)) from e
-            raise
+        arr = _lib.stream_next(self._h, (self._info or self._stream_info())[2])
         if arr is None:
             raise StopIteration
         return arr
