@@ -313,6 +313,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args.repeat = args.repeat or (4 if args.quick else 16)
     args.rows_large = args.rows_large or (10**6 if args.quick else 10**8)
     args.batches = 1_000 if args.quick else 100_000
+    args.reading_raw = []
 
     impls = _peers()
     if args.profile is not None:
@@ -349,13 +350,16 @@ def main(argv: Optional[list[str]] = None) -> int:
     machine = machine_description(impls)
     text = render(header, table, machine, argv)
     text += memory_section(args, names)
-    text += stream_section(args)
+    text += reading_section(args)
     text += device_section(args)
     print()
     print(text)
     if args.out:
         png = os.path.splitext(args.out)[0] + ".png"
-        if chart(raw, names, png):
+        # the reading rows too; each compares godevarrow with its own reference
+        reading: list[tuple[str, dict[str, Optional[float]]]] = getattr(args, "reading_raw", [])
+        series = names + sorted({k for _, cells in reading for k in cells} - set(names))
+        if chart(raw + reading, series, png):
             text += f"\n![godevarrow beside its peers]({os.path.basename(png)})\n"
         with open(args.out, "w") as f:
             f.write(text)
@@ -740,60 +744,182 @@ def memory_section(args: argparse.Namespace, names: list[str]) -> str:
 # ----------------------------------------------------------------- streams
 
 
-def stream_section(args: argparse.Namespace) -> str:
-    """Reading one stream of small batches, batch by batch: godevarrow's
-    synchronous, prefetching and asyncio reads beside pyarrow's
-    RecordBatchReader and nanoarrow, in batches per second."""
+def _slow_stream_library() -> Optional[Any]:
+    """benchmarks/slowstream.c built into build/ (None without a C compiler)."""
+    import ctypes
+    import shutil
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = os.path.join(root, "build", "libslowstream.so")
+    src = os.path.join(root, "benchmarks", "slowstream.c")
+    if not os.path.exists(out) or os.path.getmtime(out) < os.path.getmtime(src):
+        cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+        if cc is None:
+            return None
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        include = os.path.join(root, "gosrc", "cdevice")
+        subprocess.check_call([cc, "-O2", "-shared", "-fPIC", f"-I{include}", "-o", out, src])
+    lib = ctypes.CDLL(out)
+    lib.slowstream_wrap.argtypes = [ctypes.c_void_p, ctypes.c_long]
+    lib.slowstream_wrap.restype = ctypes.c_int
+    return lib
+
+
+def reading_section(args: argparse.Namespace) -> str:
+    """Reading a C stream into Python objects, batch by batch: the same job for
+    every consumer (each imports the C stream a pyarrow table's reader
+    exports, and iterates it). The sync loop is compared with pyarrow's,
+    nanoarrow's and arro3's readers; godevarrow's asyncio and prefetching
+    reads with its own sync loop, on a fast producer and on one that waits
+    without the GIL before each batch (benchmarks/slowstream.c)."""
     import asyncio
+    import ctypes
 
     try:
         import godevarrow as gda
     except ImportError:
         return ""
-    n = args.batches
-    batch = pa.record_batch({"x": pa.array(np.arange(10, dtype=np.int64))})
+    n = 2_000 if args.quick else 20_000
+    batch = pa.record_batch({"x": pa.array([1], pa.int64())})
+    table = pa.Table.from_batches([batch] * n)
+    slow_lib = _slow_stream_library()
+    pythonapi = ctypes.pythonapi
+    pythonapi.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    pythonapi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
-    def source() -> pa.RecordBatchReader:
-        return pa.RecordBatchReader.from_batches(batch.schema, (batch for _ in range(n)))
+    class CStream:
+        """pyarrow's C stream of the table; with delay_ns, each get_next waits that long first."""
 
-    def count(it: Any) -> int:
+        def __init__(self, rows: int = n, delay_ns: int = 0) -> None:
+            self.table = table.slice(0, rows)
+            self.delay_ns = delay_ns
+
+        def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+            capsule = self.table.to_reader().__arrow_c_stream__(requested_schema)
+            if self.delay_ns:
+                pointer = pythonapi.PyCapsule_GetPointer(capsule, b"arrow_array_stream")
+                if slow_lib.slowstream_wrap(pointer, self.delay_ns) != 0:
+                    raise MemoryError
+            return capsule
+
+    def count(it: Any, rows: int = n, work_s: float = 0.0) -> int:
         k = 0
         for _ in it:
+            if work_s:
+                end = time.perf_counter() + work_s
+                while time.perf_counter() < end:
+                    pass
             k += 1
+        assert k == rows, k
         return k
 
-    async def acount(s: Any) -> int:
+    async def acount(s: Any, rows: int) -> int:
         k = 0
         async for _ in s:
             k += 1
+        assert k == rows, k
         return k
 
-    jobs: list[tuple[str, Callable[[], int]]] = [
-        ("pyarrow RecordBatchReader", lambda: count(source())),
-        ("godevarrow stream (sync)", lambda: count(gda.stream(source()))),
-        ("godevarrow stream, prefetch(8)", lambda: count(gda.stream(source()).prefetch(8))),
-        ("godevarrow stream, async for", lambda: asyncio.run(acount(gda.stream(source())))),
-    ]
+    fast = CStream()
+    peers: dict[str, Callable[[], Any]] = {"pyarrow": lambda: count(pa.RecordBatchReader.from_stream(fast))}
     try:
         import nanoarrow as na
 
-        jobs.insert(1, ("nanoarrow ArrayStream", lambda: count(na.ArrayStream(source()))))
+        peers["nanoarrow"] = lambda: count(na.ArrayStream(fast))
     except ImportError:
         pass
-    rows_out = []
-    for label, fn in jobs:
-        fn()  # warm up
-        times = []
-        for _ in range(max(args.repeat // 2, 1)):
-            start = time.perf_counter()
-            got = fn()
-            times.append(time.perf_counter() - start)
-        assert got == n, (label, got)
-        per_s = n / statistics.median(times)
-        rows_out.append([label, f"{per_s:,.0f} batches/s"])
+    try:
+        import arro3.core as a3
+
+        peers["arro3"] = lambda: count(a3.RecordBatchReader.from_stream(fast))
+    except ImportError:
+        pass
+    repeat = max(args.repeat // 2, 5)
+    rows_out: list[list[str]] = []
+    raw: list[tuple[str, dict[str, Optional[float]]]] = []
+
+    def row(label: str, own: list[float], others: dict[str, list[float]], target: float, rows: int) -> None:
+        ratio, low, high, _ = ratio_to_fastest(own, list(others.values()))
+        met = "met" if high <= target else "missed"
+        best = min(others, key=lambda k: statistics.median(others[k]))
+        per_s = rows / statistics.median(own)
+        rows_out.append(
+            [
+                label,
+                f"{per_s:,.0f}/s",
+                ", ".join(f"{k} {rows / statistics.median(v):,.0f}/s" for k, v in others.items()),
+                f"{ratio:.2f} ({low:.2f}-{high:.2f}, {met}) vs {best}",
+                f"<= {target:.2f}",
+            ]
+        )
         print(" | ".join(rows_out[-1]), flush=True)
-    lines = ["", f"## Reading a stream of {n:,} small batches", ""]
-    lines += markdown_table(["reader", "throughput"], rows_out)
+        raw.append(
+            (label, {"godevarrow": statistics.median(own), **{k: statistics.median(v) for k, v in others.items()}})
+        )
+
+    sync = lambda: count(gda.stream(fast))  # noqa: E731
+    samples = sample_times({"godevarrow": sync, **peers}, repeat, min_seconds=0)
+    own = samples.pop("godevarrow")
+    row(f"sync loop, {n:,} one-row batches (batches/s)", own, samples, 1.0, n)
+
+    samples = sample_times(
+        {
+            "async": lambda: asyncio.run(acount(gda.stream(fast), n)),
+            "prefetch": lambda: count(gda.stream(fast).prefetch(8)),
+            "sync": sync,
+        },
+        repeat,
+        min_seconds=0,
+    )
+    row("async for, fast producer", samples["async"], {"sync loop": samples["sync"]}, 2.0, n)
+    row("prefetch(8), fast producer", samples["prefetch"], {"sync loop": samples["sync"]}, 1.0, n)
+
+    if slow_lib is not None:
+        m, delay = (100, 100_000) if args.quick else (400, 100_000)
+        slow = CStream(m, delay)
+        work = delay / 1e9  # the consumer's own work per batch, as long as the producer's wait
+        samples = sample_times(
+            {
+                "prefetch": lambda: count(gda.stream(slow).prefetch(8), m, work),
+                "sync": lambda: count(gda.stream(slow), m, work),
+            },
+            repeat,
+            min_seconds=0,
+        )
+        row(
+            f"prefetch(8), producer waits {delay // 1000} µs per batch without the GIL, consumer works as long",
+            samples["prefetch"],
+            {"sync loop": samples["sync"]},
+            1 / 1.8,
+            m,
+        )
+
+        async def together(k: int) -> None:
+            await asyncio.gather(*(acount(gda.stream(CStream(m // 4, delay)), m // 4) for _ in range(k)))
+
+        samples = sample_times(
+            {"four": lambda: asyncio.run(together(4)), "one": lambda: asyncio.run(together(1))}, repeat, min_seconds=0
+        )
+        row(
+            f"4 such streams read together with asyncio vs one ({m // 4} batches each)",
+            samples["four"],
+            {"one stream": samples["one"]},
+            1.5,
+            m // 4,
+        )
+    header = ["reading job", "godevarrow", "reference (same run)", "ratio (95% interval) vs fastest", "target"]
+    lines = [
+        "",
+        "## Reading",
+        "",
+        "Each consumer reads the same C stream into Python objects. A ratio is godevarrow's time over the",
+        "reference's (below 1: godevarrow is faster); the target is met when the whole interval is at or",
+        "below it.",
+        "",
+    ]
+    lines += markdown_table(header, rows_out)
+    args.reading_raw = raw
     return "\n".join(lines) + "\n"
 
 

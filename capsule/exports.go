@@ -504,6 +504,67 @@ func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, out *C.uintptr_t, held *unsaf
 	return rc
 }
 
+// gdaStreamTryNext is gdaStreamNext for a caller holding the GIL in an event
+// loop: GDA_PENDING at once when nothing is ready (it never calls a producer).
+//
+//export gdaStreamTryNext
+func gdaStreamTryNext(h C.uintptr_t, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
+	pending := false
+	rc := call(e, func() error {
+		s, err := valueOf[*cdevice.OneShotStream](h)
+		if err != nil {
+			return err
+		}
+		hp, a, err, ok := s.TryNextHeld()
+		switch {
+		case !ok:
+			pending = true
+		case errors.Is(err, io.EOF):
+			*out = 0
+		case err != nil:
+			return err
+		case hp != nil:
+			*held = hp
+		default:
+			newHandle(a, out)
+		}
+		return nil
+	})
+	if rc == 0 && pending {
+		return C.GDA_PENDING
+	}
+	return rc
+}
+
+// gdaStreamWakeFD gives the read end of the stream's wake pipe.
+//
+//export gdaStreamWakeFD
+func gdaStreamWakeFD(h C.uintptr_t, fd *C.int64_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		s, err := valueOf[*cdevice.OneShotStream](h)
+		if err != nil {
+			return err
+		}
+		n, err := s.WakeFD()
+		*fd = C.int64_t(n)
+		return err
+	})
+}
+
+// gdaStreamArmWake asks for a byte on the wake pipe at the next news.
+//
+//export gdaStreamArmWake
+func gdaStreamArmWake(h C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		s, err := valueOf[*cdevice.OneShotStream](h)
+		if err != nil {
+			return err
+		}
+		s.ArmWake()
+		return nil
+	})
+}
+
 // gdaStreamUnread gives back an array that was read but could not be handed
 // to Python (a signal arrived): the next read returns it. The array's handle
 // (or its held record, when held is not NULL) is released.

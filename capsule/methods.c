@@ -262,6 +262,37 @@ static int check_array_class(PyObject* cls, const char* caller) {
   return -1;
 }
 
+// stream_try_next(handle, cls): the next array if one is ready now, None at
+// the end, NotImplemented when nothing is ready (the GIL is held: nothing
+// here waits or calls a producer).
+PyObject* m_stream_try_next(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "stream_try_next");
+  uintptr_t h, out = 0;
+  void* held = NULL;
+  if (check_array_class(args[1], "stream_try_next") || get_handle(args[0], &h)) return NULL;
+  gda_error e = {0};
+  int rc = gdaStreamTryNext(h, &out, &held, &e);
+  if (rc == GDA_PENDING) Py_RETURN_NOTIMPLEMENTED;
+  if (rc) return raise_error(&e);
+  if (!out && !held) Py_RETURN_NONE;
+  return array_base_owning((PyTypeObject*)args[1], out, held);
+}
+
+PyObject* m_stream_wake_fd(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "stream_wake_fd");
+  int64_t fd = -1;
+  gda_error e = {0};
+  if (gdaStreamWakeFD(h, &fd, &e)) return raise_error(&e);
+  return PyLong_FromLongLong(fd);
+}
+
+PyObject* m_stream_arm_wake(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "stream_arm_wake");
+  gda_error e = {0};
+  if (gdaStreamArmWake(h, &e)) return raise_error(&e);
+  Py_RETURN_NONE;
+}
+
 PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(2, "stream_next");
   if (check_array_class(args[1], "stream_next")) return NULL;
@@ -275,13 +306,20 @@ PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
 typedef struct {
   PyObject_HEAD PyObject* handle;
   PyObject* cls;
+  int ready_first;  // a read-ahead stream: take a ready array before releasing the GIL
 } StreamIterObject;
 
 static PyTypeObject* StreamIter_Type;
 
 static PyObject* StreamIter_next(PyObject* self) {
   StreamIterObject* it = (StreamIterObject*)self;
-  PyObject* r = stream_read(it->handle, (PyTypeObject*)it->cls);
+  PyObject* r = NULL;
+  if (it->ready_first) {
+    PyObject* args[2] = {it->handle, it->cls};
+    if (!(r = m_stream_try_next(NULL, args, 2))) return NULL;
+    if (r == Py_NotImplemented) Py_CLEAR(r);  // nothing ready: wait for it
+  }
+  if (!r) r = stream_read(it->handle, (PyTypeObject*)it->cls);
   if (r == Py_None) {
     Py_DECREF(r);
     return NULL;  // the end: StopIteration
@@ -317,13 +355,16 @@ int stream_iter_init(PyObject* module) {
 }
 
 PyObject* m_stream_iter(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(2, "stream_iter");
+  CHECK_NARGS(3, "stream_iter");
   uintptr_t h;
-  if (check_array_class(args[1], "stream_iter") || get_handle(args[0], &h)) return NULL;
+  int ready_first;
+  if (check_array_class(args[1], "stream_iter") || get_handle(args[0], &h) || get_bool(args[2], &ready_first))
+    return NULL;
   StreamIterObject* it = (StreamIterObject*)((allocfunc)PyType_GetSlot(StreamIter_Type, Py_tp_alloc))(StreamIter_Type, 0);
   if (!it) return NULL;
   it->handle = Py_NewRef(args[0]);
   it->cls = Py_NewRef(args[1]);
+  it->ready_first = ready_first;
   return (PyObject*)it;
 }
 

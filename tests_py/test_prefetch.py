@@ -164,3 +164,66 @@ def test_async_errors_arrive_in_order(leak_check):
 
     got, message = asyncio.run(main())
     assert got == [0, 1] and "batch 2" in message
+
+
+def test_async_iteration_needs_no_worker_thread(leak_check, monkeypatch):
+    """``async for`` takes arrays from the read-ahead queue with the GIL held and
+    waits on a pipe the event loop watches: no thread of the loop's pool."""
+
+    def no_threads(*args, **kwargs):
+        raise AssertionError("async iteration used asyncio.to_thread")
+
+    monkeypatch.setattr(asyncio, "to_thread", no_threads)
+
+    async def main():
+        return [values([b])[0] async for b in gda.stream(Producer(50).reader())]
+
+    assert asyncio.run(main()) == list(range(50))
+
+
+def test_async_streams_are_read_concurrently(leak_check):
+    """Four streams whose producers each wait for all four to be inside a
+    read: only reads that overlap can get past the barrier (each producer
+    gives up after 10 s, which fails the test)."""
+    barrier = threading.Barrier(4, timeout=10)
+
+    def batches():
+        for i in range(3):
+            barrier.wait()
+            yield pa.record_batch({"x": [i]})
+
+    async def read_one():
+        reader = pa.RecordBatchReader.from_batches(SCHEMA, batches())
+        return [values([b])[0] async for b in gda.stream(reader)]
+
+    async def main():
+        return await asyncio.gather(*(read_one() for _ in range(4)))
+
+    assert asyncio.run(main()) == [[0, 1, 2]] * 4
+
+
+def test_a_cancelled_anext_loses_nothing(leak_check):
+    async def main():
+        s = gda.stream(Producer(4, delay=0.05).reader())
+        first = await s.__anext__()
+        task = asyncio.ensure_future(s.__anext__())
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        rest = [b async for b in s]
+        await s.aclose()
+        return values([first] + rest)
+
+    assert asyncio.run(main()) == [0, 1, 2, 3]
+
+
+def test_sync_reads_go_on_after_async_ones(leak_check):
+    async def two(s):
+        return [await s.__anext__(), await s.__anext__()]
+
+    s = gda.stream(Producer(5).reader())
+    first = asyncio.run(two(s))
+    rest = list(s)
+    assert values(first + rest) == list(range(5))
+    s.close()

@@ -116,6 +116,9 @@ func (s *OneShotStream) next(wait time.Duration, wantHeld bool) (held unsafe.Poi
 		s.mu.Unlock()
 	}()
 	if s.prefetch != nil && s.reader == ArrayReader(s.prefetch) {
+		if wantHeld {
+			return s.prefetch.NextWithinHeld(wait)
+		}
 		a, err, ready = s.prefetch.NextWithin(wait)
 		return nil, a, err, ready
 	}
@@ -125,6 +128,58 @@ func (s *OneShotStream) next(wait time.Duration, wantHeld bool) (held unsafe.Poi
 	}
 	a, err = s.reader.Next()
 	return nil, a, err, true
+}
+
+// TryNextHeld is NextHeld for a caller that must not wait (an event loop):
+// ok is false when nothing is ready now, and always for a stream that does
+// not read ahead (see Prefetch), whose reads call the producer. It never
+// calls the producer.
+func (s *OneShotStream) TryNextHeld() (held unsafe.Pointer, a *Array, err error, ok bool) {
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return nil, nil, errStreamConsumed(), true
+	case s.reading || s.prefetch == nil || s.reader != ArrayReader(s.prefetch):
+		s.mu.Unlock()
+		return nil, nil, nil, false
+	case s.unread != nil || s.unreadHeld != nil:
+		a, held = s.unread, s.unreadHeld
+		s.unread, s.unreadHeld = nil, nil
+		s.mu.Unlock()
+		return held, a, nil, true
+	}
+	s.reading = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.reading = false
+		s.idle.Signal()
+		s.mu.Unlock()
+	}()
+	return s.prefetch.TryNextHeld()
+}
+
+// WakeFD and ArmWake are those of the stream's read-ahead (see
+// PrefetchReader.WakeFD); a stream that does not read ahead has none.
+func (s *OneShotStream) WakeFD() (int, error) {
+	s.mu.Lock()
+	p, ok := s.prefetch, !s.closed && s.prefetch != nil && s.reader == ArrayReader(s.prefetch)
+	s.mu.Unlock()
+	if !ok {
+		return -1, errorf(ErrInvalid, "only a stream that reads ahead (prefetch) can wake an event loop")
+	}
+	return p.WakeFD()
+}
+
+// ArmWake: see WakeFD.
+func (s *OneShotStream) ArmWake() {
+	s.mu.Lock()
+	p, ok := s.prefetch, !s.closed && s.prefetch != nil && s.reader == ArrayReader(s.prefetch)
+	s.mu.Unlock()
+	if ok {
+		p.ArmWake()
+	}
 }
 
 // Unread gives back an array that Next returned but that could not be

@@ -5,6 +5,7 @@ import (
 	"io"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/device"
 )
@@ -27,7 +28,7 @@ import (
 // the producer returns. Call Stop first, without such locks, to avoid that.
 type PrefetchReader struct {
 	r       ArrayReader
-	results chan prefetched
+	results *handoff
 	stop    chan struct{}
 	done    chan struct{}
 
@@ -37,15 +38,38 @@ type PrefetchReader struct {
 	inNext    bool       // the goroutine is inside r.Next
 	stopping  bool       // Stop or Close was called
 	abandoned bool       // Close returned while r.Next was running
-	leftover  *Array     // an array read after stop was requested
+	leftover  prefetched // an array read after stop was requested
 	cleaned   bool       // the producer's arrays and stream were released
 	final     error      // the sticky end: io.EOF or the producer's error
 	readerMu  sync.Mutex // serializes Next callers
 }
 
+// prefetched is one read: an array (a held record when the reader holds
+// arrays in C, see heldReader, else an Array), or the error that ended the
+// stream.
 type prefetched struct {
-	a   *Array
-	err error
+	a    *Array
+	held unsafe.Pointer
+	err  error
+}
+
+func (r prefetched) release() {
+	if r.a != nil {
+		r.a.Release()
+	}
+	if r.held != nil {
+		ReleaseHeld(r.held)
+	}
+}
+
+// array is r as an Array (a held record is built into one).
+func (r prefetched) array() (*Array, error) {
+	if r.held == nil {
+		return r.a, r.err
+	}
+	a, err := ImportHeld(r.held)
+	ReleaseHeld(r.held)
+	return a, err
 }
 
 // MaxPrefetchDepth bounds the read-ahead: the queue is allocated up front,
@@ -58,7 +82,7 @@ func Prefetch(r ArrayReader, depth int) *PrefetchReader {
 	depth = min(max(depth, 1), MaxPrefetchDepth)
 	p := &PrefetchReader{
 		r:       r,
-		results: make(chan prefetched, depth),
+		results: newHandoff(depth),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
@@ -67,7 +91,12 @@ func Prefetch(r ArrayReader, depth int) *PrefetchReader {
 }
 
 func (p *PrefetchReader) run() {
-	defer close(p.done)
+	defer func() {
+		close(p.done)
+		p.results.mu.Lock()
+		p.results.wakeArmedLocked()
+		p.results.mu.Unlock()
+	}()
 	for {
 		p.mu.Lock()
 		if p.stopping {
@@ -77,38 +106,42 @@ func (p *PrefetchReader) run() {
 		p.inNext = true
 		p.mu.Unlock()
 
-		a, err := p.nextFromProducer()
-
+		start := time.Now()
+		res := p.nextFromProducer()
+		urgent := res.err != nil || time.Since(start) > slowRead
 		p.mu.Lock()
 		p.inNext = false
 		abandoned := p.abandoned
 		p.mu.Unlock()
 		if abandoned {
-			if a != nil {
-				a.Release()
-			}
+			res.release()
 			p.cleanup()
 			return
 		}
-		select {
-		case p.results <- prefetched{a, err}:
-		case <-p.stop:
+		if !p.results.push(res, urgent, p.stop) {
 			p.mu.Lock()
-			p.leftover = a
+			p.leftover = res
 			p.mu.Unlock()
 			return
 		}
-		if err != nil {
+		if res.err != nil {
 			return
 		}
 	}
 }
 
-// nextFromProducer turns a panic in the producer's Next into an error, so
-// that the background goroutine never takes the process down.
-func (p *PrefetchReader) nextFromProducer() (a *Array, err error) {
-	defer recoverInto(func(e error) { a, err = nil, e })
-	return p.r.Next()
+// nextFromProducer reads one array (held in C when the reader can, which
+// saves building Go data on this goroutine and on the consumer's), and turns
+// a panic in the producer's Next into an error, so that the background
+// goroutine never takes the process down.
+func (p *PrefetchReader) nextFromProducer() (res prefetched) {
+	defer recoverInto(func(e error) { res = prefetched{err: e} })
+	if hr, ok := p.r.(heldReader); ok {
+		res.held, res.a, res.err = hr.NextHeld()
+	} else {
+		res.a, res.err = p.r.Next()
+	}
+	return res
 }
 
 // Schema returns the stream's schema.
@@ -121,35 +154,111 @@ func (p *PrefetchReader) DeviceType() device.Type { return p.r.DeviceType() }
 // ready; (nil, io.EOF) at the end. After Stop or Close it reports
 // ErrConsumed.
 func (p *PrefetchReader) Next() (*Array, error) {
+	return p.next().array()
+}
+
+func (p *PrefetchReader) next() prefetched {
+	_, res := p.take(time.Time{})
+	return res
+}
+
+// take returns the next read, waiting until deadline (zero: as long as it
+// takes): false when the deadline passed first.
+func (p *PrefetchReader) take(deadline time.Time) (bool, prefetched) {
 	p.readerMu.Lock()
 	defer p.readerMu.Unlock()
-	if p.final != nil {
-		return nil, p.final
-	}
-	select {
-	case res := <-p.results:
-		if res.err != nil {
-			p.final = endedBy(res.err)
+	for {
+		if p.final != nil {
+			return true, prefetched{err: p.final}
 		}
-		return res.a, res.err
-	case <-p.done:
-		// the goroutine ended: take what it left in the queue first
-		select {
-		case res := <-p.results:
+		if res, ok := p.results.pop(); ok {
 			if res.err != nil {
 				p.final = endedBy(res.err)
 			}
-			return res.a, res.err
+			return true, res
+		}
+		select {
+		case <-p.done:
+			// the goroutine ended: take what it left in the queue first
+			if res, ok := p.results.pop(); ok {
+				if res.err != nil {
+					p.final = endedBy(res.err)
+				}
+				return true, res
+			}
+			p.mu.Lock()
+			stopped := p.stopping
+			p.mu.Unlock()
+			if stopped {
+				return true, prefetched{err: errorf(ErrConsumed, "the stream was closed")}
+			}
+			p.final = io.EOF
+			continue
 		default:
 		}
-		p.mu.Lock()
-		stopped := p.stopping
-		p.mu.Unlock()
-		if stopped {
-			return nil, errorf(ErrConsumed, "the stream was closed")
+		if !p.results.wait(deadline, p.done) {
+			return false, prefetched{}
 		}
-		p.final = io.EOF
-		return nil, io.EOF
+	}
+}
+
+// TryNextHeld is NextWithinHeld for a caller that must not wait, such as an
+// event loop holding Python's GIL: ok is false when no read is ready now
+// (then arm the wake, see WakeFD). It never calls the producer.
+func (p *PrefetchReader) TryNextHeld() (held unsafe.Pointer, a *Array, err error, ok bool) {
+	if !p.readerMu.TryLock() {
+		return nil, nil, nil, false // another reader is waiting
+	}
+	final := p.final
+	var res prefetched
+	if final == nil {
+		res, ok = p.results.tryPop()
+		if ok && res.err != nil {
+			p.final = endedBy(res.err)
+		}
+	}
+	p.readerMu.Unlock()
+	switch {
+	case final != nil:
+		return nil, nil, final, true
+	case ok:
+		return res.held, res.a, res.err, true
+	}
+	select {
+	case <-p.done: // the end, or a stop: the waiting read answers at once
+		ok, res = p.take(time.Now())
+		return res.held, res.a, res.err, ok
+	default:
+		return nil, nil, nil, false
+	}
+}
+
+// WakeFD returns a file descriptor that becomes readable (a byte is
+// written) after ArmWake when a read is ready or the stream ended: what an
+// event loop watches (asyncio's add_reader) instead of blocking a thread.
+// The caller drains it and never closes it; it lives until Close.
+func (p *PrefetchReader) WakeFD() (int, error) {
+	return p.results.openWake()
+}
+
+// ArmWake asks for one byte on WakeFD at the next push, at once when a read
+// is ready or the goroutine has ended.
+func (p *PrefetchReader) ArmWake() {
+	h := p.results
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.wakeR < 0 {
+		return
+	}
+	h.armed = true
+	select {
+	case <-p.done:
+		h.wakeArmedLocked()
+		return
+	default:
+	}
+	if h.n > 0 {
+		h.wakeArmedLocked()
 	}
 }
 
@@ -189,22 +298,17 @@ func (p *PrefetchReader) cleanup() error {
 	}
 	p.cleaned = true
 	left := p.leftover
-	p.leftover = nil
+	p.leftover = prefetched{}
 	p.mu.Unlock()
-	if left != nil {
-		left.Release()
-	}
+	left.release()
 	for {
-		select {
-		case res := <-p.results:
-			if res.a != nil {
-				res.a.Release()
-			}
-			continue
-		default:
+		res, ok := p.results.tryPop()
+		if !ok {
+			break
 		}
-		break
+		res.release()
 	}
+	p.results.closeWake()
 	err := p.r.Close()
 	if errors.Is(err, io.EOF) {
 		err = nil
@@ -215,26 +319,16 @@ func (p *PrefetchReader) cleanup() error {
 // NextWithin is Next waiting at most d: ready is false when nothing arrived
 // in time (then call again; nothing is lost).
 func (p *PrefetchReader) NextWithin(d time.Duration) (a *Array, err error, ready bool) {
-	p.readerMu.Lock()
-	final := p.final
-	p.readerMu.Unlock()
-	if final != nil {
-		return nil, final, true
+	held, a, err, ready := p.NextWithinHeld(d)
+	if held != nil {
+		a, err = prefetched{held: held}.array()
 	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case res := <-p.results:
-		p.readerMu.Lock()
-		if res.err != nil {
-			p.final = endedBy(res.err)
-		}
-		p.readerMu.Unlock()
-		return res.a, res.err, true
-	case <-p.done:
-		a, err := p.Next()
-		return a, err, true
-	case <-timer.C:
-		return nil, nil, false
-	}
+	return a, err, ready
+}
+
+// NextWithinHeld is NextWithin for a binding that holds arrays in C: an array
+// read as a held record comes back as one (the caller owns its reference).
+func (p *PrefetchReader) NextWithinHeld(d time.Duration) (held unsafe.Pointer, a *Array, err error, ready bool) {
+	ok, res := p.take(time.Now().Add(d))
+	return res.held, res.a, res.err, ok
 }

@@ -15,6 +15,22 @@ from ._godevarrow import GodevarrowTypeError
 from ._protocol import ask, check_kwargs, no_protocol
 from ._schema import Schema, requested_handle, schema
 
+# How far an ``async for`` reads ahead (ArrayStream.__anext__).
+ASYNC_DEPTH = 64
+
+
+def _woken(fd: int, woken: Any) -> None:
+    """The event loop's reader callback of a wake pipe: drain it, wake the waiter."""
+    import os
+
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass
+    if not woken.done():
+        woken.set_result(None)
+
 
 class ArrayStream:
     """A stream of arrays with one schema on one device type; read once.
@@ -24,13 +40,14 @@ class ArrayStream:
     read or exported again.
     """
 
-    __slots__ = ("_h", "_info", "__weakref__")
+    __slots__ = ("_h", "_info", "_reads_ahead", "__weakref__")
 
     def __init__(self, handle: Any) -> None:
         # schema, device type and array class are asked for when first
         # needed: a stream handed on unread never needs them
         self._h = handle
         self._info: Optional[tuple[Schema, int, type[Array]]] = None
+        self._reads_ahead = False
 
     def _stream_info(self) -> tuple[Schema, int, type[Array]]:
         if self._info is None:
@@ -48,7 +65,7 @@ class ArrayStream:
 
     def __iter__(self) -> Iterator[Array]:
         # the extension's iterator: a for loop runs no Python code per array
-        return _lib.stream_iter(self._h, (self._info or self._stream_info())[2])
+        return _lib.stream_iter(self._h, (self._info or self._stream_info())[2], self._reads_ahead)
 
     def __next__(self) -> Array:
         arr = _lib.stream_next(self._h, (self._info or self._stream_info())[2])
@@ -72,19 +89,48 @@ class ArrayStream:
         """
         if not isinstance(depth, int) or isinstance(depth, bool):
             raise GodevarrowTypeError(f"depth must be an int, not {type(depth).__name__}")
-        return ArrayStream(_lib.stream_prefetch(self._h, depth))
+        ahead = ArrayStream(_lib.stream_prefetch(self._h, depth))
+        ahead._reads_ahead = True
+        return ahead
 
     def __aiter__(self) -> AsyncIterator[Array]:
         return self
 
     async def __anext__(self) -> Array:
-        """The next array, read in a worker thread so the event loop keeps running."""
-        import asyncio
+        """The next array, without blocking the event loop.
 
-        arr = await asyncio.to_thread(_lib.stream_next, self._h, self._stream_info()[2])
+        The first ``__anext__`` makes the stream read ahead (``prefetch``,
+        up to :data:`ASYNC_DEPTH` arrays): a goroutine reads while the loop
+        runs, ``__anext__`` returns at once while arrays are queued, and
+        otherwise the loop is woken through a pipe when one arrives, so many
+        streams are read concurrently. A cancelled ``__anext__`` loses
+        nothing."""
+        if not self._reads_ahead:
+            self._h = _lib.stream_prefetch(self._h, ASYNC_DEPTH)
+            self._reads_ahead = True
+        cls = (self._info or self._stream_info())[2]
+        while True:
+            arr = _lib.stream_try_next(self._h, cls)
+            if arr is not NotImplemented:
+                break
+            await self._ready()
         if arr is None:
             raise StopAsyncIteration
         return arr
+
+    async def _ready(self) -> None:
+        """Waits until the read-ahead has an array or ended."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        fd = _lib.stream_wake_fd(self._h)
+        woken: asyncio.Future[None] = loop.create_future()
+        loop.add_reader(fd, _woken, fd, woken)
+        try:
+            _lib.stream_arm_wake(self._h)
+            await woken
+        finally:
+            loop.remove_reader(fd)
 
     async def aclose(self) -> None:
         """Close the stream without blocking the event loop (after a read in
