@@ -151,12 +151,12 @@ int gda_held_import_device(struct ArrowSchema* schema, struct ArrowDeviceArray* 
 // is gated as gda_held_import does; a driver failure declines.
 int gda_held_import_entry(gda_held_schema* e, struct ArrowDeviceArray* d, gda_held** out);
 // One get_next of a foreign stream (exactly one of plain and dev), in one
-// call from Go: a fresh cell is filled (a plain stream's array gets device
-// CPU) and, when e is not NULL and the array is on dev_type, offered to
-// gda_held_import_entry. rc is get_next's errno (cell then released and
-// freed); otherwise held is the held array, or cell the array for the Go
-// import (NULL with errno 0: the end of the stream, or no memory when
-// no_memory is set).
+// call from Go (a plain stream's array gets device CPU). When e is not NULL
+// and the array is on dev_type it is offered to gda_held_import_entry. rc is
+// get_next's errno (what the producer filled is released); otherwise held is
+// the held array, or cell a malloc'd cell with the array for the Go import
+// (NULL with errno 0: the end of the stream; no_memory: the array could not
+// be kept and was released).
 typedef struct {
   int rc;
   int no_memory;

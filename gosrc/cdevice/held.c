@@ -432,29 +432,26 @@ int gda_held_import_entry(gda_held_schema* e, struct ArrowDeviceArray* d, gda_he
 gda_stream_read gda_stream_read_next(struct ArrowArrayStream* plain, struct ArrowDeviceArrayStream* dev,
                                      gda_held_schema* e, int32_t dev_type) {
   gda_stream_read r = {0};
-  struct ArrowDeviceArray* cell = calloc(1, sizeof(*cell));
-  if (!cell) {
+  struct ArrowDeviceArray got = {0};  // on the stack: a held array needs no cell
+  if (plain) {
+    r.rc = gda_call_stream_get_next(plain, &got.array);
+    got.device_type = ARROW_DEVICE_CPU;
+    got.device_id = -1;
+  } else {
+    r.rc = gda_call_device_stream_get_next(dev, &got);
+  }
+  if (r.rc != 0 || !got.array.release) {
+    // a producer that failed but still filled the struct is released
+    if (r.rc != 0 && got.array.release) gda_call_array_release(&got.array);
+    return r;
+  }
+  if (e && got.device_type == dev_type && gda_held_import_entry(e, &got, &r.held) == 1) return r;
+  if (!(r.cell = malloc(sizeof(*r.cell)))) {
+    gda_call_array_release(&got.array);
     r.no_memory = 1;
     return r;
   }
-  if (plain) {
-    r.rc = gda_call_stream_get_next(plain, &cell->array);
-    cell->device_type = ARROW_DEVICE_CPU;
-    cell->device_id = -1;
-  } else {
-    r.rc = gda_call_device_stream_get_next(dev, cell);
-  }
-  if (r.rc != 0 || !cell->array.release) {
-    // a producer that failed but still filled the struct is released
-    if (r.rc != 0 && cell->array.release) gda_call_array_release(&cell->array);
-    free(cell);
-    return r;
-  }
-  if (e && cell->device_type == dev_type && gda_held_import_entry(e, cell, &r.held) == 1) {
-    free(cell);
-    return r;
-  }
-  r.cell = cell;
+  *r.cell = got;
   return r;
 }
 
