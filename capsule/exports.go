@@ -536,31 +536,30 @@ func gdaStreamTryNext(h C.uintptr_t, out *C.uintptr_t, held *unsafe.Pointer, e *
 	return rc
 }
 
-// gdaStreamWakeFD gives the read end of the stream's wake pipe.
+// gdaStreamSetWake gives the stream's read-ahead the write end of the
+// caller's wake pipe.
 //
-//export gdaStreamWakeFD
-func gdaStreamWakeFD(h C.uintptr_t, fd *C.int64_t, e *C.gda_error) C.int {
+//export gdaStreamSetWake
+func gdaStreamSetWake(h C.uintptr_t, fd C.int64_t, e *C.gda_error) C.int {
 	return call(e, func() error {
 		s, err := valueOf[*cdevice.OneShotStream](h)
 		if err != nil {
 			return err
 		}
-		n, err := s.WakeFD()
-		*fd = C.int64_t(n)
-		return err
+		return s.SetWakeFD(int(fd))
 	})
 }
 
-// gdaStreamArmWake asks for a byte on the wake pipe at the next news.
+// gdaStreamArmWake arms (or disarms) the wake pipe for the next news.
 //
 //export gdaStreamArmWake
-func gdaStreamArmWake(h C.uintptr_t, e *C.gda_error) C.int {
+func gdaStreamArmWake(h C.uintptr_t, on C.int, e *C.gda_error) C.int {
 	return call(e, func() error {
 		s, err := valueOf[*cdevice.OneShotStream](h)
 		if err != nil {
 			return err
 		}
-		s.ArmWake()
+		s.ArmWake(on != 0)
 		return nil
 	})
 }

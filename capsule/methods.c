@@ -278,18 +278,21 @@ PyObject* m_stream_try_next(PyObject* self, PyObject* const* args, Py_ssize_t na
   return array_base_owning((PyTypeObject*)args[1], out, held);
 }
 
-PyObject* m_stream_wake_fd(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  HANDLE_ARG(1, "stream_wake_fd");
-  int64_t fd = -1;
+PyObject* m_stream_set_wake(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(2, "stream_set_wake");
+  int64_t fd;
+  if (get_int64(args[1], &fd)) return NULL;
   gda_error e = {0};
-  if (gdaStreamWakeFD(h, &fd, &e)) return raise_error(&e);
-  return PyLong_FromLongLong(fd);
+  if (gdaStreamSetWake(h, fd, &e)) return raise_error(&e);
+  Py_RETURN_NONE;
 }
 
 PyObject* m_stream_arm_wake(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  HANDLE_ARG(1, "stream_arm_wake");
+  HANDLE_ARG(2, "stream_arm_wake");
+  int on;
+  if (get_bool(args[1], &on)) return NULL;
   gda_error e = {0};
-  if (gdaStreamArmWake(h, &e)) return raise_error(&e);
+  if (gdaStreamArmWake(h, on, &e)) return raise_error(&e);
   Py_RETURN_NONE;
 }
 

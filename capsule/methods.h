@@ -38,8 +38,8 @@
   X(stream_info, REFUSE, "stream_info(handle) -> StreamInfo", "(handle: _Handle, /) -> StreamInfo") \
   X(stream_next, REFUSE, "stream_next(handle, cls) -> the next array as a cls instance, or None at the end", "(handle: _Handle, cls: type[_A], /) -> Optional[_A]") \
   X(stream_try_next, REFUSE, "stream_try_next(handle, cls) -> the next array if one is ready now, None at the end, NotImplemented when none is ready (read-ahead streams only)", "(handle: _Handle, cls: type[_A], /) -> Union[_A, None, NotImplementedType]") \
-  X(stream_wake_fd, REFUSE, "stream_wake_fd(handle) -> the read end of the read-ahead stream's wake pipe (do not close it)", "(handle: _Handle, /) -> int") \
-  X(stream_arm_wake, REFUSE, "stream_arm_wake(handle): one byte on the wake pipe at the next array or the end", "(handle: _Handle, /) -> None") \
+  X(stream_set_wake, REFUSE, "stream_set_wake(handle, fd): the write end of the caller's non-blocking wake pipe (a read-ahead stream's; the caller closes it after closing the stream)", "(handle: _Handle, fd: int, /) -> None") \
+  X(stream_arm_wake, REFUSE, "stream_arm_wake(handle, on): one byte on the wake pipe at the next array or the end (on=False: disarm)", "(handle: _Handle, on: bool, /) -> None") \
   X(stream_iter, REFUSE, "stream_iter(handle, cls, ready_first) -> an iterator of the stream's arrays as cls instances (ready_first: a read-ahead stream, whose ready arrays are taken with the GIL held)", "(handle: _Handle, cls: type[_A], ready_first: bool, /) -> StreamIterator[_A]") \
   X(stream_close, REFUSE, "stream_close(handle): release the stream, after a read in progress elsewhere", "(handle: _Handle, /) -> None") \
   X(stream_prefetch, REFUSE, "stream_prefetch(handle, depth) -> stream handle (moves the stream)", "(handle: _Handle, depth: int, /) -> _Handle") \

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import threading
 import time
 
@@ -227,3 +228,39 @@ def test_sync_reads_go_on_after_async_ones(leak_check):
     rest = list(s)
     assert values(first + rest) == list(range(5))
     s.close()
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_aclose_while_another_task_waits_ends_the_wait(leak_check):
+    """A stream closed while another task awaits its next array: the waiting
+    task is woken and told the stream was consumed, and the wake pipe is
+    closed once nobody waits on it."""
+
+    async def main():
+        s = gda.stream(Producer(4, delay=0.3).reader())
+        fds = open_fds()
+        waiting = asyncio.ensure_future(s.__anext__())
+        await asyncio.sleep(0.05)
+        assert open_fds() == fds + 2  # the wake pipe
+        await s.aclose()
+        with pytest.raises(gda.ArrowInvalid, match="consumed"):
+            await asyncio.wait_for(waiting, 10)
+        assert open_fds() == fds
+
+    asyncio.run(main())
+
+
+def test_the_wake_pipe_of_a_dropped_stream_is_closed(leak_check):
+    async def main():
+        fds = open_fds()
+        s = gda.stream(Producer(3, delay=0.01).reader())
+        got = [values([b])[0] async for b in s]
+        del s
+        gc.collect()
+        return got, open_fds() - fds
+
+    got, extra = asyncio.run(main())
+    assert got == [0, 1, 2] and extra == 0

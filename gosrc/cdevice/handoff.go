@@ -36,10 +36,10 @@ type handoff struct {
 	data          chan struct{} // a token for a waiting consumer (capacity 1)
 	space         chan struct{} // a token for a waiting producer (capacity 1)
 	// an asynchronous consumer (an event loop) waiting for the next push:
-	// it is told by a byte written to the pipe wakeW → wakeR (see
-	// PrefetchReader.WakeFD); both are -1 until asked for
-	armed        bool
-	wakeR, wakeW int
+	// it is told by a byte written to wakeFD, a pipe the consumer owns (see
+	// PrefetchReader.SetWakeFD); -1 when there is none
+	armed  bool
+	wakeFD int
 }
 
 const (
@@ -50,11 +50,10 @@ const (
 
 func newHandoff(depth int) *handoff {
 	return &handoff{
-		ring:  make([]prefetched, depth),
-		data:  make(chan struct{}, 1),
-		space: make(chan struct{}, 1),
-		wakeR: -1,
-		wakeW: -1,
+		ring:   make([]prefetched, depth),
+		data:   make(chan struct{}, 1),
+		space:  make(chan struct{}, 1),
+		wakeFD: -1,
 	}
 }
 
@@ -96,10 +95,10 @@ func (h *handoff) push(res prefetched, urgent bool, stop <-chan struct{}) bool {
 
 // wakeArmedLocked tells an armed asynchronous consumer that there is news.
 func (h *handoff) wakeArmedLocked() {
-	if h.armed {
+	if h.armed && h.wakeFD >= 0 {
 		h.armed = false
 		// a full pipe already says "ready": the error is ignored
-		_, _ = syscall.Write(h.wakeW, []byte{1})
+		_, _ = syscall.Write(h.wakeFD, []byte{1})
 	}
 }
 
@@ -162,27 +161,9 @@ func (h *handoff) wait(deadline time.Time, done <-chan struct{}) bool {
 	return true
 }
 
-// openWake makes the wake pipe (non-blocking, closed on exec), once.
-func (h *handoff) openWake() (int, error) {
+// setWake sets (fd >= 0) or forgets (-1) the consumer's wake pipe, disarmed.
+func (h *handoff) setWake(fd int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.wakeR < 0 {
-		var fds [2]int
-		if err := syscall.Pipe2(fds[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
-			return -1, errorf(ErrInvalid, "cannot make a wake pipe for the stream: %v", err)
-		}
-		h.wakeR, h.wakeW = fds[0], fds[1]
-	}
-	return h.wakeR, nil
-}
-
-// closeWake closes the wake pipe, if it was made.
-func (h *handoff) closeWake() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.wakeR >= 0 {
-		_ = syscall.Close(h.wakeR)
-		_ = syscall.Close(h.wakeW)
-		h.wakeR, h.wakeW, h.armed = -1, -1, false
-	}
+	h.wakeFD, h.armed = fd, false
 }

@@ -160,26 +160,28 @@ func (s *OneShotStream) TryNextHeld() (held unsafe.Pointer, a *Array, err error,
 	return s.prefetch.TryNextHeld()
 }
 
-// WakeFD and ArmWake are those of the stream's read-ahead (see
-// PrefetchReader.WakeFD); a stream that does not read ahead has none.
-func (s *OneShotStream) WakeFD() (int, error) {
-	s.mu.Lock()
-	p, ok := s.prefetch, !s.closed && s.prefetch != nil && s.reader == ArrayReader(s.prefetch)
-	s.mu.Unlock()
+// SetWakeFD and ArmWake are those of the stream's read-ahead (see
+// PrefetchReader.SetWakeFD); a stream that does not read ahead has none.
+func (s *OneShotStream) SetWakeFD(fd int) error {
+	p, ok := s.readAhead()
 	if !ok {
-		return -1, errorf(ErrInvalid, "only a stream that reads ahead (prefetch) can wake an event loop")
+		return errorf(ErrInvalid, "only an open stream that reads ahead (prefetch) can wake an event loop")
 	}
-	return p.WakeFD()
+	p.SetWakeFD(fd)
+	return nil
 }
 
-// ArmWake: see WakeFD.
-func (s *OneShotStream) ArmWake() {
-	s.mu.Lock()
-	p, ok := s.prefetch, !s.closed && s.prefetch != nil && s.reader == ArrayReader(s.prefetch)
-	s.mu.Unlock()
-	if ok {
-		p.ArmWake()
+// ArmWake: see SetWakeFD.
+func (s *OneShotStream) ArmWake(on bool) {
+	if p, ok := s.readAhead(); ok {
+		p.ArmWake(on)
 	}
+}
+
+func (s *OneShotStream) readAhead() (*PrefetchReader, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.prefetch, !s.closed && s.prefetch != nil && s.reader == ArrayReader(s.prefetch)
 }
 
 // Unread gives back an array that Next returned but that could not be

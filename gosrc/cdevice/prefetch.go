@@ -233,24 +233,27 @@ func (p *PrefetchReader) TryNextHeld() (held unsafe.Pointer, a *Array, err error
 	}
 }
 
-// WakeFD returns a file descriptor that becomes readable (a byte is
-// written) after ArmWake when a read is ready or the stream ended: what an
-// event loop watches (asyncio's add_reader) instead of blocking a thread.
-// The caller drains it and never closes it; it lives until Close.
-func (p *PrefetchReader) WakeFD() (int, error) {
-	return p.results.openWake()
+// SetWakeFD gives the write end of a pipe (non-blocking) on which an
+// asynchronous consumer, such as an event loop, is told that a read is ready
+// or the stream ended, instead of blocking a thread in Next: after ArmWake(true)
+// one byte is written at the next push, or at once when a read is ready or
+// the goroutine has ended. The consumer owns the pipe: nothing is written to
+// it after Close (or after SetWakeFD(-1)), so the consumer closes it once the
+// stream is closed.
+func (p *PrefetchReader) SetWakeFD(fd int) {
+	p.results.setWake(fd)
 }
 
-// ArmWake asks for one byte on WakeFD at the next push, at once when a read
-// is ready or the goroutine has ended.
-func (p *PrefetchReader) ArmWake() {
+// ArmWake arms (or disarms) the wake of SetWakeFD: a consumer disarms it when
+// it stops waiting, so that no byte arrives for a wait that was given up.
+func (p *PrefetchReader) ArmWake(on bool) {
 	h := p.results
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.wakeR < 0 {
+	h.armed = on && h.wakeFD >= 0
+	if !h.armed {
 		return
 	}
-	h.armed = true
 	select {
 	case <-p.done:
 		h.wakeArmedLocked()
@@ -308,7 +311,7 @@ func (p *PrefetchReader) cleanup() error {
 		}
 		res.release()
 	}
-	p.results.closeWake()
+	p.results.setWake(-1) // the consumer may close its pipe once Close returns
 	err := p.r.Close()
 	if errors.Is(err, io.EOF) {
 		err = nil

@@ -6,12 +6,15 @@ waits for that read without the GIL."""
 
 from __future__ import annotations
 
+import os
+import threading
+import weakref
 from typing import Any, AsyncIterator, Iterator, Optional, Sequence
 
 from . import _godevarrow as _lib
 from ._array import Array, RecordBatch
 from ._device import DeviceType
-from ._godevarrow import GodevarrowTypeError
+from ._godevarrow import GodevarrowError, GodevarrowTypeError
 from ._protocol import ask, check_kwargs, no_protocol
 from ._schema import Schema, requested_handle, schema
 
@@ -19,17 +22,34 @@ from ._schema import Schema, requested_handle, schema
 ASYNC_DEPTH = 64
 
 
-def _woken(fd: int, woken: Any) -> None:
-    """The event loop's reader callback of a wake pipe: drain it, wake the waiter."""
-    import os
+class _WakePipe:
+    """The pipe on which a read-ahead stream wakes the event loop (see
+    ArrayStream.__anext__). Python owns it: Go writes to it only while a wait
+    is armed and the stream is open, and it is closed once, after the stream."""
 
-    try:
-        while os.read(fd, 4096):
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self.waiters = 0
+        self.closing = False
+        self._lock = threading.Lock()  # close() may run on two threads at once
+
+    def close(self) -> None:
+        with self._lock:
+            fds = (self.read_fd, self.write_fd)
+            self.read_fd = self.write_fd = -1
+        if fds[0] >= 0:
+            os.close(fds[0])
+            os.close(fds[1])
+
+    def woken(self, future: Any) -> None:
+        """The event loop's reader callback: drain the pipe, wake the waiter."""
+        try:
+            while os.read(self.read_fd, 4096):
+                pass
+        except OSError:  # drained (EAGAIN)
             pass
-    except BlockingIOError:
-        pass
-    if not woken.done():
-        woken.set_result(None)
+        if not future.done():
+            future.set_result(None)
 
 
 class ArrayStream:
@@ -40,7 +60,7 @@ class ArrayStream:
     read or exported again.
     """
 
-    __slots__ = ("_h", "_info", "_reads_ahead", "__weakref__")
+    __slots__ = ("_h", "_info", "_reads_ahead", "_wake", "__weakref__")
 
     def __init__(self, handle: Any) -> None:
         # schema, device type and array class are asked for when first
@@ -48,6 +68,7 @@ class ArrayStream:
         self._h = handle
         self._info: Optional[tuple[Schema, int, type[Array]]] = None
         self._reads_ahead = False
+        self._wake: Optional[_WakePipe] = None
 
     def _stream_info(self) -> tuple[Schema, int, type[Array]]:
         if self._info is None:
@@ -119,18 +140,33 @@ class ArrayStream:
         return arr
 
     async def _ready(self) -> None:
-        """Waits until the read-ahead has an array or ended."""
+        """Waits until the read-ahead has an array or ended (or the stream was
+        closed meanwhile: the next read then says so)."""
         import asyncio
 
         loop = asyncio.get_running_loop()
-        fd = _lib.stream_wake_fd(self._h)
+        pipe = self._wake
+        if pipe is None:
+            pipe = self._wake = _WakePipe()
+            weakref.finalize(self, pipe.close)
+            _lib.stream_set_wake(self._h, pipe.write_fd)
         woken: asyncio.Future[None] = loop.create_future()
-        loop.add_reader(fd, _woken, fd, woken)
+        fd = pipe.read_fd
+        loop.add_reader(fd, pipe.woken, woken)
+        pipe.waiters += 1
         try:
-            _lib.stream_arm_wake(self._h)
+            _lib.stream_arm_wake(self._h, True)
             await woken
         finally:
             loop.remove_reader(fd)
+            pipe.waiters -= 1
+            if pipe.closing and not pipe.waiters:
+                pipe.close()
+            else:
+                try:
+                    _lib.stream_arm_wake(self._h, False)
+                except GodevarrowError:
+                    pass  # closed meanwhile: nothing is armed any more
 
     async def aclose(self) -> None:
         """Close the stream without blocking the event loop (after a read in
@@ -149,6 +185,13 @@ class ArrayStream:
         """Release the stream (idempotent). A read in progress in another
         thread is waited for, without holding the GIL."""
         _lib.stream_close(self._h)
+        pipe = self._wake
+        if pipe is not None:
+            # Go writes no more: close the wake pipe, or let the last waiter
+            # (woken by the end of the read-ahead) close it
+            pipe.closing = True
+            if not pipe.waiters:
+                pipe.close()
 
     def __enter__(self) -> ArrayStream:
         return self
