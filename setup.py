@@ -3,6 +3,16 @@
 The extension godevarrow._godevarrow is a Go package (./capsule) compiled with
 ``go build -buildmode=c-shared`` against the running Python's headers. Only Go
 and a C compiler are needed at build time; the wheel needs neither.
+
+Packaging (docs/design.md, "Packaging"):
+- The binding keeps to CPython's Limited API of 3.10 (capsule/binding.h), so
+  the extension is ``_godevarrow.abi3.so`` and the wheel is tagged
+  ``cp310-abi3``: one wheel for every CPython from 3.10 up.
+  ``GODEVARROW_FULL_API=1`` builds against the full API of the running Python
+  instead (a version-specific wheel), for benchmarks/abi3.py.
+- An sdist carries the Go modules it needs (``go mod vendor``), and a build
+  from a tree with ``vendor/`` uses ``-mod=vendor``: installing the sdist needs
+  a Go toolchain but no network.
 """
 
 import os
@@ -13,25 +23,49 @@ import sysconfig
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.sdist import sdist
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
+FULL_API = os.environ.get("GODEVARROW_FULL_API", "") not in ("", "0")
+LIMITED_API_TAG = "cp310"  # matches Py_LIMITED_API in capsule/binding.h
+
+
+def find_go() -> str:
+    go = shutil.which("go")
+    if go is None:
+        sys.exit("building godevarrow needs the Go toolchain (https://go.dev/dl/) on PATH")
+    return go
+
+
+def remove_other_builds(out: str) -> None:
+    """Removes an earlier build of the other API from the build directory: a
+    version-specific .so beside the abi3 one would be packed into the wheel and
+    imported first."""
+    folder, name = os.path.split(out)
+    stem = name.split(".", 1)[0]
+    for other in os.listdir(folder):
+        if other != name and other.startswith(stem + ".") and other.endswith(".so"):
+            os.remove(os.path.join(folder, other))
 
 
 class GoBuildExt(build_ext):
     def build_extension(self, ext: Extension) -> None:
-        go = shutil.which("go")
-        if go is None:
-            sys.exit("building godevarrow needs the Go toolchain (https://go.dev/dl/) on PATH")
+        go = find_go()
         out = os.path.abspath(self.get_ext_fullpath(ext.name))
         os.makedirs(os.path.dirname(out), exist_ok=True)
+        remove_other_builds(out)
         env = dict(os.environ)
         env["CGO_ENABLED"] = "1"
         include = sysconfig.get_paths()["include"]
-        env["CGO_CFLAGS"] = f"-I{include} -O2 " + env.get("CGO_CFLAGS", "")
+        api = "-DGODEVARROW_FULL_API " if FULL_API else ""
+        env["CGO_CFLAGS"] = f"-I{include} -O2 {api}" + env.get("CGO_CFLAGS", "")
         env.setdefault("GOFLAGS", "-buildvcs=false")
         # stripped unless asked otherwise (`make profile` keeps the symbols)
         ldflags = os.environ.get("GODEVARROW_GO_LDFLAGS", "-s -w")
-        cmd = [go, "build", "-buildmode=c-shared", "-trimpath", f"-ldflags={ldflags}", "-o", out, "./capsule"]
+        cmd = [go, "build", "-buildmode=c-shared", "-trimpath", f"-ldflags={ldflags}"]
+        if os.path.isdir(os.path.join(ROOT, "vendor")):
+            cmd.append("-mod=vendor")  # an sdist: its modules are in vendor/, no download
+        cmd += ["-o", out, "./capsule"]
         print(" ".join(cmd), flush=True)
         subprocess.check_call(cmd, cwd=ROOT, env=env)
         header = os.path.splitext(out)[0] + ".h"
@@ -39,7 +73,22 @@ class GoBuildExt(build_ext):
             os.remove(header)
 
 
+class VendoringSdist(sdist):
+    """An sdist with the Go modules in vendor/, so it builds offline."""
+
+    def make_release_tree(self, base_dir: str, files: list[str]) -> None:
+        super().make_release_tree(base_dir, files)
+        if os.path.isdir(os.path.join(ROOT, "vendor")):
+            shutil.copytree(os.path.join(ROOT, "vendor"), os.path.join(base_dir, "vendor"))  # already vendored
+            return
+        # `go mod vendor` needs the module's packages beside go.mod: run it in the release tree, which has them all
+        subprocess.check_call([find_go(), "mod", "vendor"], cwd=base_dir, env={**os.environ, "GOFLAGS": "-mod=mod"})
+
+
+options = {} if FULL_API else {"bdist_wheel": {"py_limited_api": LIMITED_API_TAG}}
+
 setup(
-    ext_modules=[Extension("godevarrow._godevarrow", sources=[])],
-    cmdclass={"build_ext": GoBuildExt},
+    ext_modules=[Extension("godevarrow._godevarrow", sources=[], py_limited_api=not FULL_API)],
+    cmdclass={"build_ext": GoBuildExt, "sdist": VendoringSdist},
+    options=options,
 )

@@ -41,24 +41,37 @@ int array_base_handle(PyObject* o, uintptr_t* h) {
   return 0;
 }
 
+static ArrayBaseObject* array_base_alloc(PyTypeObject* type) {
+  return (ArrayBaseObject*)((allocfunc)PyType_GetSlot(type, Py_tp_alloc))(type, 0);
+}
+
 static PyObject* ArrayBase_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   PyObject* owner;
-  if (kwds && PyDict_GET_SIZE(kwds)) {
-    PyErr_Format(GodevarrowTypeError, "%.200s() takes no keyword arguments", type->tp_name);
+  if ((kwds && PyDict_Size(kwds)) || PyTuple_Size(args) != 1) {
+    PyObject* cls = PyObject_GetAttrString((PyObject*)type, "__name__");
+    if (cls && kwds && PyDict_Size(kwds))
+      PyErr_Format(GodevarrowTypeError, "%U() takes no keyword arguments", cls);
+    else if (cls)
+      PyErr_Format(GodevarrowTypeError, "%U() takes exactly one argument (%zd given)", cls, PyTuple_Size(args));
+    Py_XDECREF(cls);
     return NULL;
   }
-  if (!PyArg_UnpackTuple(args, type->tp_name, 1, 1, &owner)) return NULL;
+  owner = PyTuple_GetItem(args, 0);
   uintptr_t h;
-  if (PyObject_TypeCheck(owner, &ArrayBase_Type) || PyCapsule_IsValid(owner, HANDLE_NAME)) {
+  if (PyObject_TypeCheck(owner, ArrayBase_Type) || PyCapsule_IsValid(owner, HANDLE_NAME)) {
     // another view of the same Go array (an Array as a RecordBatch), or a handle
     if (get_handle(owner, &h)) return NULL;
   } else {
-    PyErr_Format(GodevarrowTypeError,
-                 "%.200s objects are made by godevarrow.array() and friends, not from an object of type %.200s",
-                 type->tp_name, Py_TYPE(owner)->tp_name);
+    PyObject* cls = PyObject_GetAttrString((PyObject*)type, "__name__");
+    PyObject* got = cls ? type_name_of(owner) : NULL;
+    if (got)
+      PyErr_Format(GodevarrowTypeError,
+                   "%U objects are made by godevarrow.array() and friends, not from an object of type %U", cls, got);
+    Py_XDECREF(cls);
+    Py_XDECREF(got);
     return NULL;
   }
-  ArrayBaseObject* self = (ArrayBaseObject*)type->tp_alloc(type, 0);
+  ArrayBaseObject* self = array_base_alloc(type);
   if (!self) return NULL;
   self->h = h;
   self->owner = Py_NewRef(owner);  // it releases h, so it lives as long as we do
@@ -66,7 +79,7 @@ static PyObject* ArrayBase_new(PyTypeObject* type, PyObject* args, PyObject* kwd
 }
 
 PyObject* array_base_owning(PyTypeObject* type, uintptr_t h, gda_held* held) {
-  ArrayBaseObject* self = (ArrayBaseObject*)type->tp_alloc(type, 0);
+  ArrayBaseObject* self = array_base_alloc(type);
   if (!self) {
     if (h) gdaHandleRelease(h);
     if (held) gda_held_unref(held);
@@ -90,7 +103,9 @@ static void ArrayBase_dealloc(ArrayBaseObject* self) {
   self->h = 0;
   if (self->held) gda_held_unref(self->held);  // no Python is called: the producer's release is C
   self->held = NULL;
-  Py_TYPE(self)->tp_free((PyObject*)self);
+  PyTypeObject* type = Py_TYPE(self);
+  ((freefunc)PyType_GetSlot(type, Py_tp_free))(self);
+  Py_DECREF(type);  // instances of a heap type hold a reference to it (subclasses' dealloc leaves it to us)
 }
 
 static PyObject* ArrayBase_get_h(ArrayBaseObject* self, void* closure) { return Py_NewRef(self); }
@@ -107,7 +122,7 @@ static PyObject* ArrayBase_is_struct(ArrayBaseObject* self, PyObject* unused) {
   if (self->held) return PyBool_FromLong(gda_held_is_record_batch(self->held));
   PyObject* info = ArrayBase_get_info(self, NULL);
   if (!info) return NULL;
-  PyObject* is_struct = Py_NewRef(PyStructSequence_GET_ITEM(info, ARRAY_INFO_is_struct));
+  PyObject* is_struct = Py_NewRef(PyStructSequence_GetItem(info, ARRAY_INFO_is_struct));
   Py_DECREF(info);
   return is_struct;
 }
@@ -137,13 +152,25 @@ static PyObject* array_base_export(ArrayBaseObject* self, int device) {
 }
 
 // Calls the Python method `name` of self with a vectorcall's arguments: the
-// general path behind a protocol method's C fast path.
+// general path behind a protocol method's C fast path. (The Limited API of
+// 3.10 has no vectorcall, so the arguments become a tuple and a dict.)
 static PyObject* call_general_path(PyObject* self, const char* name, PyObject* const* args, Py_ssize_t nargs,
                                    PyObject* kwnames) {
   PyObject* method = PyObject_GetAttrString(self, name);
-  if (!method) return NULL;
-  PyObject* result = PyObject_Vectorcall(method, args, (size_t)nargs, kwnames);
-  Py_DECREF(method);
+  PyObject* posargs = method ? PyTuple_New(nargs) : NULL;
+  PyObject* kwargs = posargs && kwnames ? PyDict_New() : NULL;
+  PyObject* result = NULL;
+  if (posargs && (kwargs || !kwnames)) {
+    int failed = 0;
+    for (Py_ssize_t i = 0; i < nargs; i++) PyTuple_SetItem(posargs, i, Py_NewRef(args[i]));
+    Py_ssize_t nkw = kwnames ? PyTuple_Size(kwnames) : 0;
+    for (Py_ssize_t i = 0; !failed && i < nkw; i++)
+      failed = PyDict_SetItem(kwargs, PyTuple_GetItem(kwnames, i), args[nargs + i]) < 0;
+    if (!failed) result = PyObject_Call(method, posargs, kwargs);
+  }
+  Py_XDECREF(kwargs);
+  Py_XDECREF(posargs);
+  Py_XDECREF(method);
   return result;
 }
 
@@ -154,7 +181,7 @@ static PyObject* call_general_path(PyObject* self, const char* name, PyObject* c
 static PyObject* ArrayBase_device_array(ArrayBaseObject* self, PyObject* const* args, Py_ssize_t nargs,
                                         PyObject* kwnames) {
   int plain = nargs == 0 || (nargs == 1 && args[0] == Py_None);
-  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  Py_ssize_t nkw = kwnames ? PyTuple_Size(kwnames) : 0;
   for (Py_ssize_t i = 0; plain && i < nkw; i++) plain = args[nargs + i] == Py_None;
   if (plain) return array_base_export(self, 1);
   return call_general_path((PyObject*)self, "_c_device_array_requested", args, nargs, kwnames);
@@ -208,13 +235,21 @@ static PyGetSetDef ArrayBase_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-PyTypeObject ArrayBase_Type = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "godevarrow._godevarrow.ArrayBase",
-    .tp_basicsize = sizeof(ArrayBaseObject),
-    .tp_dealloc = (destructor)ArrayBase_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "The C part of godevarrow.Array: a handle to a Go array and its exchange protocols.",
-    .tp_methods = ArrayBase_methods,
-    .tp_getset = ArrayBase_getset,
-    .tp_new = ArrayBase_new,
+static PyType_Slot ArrayBase_slots[] = {
+    {Py_tp_dealloc, (void*)ArrayBase_dealloc},
+    {Py_tp_doc, (void*)"The C part of godevarrow.Array: a handle to a Go array and its exchange protocols."},
+    {Py_tp_methods, ArrayBase_methods},
+    {Py_tp_getset, ArrayBase_getset},
+    {Py_tp_new, (void*)ArrayBase_new},
+    {0, NULL},
 };
+
+static PyType_Spec ArrayBase_spec = {"godevarrow._godevarrow.ArrayBase", sizeof(ArrayBaseObject), 0,
+                                     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, ArrayBase_slots};
+
+PyTypeObject* ArrayBase_Type;
+
+int array_base_init(PyObject* module) {
+  ArrayBase_Type = (PyTypeObject*)PyType_FromSpec(&ArrayBase_spec);
+  return ArrayBase_Type && PyModule_AddObjectRef(module, "ArrayBase", (PyObject*)ArrayBase_Type) == 0 ? 0 : -1;
+}

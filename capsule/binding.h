@@ -2,6 +2,13 @@
 // tensor.c, arraybase.c, import.c, pyarrow.c). Only these files include
 // Python.h.
 #pragma once
+// The binding keeps to CPython's stable ABI of 3.10 (the Limited API), so one
+// wheel serves every CPython from 3.10 up (docs/design.md, "Packaging").
+// GODEVARROW_FULL_API builds against the full API instead, for the benchmark
+// that compares the two (benchmarks/abi3.py).
+#ifndef GODEVARROW_FULL_API
+#define Py_LIMITED_API 0x030A0000
+#endif
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -103,13 +110,18 @@ static inline PyObject* arrow_pair(struct ArrowSchema* s, void* a, int device) {
     Py_DECREF(pair);
     return NULL;
   }
-  PyTuple_SET_ITEM(pair, 0, scap);
-  PyTuple_SET_ITEM(pair, 1, acap);
+  PyTuple_SetItem(pair, 0, scap);  // steals, and cannot fail on a new tuple of two
+  PyTuple_SetItem(pair, 1, acap);
   return pair;
 }
 
+// The name of o's type as Python shows it ("int", "pyarrow.lib.Table"): a new
+// reference, or NULL with an error set. The Limited API hides tp_name.
+PyObject* type_name_of(PyObject* o);
+
 // ---- ArrayBase (arraybase.c) ----
-extern PyTypeObject ArrayBase_Type;
+extern PyTypeObject* ArrayBase_Type;  // a heap type, made by array_base_init
+int array_base_init(PyObject* module);
 // A new instance of type owning the Go handle h and/or the held import
 // `held` (0/NULL: none); on failure both are released.
 PyObject* array_base_owning(PyTypeObject* type, uintptr_t h, gda_held* held);

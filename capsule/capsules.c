@@ -45,7 +45,7 @@ PyObject* wrap_stream_handle(uintptr_t h) { return wrap_named_handle(h, STREAM_H
 int array_base_handle(PyObject* o, uintptr_t* h);
 
 int get_handle(PyObject* o, uintptr_t* h) {
-  if (PyObject_TypeCheck(o, &ArrayBase_Type)) return array_base_handle(o, h);
+  if (PyObject_TypeCheck(o, ArrayBase_Type)) return array_base_handle(o, h);
   const char* name = PyCapsule_CheckExact(o) ? PyCapsule_GetName(o) : NULL;
   if (name && (strcmp(name, HANDLE_NAME) == 0 || strcmp(name, STREAM_HANDLE_NAME) == 0)) {
     *h = (uintptr_t)PyCapsule_GetPointer(o, name);
@@ -102,8 +102,9 @@ GDA_ARROW_KINDS(GDA_ARROW_KIND_DEF)
 
 void* capsule_pointer(PyObject* cap, const char* name) {
   if (!PyCapsule_CheckExact(cap)) {
-    PyErr_Format(GodevarrowTypeError, "expected a PyCapsule named '%s', got an object of type %.200s", name,
-                 Py_TYPE(cap)->tp_name);
+    PyObject* got = type_name_of(cap);
+    if (got) PyErr_Format(GodevarrowTypeError, "expected a PyCapsule named '%s', got an object of type %U", name, got);
+    Py_XDECREF(got);
     return NULL;
   }
   const char* got = PyCapsule_GetName(cap);

@@ -11,7 +11,7 @@
 package main
 
 /*
-#cgo CFLAGS: -O2 -std=c11 -I${SRCDIR}/../gosrc/cdevice
+#cgo CFLAGS: -O2 -std=c11 -Werror=implicit-function-declaration -I${SRCDIR}/../gosrc/cdevice
 #include <stdlib.h>
 #include "module.h"
 */

@@ -12,11 +12,11 @@ PyObject* str_array;
 
 // Looks up an optional attribute: 1 and a new reference, 0 when absent, -1 on error.
 static int optional_attr(PyObject* obj, PyObject* name, PyObject** out) {
-#if PY_VERSION_HEX >= 0x030D0000
-  return PyObject_GetOptionalAttr(obj, name, out);
-#else
-  return _PyObject_LookupAttr(obj, name, out);
-#endif
+  *out = PyObject_GetAttr(obj, name);
+  if (*out) return 1;
+  if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+  PyErr_Clear();
+  return 0;
 }
 
 // Calls obj's protocol method `name` (or the method itself, name NULL)
@@ -27,26 +27,28 @@ static int optional_attr(PyObject* obj, PyObject* name, PyObject** out) {
 static PyObject* call_protocol(PyObject* method_or_obj, PyObject* name, PyObject* requested) {
   PyObject* r;
   if (requested) {
-    r = name ? PyObject_CallMethodOneArg(method_or_obj, name, requested) : PyObject_CallOneArg(method_or_obj, requested);
+    r = name ? PyObject_CallMethodObjArgs(method_or_obj, name, requested, NULL)
+             : PyObject_CallFunctionObjArgs(method_or_obj, requested, NULL);
     if (r || !(PyErr_ExceptionMatches(PyExc_ValueError) || PyErr_ExceptionMatches(PyExc_NotImplementedError)))
       return r;
     PyErr_Clear();
   }
-  return name ? PyObject_CallMethodNoArgs(method_or_obj, name) : PyObject_CallNoArgs(method_or_obj);
+  return name ? PyObject_CallMethodObjArgs(method_or_obj, name, NULL) : PyObject_CallNoArgs(method_or_obj);
 }
 
 // The (schema, array) pair a protocol method returned: NULL with TypeError
 // when it is not a tuple of two.
 static int check_pair(PyObject* pair, int device) {
-  if (PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2) return 0;
+  if (PyTuple_Check(pair) && PyTuple_Size(pair) == 2) return 0;
   const char* what = device ? "__arrow_c_device_array__" : "__arrow_c_array__";
   if (PyTuple_Check(pair)) {
     PyErr_Format(GodevarrowTypeError,
                  "%s() must return a (schema capsule, array capsule) tuple, got tuple of length %zd", what,
-                 PyTuple_GET_SIZE(pair));
+                 PyTuple_Size(pair));
   } else {
-    PyErr_Format(GodevarrowTypeError, "%s() must return a (schema capsule, array capsule) tuple, got %.200s", what,
-                 Py_TYPE(pair)->tp_name);
+    PyObject* got = type_name_of(pair);
+    if (got) PyErr_Format(GodevarrowTypeError, "%s() must return a (schema capsule, array capsule) tuple, got %U", what, got);
+    Py_XDECREF(got);
   }
   return -1;
 }
@@ -106,8 +108,8 @@ PyObject* import_by_protocol(PyObject* obj, PyTypeObject* cls, PyObject* request
     Py_DECREF(pair);
     return NULL;
   }
-  void* sp = capsule_pointer(PyTuple_GET_ITEM(pair, 0), "arrow_schema");
-  void* ap = sp ? capsule_pointer(PyTuple_GET_ITEM(pair, 1), device ? "arrow_device_array" : "arrow_array") : NULL;
+  void* sp = capsule_pointer(PyTuple_GetItem(pair, 0), "arrow_schema");
+  void* ap = sp ? capsule_pointer(PyTuple_GetItem(pair, 1), device ? "arrow_device_array" : "arrow_array") : NULL;
   if (!ap) {
     Py_DECREF(pair);
     return NULL;
@@ -167,13 +169,13 @@ PyObject* import_known_array(gda_held_schema* e, struct ArrowDeviceArray* d, PyT
 PyObject* m_import_from(PyObject* module, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(3, "import_from");
   PyObject* obj = args[0];
-  if (!PyType_Check(args[1]) || !PyType_IsSubtype((PyTypeObject*)args[1], &ArrayBase_Type)) {
+  if (!PyType_Check(args[1]) || !PyType_IsSubtype((PyTypeObject*)args[1], ArrayBase_Type)) {
     PyErr_SetString(GodevarrowTypeError, "import_from() needs a subclass of ArrayBase");
     return NULL;
   }
   PyTypeObject* cls = (PyTypeObject*)args[1];
   PyObject* requested = args[2] == Py_None ? NULL : args[2];
-  if (PyObject_TypeCheck(obj, &ArrayBase_Type)) Py_RETURN_NOTIMPLEMENTED;
+  if (PyObject_TypeCheck(obj, ArrayBase_Type)) Py_RETURN_NOTIMPLEMENTED;
   PyObject* out;
   if (!requested && pyarrow_import(obj, cls, &out)) return out;
   return import_by_protocol(obj, cls, requested, 0, NULL);

@@ -217,7 +217,7 @@ PyObject* m_checksums(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
       Py_CLEAR(out);
       break;
     }
-    PyList_SET_ITEM(out, (Py_ssize_t)i, v);
+    PyList_SetItem(out, (Py_ssize_t)i, v);  // steals; cannot fail in range
   }
   free(sums);
   return out;
@@ -257,7 +257,7 @@ static PyObject* stream_read(PyObject* handle, PyTypeObject* cls) {
 }
 
 static int check_array_class(PyObject* cls, const char* caller) {
-  if (PyType_Check(cls) && PyType_IsSubtype((PyTypeObject*)cls, &ArrayBase_Type)) return 0;
+  if (PyType_Check(cls) && PyType_IsSubtype((PyTypeObject*)cls, ArrayBase_Type)) return 0;
   PyErr_Format(GodevarrowTypeError, "%s() needs a subclass of ArrayBase", caller);
   return -1;
 }
@@ -408,16 +408,16 @@ PyObject* m_stream_from_arrays(PyObject* self, PyObject* const* args, Py_ssize_t
   CHECK_NARGS(2, "stream_from_arrays");
   uintptr_t schema;
   if (get_optional_handle(args[1], &schema)) return NULL;
-  PyObject* seq = PySequence_Fast(args[0], "stream_from_arrays() needs a sequence of handles");
+  PyObject* seq = PySequence_Tuple(args[0]);
   if (!seq) return NULL;
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  Py_ssize_t n = PyTuple_Size(seq);
   uintptr_t* hs = calloc((size_t)(n ? n : 1), sizeof(uintptr_t));
   if (!hs) {
     Py_DECREF(seq);
     return PyErr_NoMemory();
   }
   int rc = 0;
-  for (Py_ssize_t i = 0; rc == 0 && i < n; i++) rc = get_handle(PySequence_Fast_GET_ITEM(seq, i), &hs[i]);
+  for (Py_ssize_t i = 0; rc == 0 && i < n; i++) rc = get_handle(PyTuple_GetItem(seq, i), &hs[i]);
   uintptr_t out = 0;
   gda_error e = {0};
   if (rc == 0) rc = gdaStreamFromArrays(hs, n, schema, &out, &e) ? 1 : 0;

@@ -104,7 +104,7 @@ PyObject* conv_HANDLE(uintptr_t h) { return h ? wrap_handle(h) : Py_NewRef(Py_No
   {                                                       \
     PyObject* item = conv_##conv(v->name);                \
     if (item && r) {                                      \
-      PyStructSequence_SET_ITEM(r, i, item);              \
+      PyStructSequence_SetItem(r, i, item);              \
     } else {                                              \
       Py_XDECREF(item);                                   \
       failed = 1;                                         \
@@ -156,6 +156,23 @@ static PyObject* new_exception(PyObject* module, const char* name, PyObject* bas
   return cls;
 }
 
+PyObject* type_name_of(PyObject* o) {
+  PyObject* type = (PyObject*)Py_TYPE(o);
+  PyObject* qualname = PyObject_GetAttrString(type, "__qualname__");
+  if (!qualname) return NULL;
+  PyObject* module = PyObject_GetAttrString(type, "__module__");
+  if (!module) {
+    PyErr_Clear();
+    return qualname;
+  }
+  PyObject* name = PyUnicode_Check(module) && PyUnicode_CompareWithASCIIString(module, "builtins") != 0
+                       ? PyUnicode_FromFormat("%U.%U", module, qualname)
+                       : Py_NewRef(qualname);
+  Py_DECREF(module);
+  Py_DECREF(qualname);
+  return name;
+}
+
 static int add_type(PyObject* m, const char* name, PyObject* type) {
   if (!type) return -1;
   if (PyModule_AddObject(m, name, Py_NewRef(type)) < 0) {
@@ -169,20 +186,22 @@ static int add_type(PyObject* m, const char* name, PyObject* type) {
 // when a consumer drops the last reference on a thread of its own (rule 8 of
 // docs/design.md). After interpreter shutdown there is no GIL to take.
 static void release_with_gil(void (*call)(void*), void* self) {
-  if (!Py_IsInitialized() || PyGILState_Check()) {
+  if (!Py_IsInitialized()) {
     call(self);
     return;
   }
+  // Ensure nests: on a thread that holds the GIL it only counts (the Limited
+  // API has no PyGILState_Check to ask first).
   PyGILState_STATE state = PyGILState_Ensure();
   call(self);
   PyGILState_Release(state);
 }
 
 PyMODINIT_FUNC PyInit__godevarrow(void) {
-  if (PyType_Ready(&ArrayBase_Type) < 0 || import_init() < 0 || pyarrow_init() < 0) return NULL;
+  if (import_init() < 0 || pyarrow_init() < 0) return NULL;
   PyObject* m = PyModule_Create(&moduledef);
   if (!m) return NULL;
-  if (add_type(m, "ArrayBase", (PyObject*)&ArrayBase_Type) < 0 || stream_iter_init(m) < 0) goto fail;
+  if (array_base_init(m) < 0 || stream_iter_init(m) < 0) goto fail;
 #define GDA_RECORD_INIT(pyname, list, ctype, doc)                                                         \
   if (!(pyname##_Type = PyStructSequence_NewType(&pyname##_desc)) || add_type(m, #pyname, (PyObject*)pyname##_Type) < 0) \
     goto fail;

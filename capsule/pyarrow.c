@@ -31,7 +31,7 @@ static PyObject* str_schema;
 static PyObject* str_type;
 static PyObject* str_equals;
 static PyObject* str_export_to_c_device;
-static PyObject* kw_check_metadata;  // ("check_metadata",)
+static PyObject* kw_check_metadata;  // {"check_metadata": True}
 
 // Whether t finds name where base does (the method base defines, not an override).
 static int same_method(PyTypeObject* t, PyObject* base, PyObject* name) {
@@ -56,7 +56,7 @@ static int find_pyarrow_bases(void) {
   if (!lib) return PyErr_Occurred() ? -1 : 0;
   PyObject* pa = PyImport_GetModule(str_pyarrow);
   PyObject* version = pa ? PyObject_GetAttrString(pa, "__version__") : NULL;
-  const char* text = version && PyUnicode_Check(version) ? PyUnicode_AsUTF8(version) : NULL;
+  const char* text = version && PyUnicode_Check(version) ? PyUnicode_AsUTF8AndSize(version, NULL) : NULL;
   PyObject* array = PyObject_GetAttrString(lib, "Array");
   PyObject* batch = PyObject_GetAttrString(lib, "RecordBatch");
   PyErr_Clear();
@@ -108,7 +108,7 @@ static int pyarrow_way(PyTypeObject* t) {
   }
   PyObject* value = PyLong_FromLong(way);
   if (!value) return -1;
-  if (PyDict_GET_SIZE(pyarrow_decided) >= 256) PyDict_Clear(pyarrow_decided);
+  if (PyDict_Size(pyarrow_decided) >= 256) PyDict_Clear(pyarrow_decided);
   int rc = PyDict_SetItem(pyarrow_decided, (PyObject*)t, value);
   Py_DECREF(value);
   return rc < 0 ? -1 : way;
@@ -150,8 +150,11 @@ static int import_known(PyObject* obj, PyObject* pyarrow, known_schema* k, PyTyp
   if (!same && (k == &known[PA_ARRAY] || length_or_minus_one(pyarrow) == gda_held_schema_columns(e))) {
     // pyarrow's equality: a pointer comparison for the schema that the
     // batches of one source share, else fingerprints
-    PyObject* args[] = {pyarrow, known_pyarrow, Py_True};
-    PyObject* r = PyObject_VectorcallMethod(str_equals, args, 2, kw_check_metadata);
+    PyObject* equals = PyObject_GetAttr(pyarrow, str_equals);
+    PyObject* args = equals ? PyTuple_Pack(1, known_pyarrow) : NULL;
+    PyObject* r = args ? PyObject_Call(equals, args, kw_check_metadata) : NULL;
+    Py_XDECREF(args);
+    Py_XDECREF(equals);
     same = r ? PyObject_IsTrue(r) : -1;
     Py_XDECREF(r);
   }
@@ -164,7 +167,7 @@ static int import_known(PyObject* obj, PyObject* pyarrow, known_schema* k, PyTyp
   struct ArrowDeviceArray d;
   memset(&d, 0, sizeof(d));
   PyObject* address = PyLong_FromVoidPtr(&d);
-  PyObject* r = address ? PyObject_CallMethodOneArg(obj, str_export_to_c_device, address) : NULL;
+  PyObject* r = address ? PyObject_CallMethodObjArgs(obj, str_export_to_c_device, address, NULL) : NULL;
   Py_XDECREF(address);
   if (!r) {
     if (d.array.release) d.array.release(&d.array);
@@ -217,7 +220,7 @@ int pyarrow_init(void) {
       !(str_schema = PyUnicode_InternFromString("schema")) || !(str_type = PyUnicode_InternFromString("type")) ||
       !(str_equals = PyUnicode_InternFromString("equals")) ||
       !(str_export_to_c_device = PyUnicode_InternFromString("_export_to_c_device")) ||
-      !(kw_check_metadata = Py_BuildValue("(s)", "check_metadata")) || !(pyarrow_decided = PyDict_New()))
+      !(kw_check_metadata = Py_BuildValue("{s:O}", "check_metadata", Py_True)) || !(pyarrow_decided = PyDict_New()))
     return -1;
   return 0;
 }

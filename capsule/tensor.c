@@ -59,8 +59,9 @@ PyObject* m_dlpack_import(PyObject* self, PyObject* const* args, Py_ssize_t narg
   uintptr_t stream = 0;
   if (get_optional_handle(args[1], &stream)) return NULL;
   if (!PyCapsule_CheckExact(cap)) {
-    PyErr_Format(GodevarrowTypeError, "__dlpack__() returned an object of type %.200s, not a PyCapsule",
-                 Py_TYPE(cap)->tp_name);
+    PyObject* got = type_name_of(cap);
+    if (got) PyErr_Format(GodevarrowTypeError, "__dlpack__() returned an object of type %U, not a PyCapsule", got);
+    Py_XDECREF(got);
     return NULL;
   }
   const char* name = PyCapsule_GetName(cap);
@@ -108,7 +109,7 @@ PyObject* m_tensor_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
 
 PyObject* m_wrap_cuda_pointer(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(5, "wrap_cuda_pointer");
-  const char* format = PyUnicode_AsUTF8(args[1]);
+  const char* format = PyUnicode_AsUTF8AndSize(args[1], NULL);
   if (!format) return NULL;
   unsigned long long data = PyLong_AsUnsignedLongLong(args[2]);
   if (data == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
