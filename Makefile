@@ -11,11 +11,11 @@ FAKECUDA := $(CURDIR)/tests_go/fakecuda/libfakecuda.so
 # The test suites run the CUDA paths against the strict fake driver.
 TEST_ENV := GODEVARROW_LIBCUDA=$(FAKECUDA) FAKECUDA_DEVICES=2
 
-.PHONY: all venv build fakecuda test test-gpu test-go test-py typecheck docs wheel test-wheel test-strict fuzz fuzz-smoke valgrind valgrind-if-present demo info bench profile lint fmt clean
+.PHONY: all venv build fakecuda test test-gpu test-go test-py typecheck docs wheel test-wheel test-sdist test-pythons test-strict fuzz fuzz-smoke valgrind valgrind-if-present demo info bench profile lint fmt clean
 
 all: build
 
-$(VENV)/.installed: requirements-dev.txt
+$(VENV)/.installed: requirements-dev.txt requirements-test.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements-dev.txt
@@ -31,9 +31,10 @@ build: venv fakecuda
 # The fake driver and the C producer whose release needs the GIL (tests_py/gilprod).
 fakecuda:
 	$(MAKE) -s -C tests_go/fakecuda
-	$(MAKE) -s -C tests_py/gilprod PYINC="$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
+	$(MAKE) -s -C tests_py/gilprod PYINC="$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
+	  PYVER="$$($(PY) -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 
-test: test-go test-py typecheck docs test-strict valgrind-if-present test-wheel
+test: test-go test-py typecheck docs test-strict valgrind-if-present test-wheel test-sdist
 
 test-go: venv fakecuda
 	CGO_CFLAGS="-I$(PYINC)" go vet ./...
@@ -59,22 +60,48 @@ valgrind-if-present:
 fuzz-smoke:
 	$(MAKE) -s fuzz FUZZTIME=5s
 
-# A platform-tagged wheel (Go is needed only here) and an sdist.
-wheel: venv
-	rm -rf dist
-	$(PY) -m pip wheel -q --no-build-isolation --no-deps -w dist .
-	$(PY) setup.py -q sdist -d dist 2>/dev/null
-	@ls -l dist
+# The CPythons godevarrow supports (requires-python in pyproject.toml), oldest first.
+SUPPORTED_PYTHONS := 3.10 3.11 3.12 3.13
 
-# The wheel in a fresh virtualenv with no Go on PATH passes the Python suite.
-WHEEL_VENV := build/wheel-venv
-NO_GO_PATH = $(shell echo "$$PATH" | tr ':' '\n' | grep -v -e '/go/bin' -e '/usr/local/go' | paste -sd:)
+# One wheel for every supported CPython: the extension keeps to the Limited
+# API (cp310-abi3, checked by abi3audit), repaired by auditwheel to the
+# manylinux tag its glibc symbols allow, stripped. And an sdist that carries
+# its Go modules (setup.py vendors them). Go is needed only here.
+wheel: venv
+	rm -rf dist build/wheel-raw
+	$(PY) -m pip wheel -q --no-build-isolation --no-deps -w build/wheel-raw .
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m auditwheel repair --strip -w dist build/wheel-raw/*.whl
+	$(PY) -m abi3audit --strict dist/*.whl
+	$(PY) setup.py -q sdist -d dist
+	@ls -l build/wheel-raw dist
+
+# The repaired wheel: its tag, then the suite on the oldest and the newest
+# supported CPython in fresh virtualenvs, with no Go on PATH.
 test-wheel: wheel fakecuda
-	rm -rf $(WHEEL_VENV)
-	$(PYTHON) -m venv $(WHEEL_VENV)
-	$(WHEEL_VENV)/bin/python -m pip install -q -r requirements-dev.txt dist/*.whl
-	cd tests_py && PATH="$(NO_GO_PATH)" $(TEST_ENV) ../$(WHEEL_VENV)/bin/python -c "import shutil, godevarrow; assert shutil.which('go') is None, 'go is on PATH'; print('godevarrow', godevarrow.__version__, 'from', godevarrow.__file__)"
-	cd tests_py && PATH="$(NO_GO_PATH)" $(TEST_ENV) ../$(WHEEL_VENV)/bin/python -m pytest -q -p no:cacheprovider -m "not nocuda" --rootdir=. .
+	$(PY) -m auditwheel show dist/*.whl
+	@case "$$(basename dist/*.whl)" in *-cp310-abi3-manylinux_*_x86_64.whl) ;; \
+	  *) echo "test-wheel: $$(basename dist/*.whl) is not a cp310-abi3 manylinux wheel"; exit 1;; esac
+	.ci/suite-in-venv $(firstword $(SUPPORTED_PYTHONS)) wheel
+	.ci/suite-in-venv $(lastword $(SUPPORTED_PYTHONS)) wheel
+
+# The sdist builds with the Go module proxy off and an empty module cache:
+# everything it needs is in it.
+SDIST_VENV := build/sdist-venv
+test-sdist: wheel
+	rm -rf $(SDIST_VENV) build/sdist-gomodcache
+	$(PYTHON) -m venv $(SDIST_VENV)
+	$(SDIST_VENV)/bin/python -m pip install -q setuptools==80.9.0 wheel==0.45.1
+	GOPROXY=off GOFLAGS=-mod=vendor GOTOOLCHAIN=local GOMODCACHE=$(CURDIR)/build/sdist-gomodcache \
+	  $(SDIST_VENV)/bin/python -m pip install -q --no-index --no-build-isolation --no-deps dist/godevarrow-*.tar.gz
+	$(SDIST_VENV)/bin/python -m pip install -q "$$(grep -m1 '^pyarrow==' requirements-test.txt)"  # from PyPI: only the Go build is offline
+	cd build && $(CURDIR)/$(SDIST_VENV)/bin/python -c "import pyarrow as pa, godevarrow as gda; \
+	  t = pa.record_batch({'x': [1, 2, None]}); assert pa.record_batch(gda.record_batch(t)).equals(t); \
+	  print('the sdist built offline:', gda.__file__)"
+
+# The suite on every supported CPython this machine has, each building
+# godevarrow from this tree (not part of `make test`: about 5 minutes each).
+test-pythons: fakecuda
+	@for v in $(SUPPORTED_PYTHONS); do .ci/suite-in-venv $$v source || exit 1; done
 
 # The documentation site (MkDocs, strict: broken links and bad references fail).
 docs: venv

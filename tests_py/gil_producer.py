@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import ctypes
 import pathlib
+import sys
 from typing import Optional
 
-PATH = pathlib.Path(__file__).resolve().parent / "gilprod" / "libgilprod.so"
+# one build per CPython (tests_py/gilprod/Makefile)
+PATH = (
+    pathlib.Path(__file__).resolve().parent / "gilprod" / f"libgilprod.{sys.version_info[0]}.{sys.version_info[1]}.so"
+)
 
 
 def load() -> Optional[ctypes.PyDLL]:

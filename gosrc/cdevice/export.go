@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
@@ -114,7 +115,7 @@ func exportTree(a *Array, out *C.struct_ArrowArray) error {
 		rec.flat = flat
 		data = flat
 	}
-	if err := exportNode(out, a.schema, data, shared, rec, 0); err != nil {
+	if err := exportNode(out, a.schema, notMapPart, data, shared, rec, 0); err != nil {
 		if out.release != nil {
 			C.gda_call_array_release(out)
 		}
@@ -123,7 +124,44 @@ func exportTree(a *Array, out *C.struct_ArrowArray) error {
 	return nil
 }
 
-func exportNode(dst *C.struct_ArrowArray, s *Schema, d arrow.ArrayData, shared *C.gda_shared, rec *exportRecord, depth int) error {
+// mapPart says whether a node is a map's entries or their keys: parts that
+// must have no nulls, and whose null count an export on the host publishes
+// even when the data left it unknown (-1). The format allows -1 there, but
+// pyarrow before 26 aborts the process on a map whose entries' or keys' count
+// is not 0 (it checks the count, not the bitmap). gda_held_export in held.c
+// does the same for held imports.
+type mapPart int
+
+const (
+	notMapPart mapPart = iota
+	mapEntries
+	mapKeys
+)
+
+// of is the part child i of a node that is p, with schema s, is.
+func (p mapPart) of(s *Schema, i int) mapPart {
+	switch {
+	case s.Format == "+m":
+		return mapEntries
+	case p == mapEntries && i == 0:
+		return mapKeys
+	}
+	return notMapPart
+}
+
+func exportedNullCount(d arrow.ArrayData, part mapPart, onHost bool) int {
+	n := d.NullN()
+	if n >= 0 || part == notMapPart || !onHost {
+		return n
+	}
+	bufs := d.Buffers()
+	if len(bufs) == 0 || bufs[0] == nil || bufs[0].Len() == 0 {
+		return 0
+	}
+	return d.Len() - bitutil.CountSetBits(bufs[0].Bytes(), d.Offset(), d.Len())
+}
+
+func exportNode(dst *C.struct_ArrowArray, s *Schema, part mapPart, d arrow.ArrayData, shared *C.gda_shared, rec *exportRecord, depth int) error {
 	info := s.info
 	goBufs := d.Buffers()
 	var cBufs []*memory.Buffer
@@ -152,9 +190,9 @@ func exportNode(dst *C.struct_ArrowArray, s *Schema, d arrow.ArrayData, shared *
 	}
 	dst.length = C.int64_t(d.Len())
 	dst.offset = C.int64_t(d.Offset())
-	dst.null_count = C.int64_t(d.NullN())
-	slots := unsafe.Slice((*unsafe.Pointer)(unsafe.Pointer(bufs)), nBuf)
 	onHost := rec.arr.dev.Type.HostAccessible()
+	dst.null_count = C.int64_t(exportedNullCount(d, part, onHost))
+	slots := unsafe.Slice((*unsafe.Pointer)(unsafe.Pointer(bufs)), nBuf)
 	for i, b := range cBufs {
 		slots[i] = bufferPointer(b, i == 0 && info.HasValidity(), onHost, rec.pinner)
 	}
@@ -175,13 +213,13 @@ func exportNode(dst *C.struct_ArrowArray, s *Schema, d arrow.ArrayData, shared *
 	if len(children) > 0 {
 		kids := unsafe.Slice(dst.children, len(children))
 		for i, ch := range children {
-			if err := exportNode(kids[i], s.Children[i], ch, shared, rec, depth+1); err != nil {
+			if err := exportNode(kids[i], s.Children[i], part.of(s, i), ch, shared, rec, depth+1); err != nil {
 				return err
 			}
 		}
 	}
 	if hasDict {
-		return exportNode(dst.dictionary, s.Dictionary, d.Dictionary(), shared, rec, depth+1)
+		return exportNode(dst.dictionary, s.Dictionary, notMapPart, d.Dictionary(), shared, rec, depth+1)
 	}
 	return nil
 }

@@ -508,19 +508,38 @@ static void release_held_export(uintptr_t h) {
   gda_held_unref((gda_held*)h);
 }
 
-// Fills dst as a node of the export sharing src's buffers; a failure leaves
-// what was filled for the caller to release.
-static int copy_node(const struct ArrowArray* src, struct ArrowArray* dst, gda_shared* shared) {
+// The nulls of a validity bitmap's bits [offset, offset + length).
+static int64_t count_nulls(const uint8_t* bitmap, int64_t offset, int64_t length) {
+  if (!bitmap) return 0;
+  int64_t nulls = 0;
+  for (int64_t i = offset; i < offset + length; i++) nulls += !(bitmap[i >> 3] >> (i & 7) & 1);
+  return nulls;
+}
+
+// Fills dst as a node of the export sharing src's buffers (s is its schema);
+// a failure leaves what was filled for the caller to release.
+//
+// A map's entries and their keys (map_part 1 and 2) keep no unknown null
+// count on the host: the format lets a producer leave it -1, but pyarrow
+// before 26 aborts the process on a map whose entries' or keys' count is not
+// 0 (it checks the count, not the bitmap), so a CPU export counts them, as
+// the Go export does (exportedNullCount in export.go).
+static int copy_node(const struct ArrowArray* src, const struct ArrowSchema* s, int map_part, struct ArrowArray* dst,
+                     gda_shared* shared, int on_cpu) {
   const void** buffers = gda_array_node_init(dst, shared, src->n_buffers, src->n_children, src->dictionary != NULL);
   if (!buffers) return ENOMEM;
   dst->length = src->length;
   dst->offset = src->offset;
   dst->null_count = src->null_count;
+  if (map_part && on_cpu && src->null_count == -1 && src->n_buffers > 0)
+    dst->null_count = count_nulls(src->buffers[0], src->offset, src->length);
   if (src->n_buffers > 0) memcpy(buffers, src->buffers, (size_t)src->n_buffers * sizeof(void*));
+  int is_map = strcmp(s->format, "+m") == 0;
   for (int64_t i = 0; i < src->n_children; i++) {
-    if (copy_node(src->children[i], dst->children[i], shared) != 0) return ENOMEM;
+    int part = is_map ? 1 : (map_part == 1 && i == 0 ? 2 : 0);
+    if (copy_node(src->children[i], s->children[i], part, dst->children[i], shared, on_cpu) != 0) return ENOMEM;
   }
-  return src->dictionary ? copy_node(src->dictionary, dst->dictionary, shared) : 0;
+  return src->dictionary ? copy_node(src->dictionary, s->dictionary, 0, dst->dictionary, shared, on_cpu) : 0;
 }
 
 int gda_held_on_cpu(const gda_held* h) { return h->array.device_type == ARROW_DEVICE_CPU; }
@@ -533,7 +552,7 @@ int gda_held_export(gda_held* h, struct ArrowSchema* schema_out, void* array_out
   if (!shared) return ENOMEM;
   gda_held_ref(h);
   atomic_fetch_add(&live_held_exports, 1);
-  if (copy_node(&h->array.array, a, shared) != 0) {
+  if (copy_node(&h->array.array, &h->schema->tmpl, 0, a, shared, gda_held_on_cpu(h)) != 0) {
     if (a->release) {
       a->release(a);  // the last node released ends the shared record and its reference
     } else {

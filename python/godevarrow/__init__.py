@@ -21,6 +21,7 @@ from ._godevarrow import (
     InternalError,
     StreamError,
 )
+from ._optional import MissingDependencyError
 from ._runtime import cuda_available, cuda_device_count, cuda_status, debug_live_objects
 from ._schema import Schema, schema
 from ._stream import ArrayStream, stream
@@ -56,6 +57,7 @@ __all__ = [
     "GodevarrowError",
     "GodevarrowTypeError",
     "InternalError",
+    "MissingDependencyError",
     "RecordBatch",
     "Schema",
     "StreamError",

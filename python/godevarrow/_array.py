@@ -14,6 +14,7 @@ from . import _dlpack, _ipc
 from . import _godevarrow as _lib
 from ._device import Device, DeviceLike, DeviceType, as_device
 from ._godevarrow import ArrowInvalid
+from ._optional import require
 from ._protocol import check_kwargs, no_protocol, schema_capsule
 from ._runtime import cuda_available, cuda_device_count
 from ._schema import Schema, requested_handle, schema
@@ -90,7 +91,7 @@ class Array(_lib.ArrayBase):
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickled as Arrow IPC: device data is copied to the host, and put
         back on the same kind of device when the loading process has one."""
-        import pyarrow as pa
+        pa = require("pyarrow", "pickling a godevarrow array")
 
         host = self._on_host()
         if host._is_struct():
@@ -139,7 +140,7 @@ class Array(_lib.ArrayBase):
 
     def to_pyarrow(self) -> Any:
         """A ``pyarrow.Array`` (zero-copy for CPU data, else a copy to the host)."""
-        import pyarrow as pa
+        pa = require("pyarrow", "to_pyarrow()")
 
         return pa.array(self._on_host())
 
@@ -187,7 +188,7 @@ class RecordBatch(Array):
 
     def to_pyarrow(self) -> pyarrow.RecordBatch:
         """A ``pyarrow.RecordBatch`` (zero-copy for CPU data, else a copy to the host)."""
-        import pyarrow as pa
+        pa = require("pyarrow", "to_pyarrow()")
 
         return pa.record_batch(self._on_host())
 

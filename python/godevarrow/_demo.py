@@ -90,6 +90,10 @@ def run(rows: int) -> int:
 
     import godevarrow as gda
 
+    from ._optional import require
+
+    for module in ("numpy", "pyarrow"):
+        require(module, "the demo")
     print(f"godevarrow {gda.__version__} demo: {rows:,} rows\n")
     failures = _exchange(rows)
     # every object of the exchange is gone now: the Go side must hold nothing

@@ -31,18 +31,29 @@ class Device:
     """A device type and id. Immutable, hashable, equal by value.
 
     ``str(Device.cpu())`` is ``"cpu"``, ``str(Device.cuda(1))`` is ``"cuda:1"``;
-    wherever a device is taken, those strings are accepted too.
+    wherever a device is taken, those strings are accepted too, this
+    constructor included: ``Device("cuda:1")``, ``Device("cuda", 1)`` and
+    ``Device(DeviceType.CUDA, 1)`` are the same device. A device type without
+    an id is device 0 (the CPU's id is always -1).
     """
 
     __slots__ = ("_type", "_id")
     _type: DeviceType
     _id: int
 
-    def __init__(self, device_type: int | DeviceType, device_id: int = -1) -> None:
-        try:
-            dtype = DeviceType(device_type)
-        except ValueError:
-            raise ArrowInvalid(f"unknown device type {device_type!r}") from None
+    def __init__(self, device_type: int | DeviceType | str, device_id: int | None = None) -> None:
+        if isinstance(device_type, str):
+            dtype, parsed_id = _parse(device_type)
+            if dtype != DeviceType.CPU and None not in (parsed_id, device_id) and device_id != parsed_id:
+                raise ArrowInvalid(f"device {device_type!r} and device_id {device_id} disagree")
+            device_id = parsed_id if parsed_id is not None else device_id
+        else:
+            try:
+                dtype = DeviceType(device_type)
+            except ValueError:
+                raise ArrowInvalid(f"unknown device type {device_type!r}") from None
+        if device_id is None:
+            device_id = -1 if dtype == DeviceType.CPU else 0
         if not isinstance(device_id, int) or isinstance(device_id, bool):
             raise GodevarrowTypeError(f"device_id must be an int, not {type(device_id).__name__}")
         if dtype == DeviceType.CPU:
@@ -57,18 +68,22 @@ class Device:
 
     @classmethod
     def cpu(cls) -> Device:
+        """The host (``"cpu"``)."""
         return cls(DeviceType.CPU)
 
     @classmethod
     def cuda(cls, device_id: int = 0) -> Device:
+        """CUDA device ``device_id`` (``"cuda:N"``)."""
         return cls(DeviceType.CUDA, device_id)
 
     @property
     def device_type(self) -> DeviceType:
+        """The kind of memory (``DeviceType.CPU``, ``DeviceType.CUDA``, ...)."""
         return self._type
 
     @property
     def device_id(self) -> int:
+        """Which device of its type: -1 for the CPU, else 0, 1, ..."""
         return self._id
 
     def __eq__(self, other: object) -> bool:
@@ -90,10 +105,28 @@ class Device:
         return f"{self._type.name.lower()}:{self._id}"
 
     def __repr__(self) -> str:
-        return f"Device({self._type.name}, {self._id})"
+        return f"Device({str(self)!r})"
 
 
 DeviceLike = Union[Device, str]
+
+
+def _parse(device: str) -> tuple[DeviceType, int | None]:
+    """The type and id (None when the string names none) of "cpu", "cuda",
+    "cuda:N" and the other device types' names."""
+    name, sep, ident = device.strip().lower().partition(":")
+    for dtype in DeviceType:
+        if dtype.name.lower() == name:
+            if dtype == DeviceType.CPU:
+                if sep and ident not in ("-1", "0"):
+                    raise ArrowInvalid(f"invalid device {device!r}: the CPU has no device ids")
+                return dtype, -1
+            if not sep:
+                return dtype, None
+            if not ident.isdigit():
+                raise ArrowInvalid(f"invalid device {device!r}: the id must be a non-negative integer")
+            return dtype, int(ident)
+    raise ArrowInvalid(f"unknown device {device!r} (expected 'cpu', 'cuda' or 'cuda:N')")
 
 
 def as_device(device: DeviceLike) -> Device:
@@ -102,17 +135,4 @@ def as_device(device: DeviceLike) -> Device:
         return device
     if not isinstance(device, str):
         raise GodevarrowTypeError(f"expected a Device or a string like 'cpu' or 'cuda:0', got {type(device).__name__}")
-    name, sep, ident = device.strip().lower().partition(":")
-    for dtype in DeviceType:
-        if dtype.name.lower() == name:
-            if dtype == DeviceType.CPU:
-                if sep and ident not in ("-1", "0"):
-                    raise ArrowInvalid(f"invalid device {device!r}: the CPU has no device ids")
-                return Device.cpu()
-            if not sep:
-                return Device(dtype, 0)
-            try:
-                return Device(dtype, int(ident))
-            except ValueError:
-                raise ArrowInvalid(f"invalid device {device!r}: the id must be a non-negative integer") from None
-    raise ArrowInvalid(f"unknown device {device!r} (expected 'cpu', 'cuda' or 'cuda:N')")
+    return Device(device)

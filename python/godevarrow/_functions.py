@@ -6,6 +6,7 @@ from typing import Any, Optional, TypeVar
 
 from ._array import Array
 from ._godevarrow import GodevarrowTypeError
+from ._optional import require
 from ._schema import Schema
 from ._stream import ArrayStream
 
@@ -19,7 +20,7 @@ def to_pyarrow(obj: object) -> Any:
     if isinstance(obj, (Array, Schema)):
         return obj.to_pyarrow()
     if isinstance(obj, ArrayStream):
-        import pyarrow as pa
+        pa = require("pyarrow", "to_pyarrow()")
 
         return pa.RecordBatchReader.from_stream(obj)
     raise GodevarrowTypeError(f"to_pyarrow() takes a godevarrow object, not {type(obj).__name__}")

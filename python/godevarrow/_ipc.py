@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._optional import require
+
 IPC_COLUMN = "godevarrow:array"
 
 
 def batch_bytes(batch: Any, *, single_column: bool = False) -> bytes:
     """A pyarrow RecordBatch as an IPC stream of one batch."""
-    import pyarrow as pa
+    pa = require("pyarrow", "unpickling a godevarrow object")
 
     if single_column:
         batch = batch.replace_schema_metadata({IPC_COLUMN: "1"})
@@ -24,7 +26,7 @@ def batch_bytes(batch: Any, *, single_column: bool = False) -> bytes:
 
 def schema_bytes(pa_schema: Any, *, single_column: bool = False) -> bytes:
     """A pyarrow Schema (or, single_column, a Field) as an IPC stream of no batches."""
-    import pyarrow as pa
+    pa = require("pyarrow", "unpickling a godevarrow object")
 
     target = pa.schema([pa_schema], metadata={IPC_COLUMN: "1"}) if single_column else pa_schema
     sink = pa.BufferOutputStream()
@@ -40,7 +42,7 @@ def _is_single_column(schema: Any) -> bool:
 def read_batch(data: bytes) -> tuple[Any, bool]:
     """The batch of ``batch_bytes`` (metadata marker removed) and whether it
     carries a single array."""
-    import pyarrow as pa
+    pa = require("pyarrow", "unpickling a godevarrow object")
 
     batch = pa.ipc.open_stream(pa.py_buffer(data)).read_next_batch()
     single = _is_single_column(batch.schema)
@@ -49,7 +51,7 @@ def read_batch(data: bytes) -> tuple[Any, bool]:
 
 def read_schema(data: bytes) -> Any:
     """The pyarrow Schema or Field of ``schema_bytes``."""
-    import pyarrow as pa
+    pa = require("pyarrow", "unpickling a godevarrow object")
 
     schema = pa.ipc.open_stream(pa.py_buffer(data)).schema
     return schema.field(0) if _is_single_column(schema) else schema

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from . import _godevarrow as _lib
 from . import _ipc
+from ._optional import require
 from ._protocol import no_protocol
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,7 +90,7 @@ class Schema:
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickled as Arrow IPC (the schema of an empty batch, exact field)."""
-        import pyarrow as pa
+        pa = require("pyarrow", "pickling a godevarrow schema")
 
         whole = self.format == "+s" and self.dictionary is None
         target = pa.schema(self) if whole else pa.field(self)
@@ -107,7 +108,7 @@ class Schema:
     def to_pyarrow(self) -> Union[pyarrow.Schema, pyarrow.Field]:
         """A ``pyarrow.Schema`` for a struct with no name (a record batch
         schema), else a ``pyarrow.Field``."""
-        import pyarrow as pa
+        pa = require("pyarrow", "to_pyarrow()")
 
         if self.format == "+s" and self.name == "" and self.dictionary is None:
             return pa.schema(self)

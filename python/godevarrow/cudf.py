@@ -14,6 +14,7 @@ from typing import Any, Union
 
 from . import _godevarrow as _lib
 from ._array import Array, RecordBatch, array, record_batch
+from ._optional import require
 from ._schema import schema
 
 __all__ = ["from_cudf", "to_cudf"]
@@ -31,13 +32,9 @@ def _version(text: str) -> tuple[int, ...]:
 
 
 def _cudf() -> Any:
-    try:
-        import cudf
-        import pylibcudf
-    except ImportError as e:  # pragma: no cover - depends on the machine
-        raise ImportError(
-            "godevarrow.cudf needs cuDF >= 25.08: pip install 'godevarrow[cudf]' (see https://docs.rapids.ai/install)"
-        ) from e
+    feature = "godevarrow.cudf (cuDF >= 25.08, see https://docs.rapids.ai/install)"
+    cudf = require("cudf", feature)
+    pylibcudf = require("pylibcudf", feature)
     found = getattr(cudf, "__version__", "0")
     if _version(found) < MIN_CUDF:
         raise ImportError(
@@ -48,7 +45,7 @@ def _cudf() -> Any:
 
 
 def _renamed(batch: RecordBatch, names: list[str]) -> RecordBatch:
-    import pyarrow as pa
+    pa = require("pyarrow", "godevarrow.cudf")
 
     fields = list(pa.schema(batch.schema))
     target = pa.schema([f.with_name(str(n)) for f, n in zip(fields, names)], metadata=pa.schema(batch.schema).metadata)

@@ -1,7 +1,8 @@
 """CuPy bridge: ``to_cupy`` and ``from_cupy``, zero-copy through DLPack.
 
-Import CuPy lazily: ``import godevarrow.cupy`` works without CuPy, the
-functions raise ``ImportError`` with an install hint when it is missing.
+Import CuPy lazily: ``import godevarrow.cupy`` works without CuPy; the
+functions raise ``godevarrow.MissingDependencyError`` (an ``ImportError``)
+naming the extra to install when it is missing.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from . import _godevarrow as _lib
 from ._array import Array, array
 from ._device import DeviceType
 from ._godevarrow import ArrowInvalid, DeviceError
+from ._optional import require
 
 __all__ = ["cupy_dtype", "from_cupy", "to_cupy"]
 
@@ -20,12 +22,7 @@ MIN_CUPY = 13
 
 
 def _cupy() -> Any:
-    try:
-        import cupy
-    except ImportError as e:  # pragma: no cover - depends on the machine
-        raise ImportError(
-            "godevarrow.cupy needs CuPy >= 13: pip install 'godevarrow[cupy]' (or the cupy wheel matching your CUDA)"
-        ) from e
+    cupy = require("cupy", "godevarrow.cupy (CuPy >= 13; or the cupy wheel matching your CUDA)")
     found = getattr(cupy, "__version__", "0")
     major = found.split(".")[0]
     if not major.isdigit() or int(major) < MIN_CUPY:
