@@ -28,8 +28,8 @@ _A = TypeVar("_A", bound="Array")
 class Array(_lib.ArrayBase):
     """An Arrow array whose buffers live on a device; zero-copy.
 
-    Make one with :func:`godevarrow.array`. A struct-typed Array is a record
-    batch (:class:`RecordBatch`).
+    Make one with `godevarrow.array`. A struct-typed Array is a record
+    batch (`RecordBatch`).
     """
 
     __slots__ = ("__weakref__",)
@@ -37,26 +37,32 @@ class Array(_lib.ArrayBase):
     # -- properties
     @property
     def schema(self) -> Schema:
+        """The array's field: its type, name, nullability and metadata."""
         return Schema(_lib.schema_of(self._h))
 
     @property
     def device(self) -> Device:
+        """Where the buffers live (`Device.cpu()`, `Device.cuda(n)`, ...)."""
         info = self._get_info()
         return Device(info.device_type, info.device_id)
 
     @property
     def device_type(self) -> DeviceType:
+        """The kind of device the buffers live on."""
         return DeviceType(self._get_info().device_type)
 
     @property
     def device_id(self) -> int:
+        """Which device of its type (-1 for the CPU)."""
         return self._get_info().device_id
 
     def __len__(self) -> int:
+        """The number of elements (rows, for a record batch)."""
         return self._get_info().length
 
     @property
     def offset(self) -> int:
+        """The logical offset into the buffers (non-zero for a slice)."""
         return self._get_info().offset
 
     @property
@@ -115,6 +121,7 @@ class Array(_lib.ArrayBase):
         return _dlpack.export(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
     def __dlpack_device__(self) -> tuple[int, int]:
+        """DLPack's ``(device_type, device_id)`` of the tensor ``__dlpack__`` would export."""
         return _lib.dlpack_device(self._h)
 
     @property
@@ -138,7 +145,7 @@ class Array(_lib.ArrayBase):
             return self
         return type(self)(_lib.array_to_device(self._h, int(target.device_type), target.device_id))
 
-    def to_pyarrow(self) -> Any:
+    def to_pyarrow(self) -> pyarrow.Array:
         """A ``pyarrow.Array`` (zero-copy for CPU data, else a copy to the host)."""
         pa = require("pyarrow", "to_pyarrow()")
 
@@ -159,17 +166,21 @@ class RecordBatch(Array):
 
     @property
     def num_rows(self) -> int:
+        """The number of rows."""
         return len(self)
 
     @property
     def num_columns(self) -> int:
+        """The number of columns (the struct's fields)."""
         return self._get_info().n_children
 
     @property
     def column_names(self) -> list[str]:
+        """The names of the columns, in order."""
         return [c.name for c in self.schema.children]
 
     def column(self, i: Union[int, str]) -> Array:
+        """Column ``i`` (an index, or a name) as an Array; zero-copy."""
         if isinstance(i, str):
             names = self.column_names
             if names.count(i) != 1:
@@ -184,6 +195,7 @@ class RecordBatch(Array):
 
     @property
     def columns(self) -> list[Array]:
+        """Every column as an Array, in order; zero-copy."""
         return [self.column(i) for i in range(self.num_columns)]
 
     def to_pyarrow(self) -> pyarrow.RecordBatch:
@@ -237,7 +249,7 @@ def array(obj: object, *, requested_schema: object = None) -> Array:
 
 
 def record_batch(obj: object, *, requested_schema: object = None) -> RecordBatch:
-    """A RecordBatch: like :func:`array`, but the type must be a struct."""
+    """A RecordBatch: like `array`, but the type must be a struct."""
     imported = _lib.import_from(obj, RecordBatch, None) if requested_schema is None else NotImplemented
     arr = _import(obj, RecordBatch, requested_schema) if imported is NotImplemented else imported
     if not arr._is_struct():

@@ -87,6 +87,7 @@ class Device:
         return self._id
 
     def __eq__(self, other: object) -> bool:
+        """Equal to another Device with the same type and id, or to a string naming it (``"cuda:0"``)."""
         if isinstance(other, str):
             try:
                 other = as_device(other)

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union, overload
 
-from ._array import Array
+from ._array import Array, RecordBatch
 from ._godevarrow import GodevarrowTypeError
 from ._optional import require
 from ._schema import Schema
 from ._stream import ArrayStream
 
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow
+
 _A = TypeVar("_A", bound=Array)
+
+
+@overload
+def to_pyarrow(obj: RecordBatch) -> pyarrow.RecordBatch: ...
+@overload
+def to_pyarrow(obj: Array) -> pyarrow.Array: ...
+@overload
+def to_pyarrow(obj: ArrayStream[Any]) -> pyarrow.RecordBatchReader: ...
+@overload
+def to_pyarrow(obj: Schema) -> Union[pyarrow.Schema, pyarrow.Field]: ...
 
 
 def to_pyarrow(obj: object) -> Any:

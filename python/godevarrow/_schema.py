@@ -34,7 +34,7 @@ def _decode_metadata(blob: Optional[bytes]) -> dict[bytes, bytes]:
 class Schema:
     """An exact Arrow schema (format string, name, flags, metadata, children).
 
-    Make one with :func:`godevarrow.schema`.
+    Make one with `godevarrow.schema`.
     """
 
     __slots__ = ("_h", "_info", "__weakref__")
@@ -49,30 +49,37 @@ class Schema:
         return self._info
 
     def __arrow_c_schema__(self) -> object:
+        """The schema as a fresh ``arrow_schema`` capsule (a deep copy)."""
         return _lib.export_schema(self._h)
 
     @property
     def format(self) -> str:
+        """The Arrow C format string (``"l"``, ``"+s"``, ``"tsu:UTC"``, ...)."""
         return self._get_info().format
 
     @property
     def name(self) -> str:
+        """The field name (``""`` when it has none)."""
         return self._get_info().name
 
     @property
     def flags(self) -> int:
+        """The ARROW_FLAG_* bits (1 dictionary ordered, 2 nullable, 4 map keys sorted)."""
         return self._get_info().flags
 
     @property
     def nullable(self) -> bool:
+        """Whether the field may hold nulls (ARROW_FLAG_NULLABLE)."""
         return bool(self.flags & _FLAG_NULLABLE)
 
     @property
     def metadata(self) -> dict[bytes, bytes]:
+        """The field's metadata, as bytes keys and values."""
         return _decode_metadata(self._get_info().metadata)
 
     @property
     def children(self) -> list[Schema]:
+        """The child fields (a struct's fields, a list's item, ...)."""
         return [Schema(_lib.schema_child(self._h, i)) for i in range(self._get_info().n_children)]
 
     @property
@@ -81,6 +88,7 @@ class Schema:
         return Schema(_lib.schema_child(self._h, -1)) if self._get_info().has_dictionary else None
 
     def __eq__(self, other: object) -> bool:
+        """Equal types, names, flags, metadata and children (recursively)."""
         if not isinstance(other, Schema):
             if hasattr(other, "__arrow_c_schema__"):
                 other = schema(other)

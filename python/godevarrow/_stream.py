@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from typing import Any, AsyncIterator, Iterator, Optional, Sequence
+from typing import Any, AsyncIterator, Generic, Iterator, Optional, Sequence, TypeVar, cast, overload
 
 from . import _godevarrow as _lib
 from ._array import Array, RecordBatch
@@ -52,10 +52,16 @@ class _WakePipe:
             future.set_result(None)
 
 
-class ArrayStream:
+_A = TypeVar("_A", bound=Array)  # what a stream yields: Array, or RecordBatch for a stream of struct arrays
+
+
+class ArrayStream(Generic[_A]):
     """A stream of arrays with one schema on one device type; read once.
 
-    Iterating yields :class:`Array` (:class:`RecordBatch` for struct streams).
+    Iterating yields `Array` (`RecordBatch` for struct streams); for type
+    checkers, ``ArrayStream[RecordBatch]`` is a stream known to yield batches
+    (``gda.stream(batch)``), and ``ArrayStream[Array]`` one that may yield
+    either.
     Exporting it (``__arrow_c_stream__``) moves it out: afterwards it cannot be
     read or exported again.
     """
@@ -66,39 +72,45 @@ class ArrayStream:
         # schema, device type and array class are asked for when first
         # needed: a stream handed on unread never needs them
         self._h = handle
-        self._info: Optional[tuple[Schema, int, type[Array]]] = None
+        self._info: Optional[tuple[Schema, int, type[_A]]] = None
         self._reads_ahead = False
         self._wake: Optional[_WakePipe] = None
 
-    def _stream_info(self) -> tuple[Schema, int, type[Array]]:
+    def _stream_info(self) -> tuple[Schema, int, type[_A]]:
         if self._info is None:
             info = _lib.stream_info(self._h)
-            self._info = (Schema(info.schema), info.device_type, RecordBatch if info.is_struct else Array)
+            # the class the arrays get; the type parameter is what a type checker was told of it
+            cls = cast("type[_A]", RecordBatch if info.is_struct else Array)
+            self._info = (Schema(info.schema), info.device_type, cls)
         return self._info
 
     @property
     def schema(self) -> Schema:
+        """The schema every array of the stream has."""
         return self._stream_info()[0]
 
     @property
     def device_type(self) -> DeviceType:
+        """The kind of device the stream's arrays live on."""
         return DeviceType(self._stream_info()[1])
 
-    def __iter__(self) -> Iterator[Array]:
+    def __iter__(self) -> Iterator[_A]:
+        """Iterates the arrays (RecordBatch for a stream of struct arrays) until the end."""
         # the extension's iterator: a for loop runs no Python code per array
         return _lib.stream_iter(self._h, (self._info or self._stream_info())[2], self._reads_ahead)
 
-    def __next__(self) -> Array:
+    def __next__(self) -> _A:
+        """The next array; StopIteration at the end."""
         arr = _lib.stream_next(self._h, (self._info or self._stream_info())[2])
         if arr is None:
             raise StopIteration
         return arr
 
-    def read_all(self) -> list[Array]:
+    def read_all(self) -> list[_A]:
         """Every remaining array, in order."""
         return list(self)
 
-    def prefetch(self, depth: int = 2) -> ArrayStream:
+    def prefetch(self, depth: int = 2) -> ArrayStream[_A]:
         """A stream that reads this one ahead in the background.
 
         Go reads up to ``depth`` arrays ahead on its own thread (the GIL is
@@ -110,18 +122,19 @@ class ArrayStream:
         """
         if not isinstance(depth, int) or isinstance(depth, bool):
             raise GodevarrowTypeError(f"depth must be an int, not {type(depth).__name__}")
-        ahead = ArrayStream(_lib.stream_prefetch(self._h, depth))
+        ahead: ArrayStream[_A] = ArrayStream(_lib.stream_prefetch(self._h, depth))
         ahead._reads_ahead = True
         return ahead
 
-    def __aiter__(self) -> AsyncIterator[Array]:
+    def __aiter__(self) -> AsyncIterator[_A]:
+        """Iterates the arrays from asyncio without blocking the loop (see `__anext__`)."""
         return self
 
-    async def __anext__(self) -> Array:
+    async def __anext__(self) -> _A:
         """The next array, without blocking the event loop.
 
         The first ``__anext__`` makes the stream read ahead (``prefetch``,
-        up to :data:`ASYNC_DEPTH` arrays): a goroutine reads while the loop
+        up to `ASYNC_DEPTH` arrays): a goroutine reads while the loop
         runs, ``__anext__`` returns at once while arrays are queued, and
         otherwise the loop is woken through a pipe when one arrives, so many
         streams are read concurrently. A cancelled ``__anext__`` loses
@@ -137,7 +150,7 @@ class ArrayStream:
             await self._ready()
         if arr is None:
             raise StopAsyncIteration
-        return arr
+        return cast("_A", arr)
 
     async def _ready(self) -> None:
         """Waits until the read-ahead has an array or ended (or the stream was
@@ -175,10 +188,12 @@ class ArrayStream:
 
         await asyncio.to_thread(self.close)
 
-    async def __aenter__(self) -> ArrayStream:
+    async def __aenter__(self) -> ArrayStream[_A]:
+        """``async with``: closes the stream on exit."""
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        """Closes the stream."""
         await self.aclose()
 
     def close(self) -> None:
@@ -193,16 +208,20 @@ class ArrayStream:
             if not pipe.waiters:
                 pipe.close()
 
-    def __enter__(self) -> ArrayStream:
+    def __enter__(self) -> ArrayStream[_A]:
+        """``with``: closes the stream on exit."""
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Closes the stream."""
         self.close()
 
     def __arrow_c_schema__(self) -> object:
+        """The stream's schema as an ``arrow_schema`` capsule."""
         return self.schema.__arrow_c_schema__()
 
     def __reduce__(self) -> Any:
+        """Streams are read once and cannot be pickled: raises TypeError."""
         raise GodevarrowTypeError(
             "an ArrayStream is read once and cannot be pickled; pickle its arrays (read_all()) instead"
         )
@@ -220,8 +239,17 @@ class ArrayStream:
         return f"godevarrow.ArrayStream<{self.schema}> on {self.device_type.name}"
 
 
-def stream(obj: object, *, requested_schema: object = None) -> ArrayStream:
+@overload
+def stream(obj: ArrayStream[_A], *, requested_schema: object = None) -> ArrayStream[_A]: ...
+@overload
+def stream(obj: RecordBatch, *, requested_schema: object = None) -> ArrayStream[RecordBatch]: ...
+@overload
+def stream(obj: object, *, requested_schema: object = None) -> ArrayStream[Array]: ...
+
+
+def stream(obj: object, *, requested_schema: object = None) -> ArrayStream[Any]:
     """An ArrayStream from a stream producer, or a one-chunk stream of an Array."""
+    st: ArrayStream[Any]
     if isinstance(obj, ArrayStream):
         st = obj
     elif isinstance(obj, Array):
@@ -241,6 +269,6 @@ def stream(obj: object, *, requested_schema: object = None) -> ArrayStream:
     return st
 
 
-def stream_of(arrays: Sequence[Array], schema_: Optional[Schema] = None) -> ArrayStream:
+def stream_of(arrays: Sequence[_A], schema_: Optional[Schema] = None) -> ArrayStream[_A]:
     """A stream over arrays already in memory (all of one type and device)."""
     return ArrayStream(_lib.stream_from_arrays([a._h for a in arrays], None if schema_ is None else schema_._h))
