@@ -540,6 +540,17 @@ def device_section(args: argparse.Namespace) -> str:
         f"## Devices ({count} CUDA device(s) via `{os.path.basename(library)}`)",
         "",
     ]
+    if "fake" in os.path.basename(library):
+        lines += [
+            "These rows ran on the test suite's fake CUDA driver, not a GPU: its device memory is host memory",
+            "and its copies are `memcpy` calls behind the driver API's queues, events and checks. So a row here",
+            "measures what godevarrow adds around each driver call, against the same work without those calls,",
+            "and a missed target means that overhead is large next to a host `memcpy` — which takes nanoseconds",
+            "where a real transfer over PCIe takes microseconds. What these rows say about a GPU: nothing about",
+            "bandwidth, an upper bound on godevarrow's own cost per call. `make bench` on a machine with a GPU",
+            "measures the real driver.",
+            "",
+        ]
     lines += markdown_table(header, rows_out)
     return "\n".join(lines) + "\n"
 

@@ -169,3 +169,18 @@ def test_an_error_inside_an_installed_dependency_is_not_reworded(tmp_path, monke
         gda.MissingDependencyError, match=r"^a feature needs not_installed_dep: pip install not_installed_dep$"
     ):
         require("not_installed_dep", "a feature")
+
+
+# ------------------------------------------------------ errors users meet
+
+
+def test_a_stream_producer_offered_as_a_batch_is_pointed_to_stream():
+    import pyarrow as pa
+
+    table = pa.table({"x": [1, 2]})
+    with pytest.raises(gda.GodevarrowTypeError, match=r"stream producer: read it with godevarrow\.stream\(\)"):
+        gda.record_batch(table)
+    with pytest.raises(gda.GodevarrowTypeError) as info:
+        gda.record_batch(42)
+    assert "stream producer" not in str(info.value)
+    assert [b.num_rows for b in gda.stream(table)] == [2]

@@ -9,9 +9,15 @@ from ._godevarrow import ArrowNotImplementedError, GodevarrowTypeError
 
 
 def no_protocol(obj: object, what: str, protocols: str) -> GodevarrowTypeError:
+    """The error for an object that speaks none of the protocols a constructor
+    reads; a stream producer (a pyarrow Table, a polars DataFrame, a DuckDB
+    relation) offered where an array is wanted is told to read it as a stream."""
+    hint = ""
+    if what != "stream" and (hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_device_stream__")):
+        hint = f"; it is a stream producer: read it with godevarrow.stream() (or make one {what} per chunk from that)"
     return GodevarrowTypeError(
         f"cannot make a godevarrow {what} from an object of type {type(obj).__name__}: "
-        f"it implements none of {protocols}"
+        f"it implements none of {protocols}{hint}"
     )
 
 
