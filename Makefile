@@ -11,7 +11,7 @@ FAKECUDA := $(CURDIR)/tests_go/fakecuda/libfakecuda.so
 # The test suites run the CUDA paths against the strict fake driver.
 TEST_ENV := GODEVARROW_LIBCUDA=$(FAKECUDA) FAKECUDA_DEVICES=2
 
-.PHONY: all venv build fakecuda test test-gpu test-go test-py typecheck docs wheel test-wheel test-sdist test-pythons test-strict fuzz fuzz-smoke valgrind valgrind-if-present demo info bench profile lint fmt clean
+.PHONY: all venv build fakecuda test test-gpu test-go test-py typecheck docs wheel test-wheel test-sdist test-pythons test-strict fuzz fuzz-smoke valgrind valgrind-if-present demo info bench bench-abi3 profile lint fmt clean
 
 all: build
 
@@ -166,6 +166,11 @@ info: build
 # of every implementation alike: one thread for the whole run
 bench: build
 	$(DEMO_ENV) OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/bench.py --out docs/benchmarks.md
+
+# The Limited API's cost: every binding-bound bench row with the abi3 build
+# and a full-API build, in alternating processes (docs/design.md, "Packaging").
+bench-abi3: build
+	$(DEMO_ENV) OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/abi3.py --out build/abi3.md
 
 # Where the time of one bench row goes: perf over a build that keeps its
 # symbols (the C and Go code by name). `make profile` lists the rows;

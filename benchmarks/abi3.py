@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -39,10 +40,9 @@ def install(target: str, extra_env: dict[str, str]) -> None:
 def worker_jobs(rows_large: int, batches: int) -> list[tuple[str, Callable[[], Any]]]:
     """godevarrow's job of every bench.py row that runs godevarrow's binding:
     the exchange table and the sync read of the reading section."""
-    sys.path.insert(0, HERE)
-    import bench
     import pyarrow as pa
 
+    bench = bench_module()
     args = argparse.Namespace(rows_large=rows_large, batches=batches)
     impls = bench._peers()
     jobs = []
@@ -64,11 +64,46 @@ def worker_jobs(rows_large: int, batches: int) -> list[tuple[str, Callable[[], A
     return jobs
 
 
-def worker(samples: int, rows_large: int, batches: int) -> int:
+def bench_module() -> Any:
+    sys.path.insert(0, HERE)
+    import bench
+
+    return bench
+
+
+def _cuda_batch() -> Any:
+    """The held CUDA batch of bench.py's device import row, or None without a driver."""
+    import godevarrow as gda
+    import numpy as np
+    import pyarrow as pa
+
+    if not gda.cuda_status()[0]:
+        return None
+    cols = {}
+    for i in range(100):
+        kind = i % 3
+        if kind == 0:
+            cols[f"c{i}"] = pa.array(np.arange(1000, dtype=np.int64))
+        elif kind == 1:
+            cols[f"c{i}"] = pa.array(np.arange(1000, dtype=np.float64))
+        else:
+            cols[f"c{i}"] = pa.array([f"s{j}" for j in range(1000)])
+    on_device = gda.record_batch(pa.record_batch(cols)).to_device("cuda:0")
+
+    class Fresh:
+        def __arrow_c_device_array__(self, requested_schema: Any = None, **kwargs: Any) -> Any:
+            return on_device.__arrow_c_device_array__()
+
+    return gda.record_batch(Fresh())  # held, as in bench.py
+
+
+def worker(samples: int, rows_large: int, batches: int, only: str) -> int:
     """Times each job `samples` times (each sample at least 20 ms of calls) and
     prints {label: [seconds per call, ...]} as JSON."""
     out: dict[str, list[float]] = {}
     for label, call in worker_jobs(rows_large, batches):
+        if only and not re.search(only, label):
+            continue
         call()  # warm
         loops = 1
         while True:
@@ -85,6 +120,12 @@ def worker(samples: int, rows_large: int, batches: int) -> int:
                 call()
             times.append((time.perf_counter() - start) / loops)
         out[label] = times
+    label = "import of a 100-column CUDA batch (the fake driver: make bench's device row)"
+    held = _cuda_batch() if not only or re.search(only, label) else None
+    if held is not None:
+        import godevarrow as gda
+
+        out[label] = bench_module()._import_samples(gda, {"cuda": held}, samples)["cuda"]
     json.dump(out, sys.stdout)
     return 0
 
@@ -101,15 +142,16 @@ def ratio_interval(num: list[float], den: list[float], draws: int = 2000) -> tup
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=6, help="rounds; each runs both builds once")
+    parser.add_argument("--rounds", type=int, default=12, help="rounds; each runs both builds once")
     parser.add_argument("--samples", type=int, default=5, help="samples of each row per build and round")
     parser.add_argument("--rows-large", type=int, default=10**7)
     parser.add_argument("--batches", type=int, default=20_000)
+    parser.add_argument("--only", default="", help="time only the rows whose label matches this regex")
     parser.add_argument("--out", help="also write the Markdown table here")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        return worker(args.samples, args.rows_large, args.batches)
+        return worker(args.samples, args.rows_large, args.batches, args.only)
 
     with tempfile.TemporaryDirectory(prefix="godevarrow-abi3-") as tmp:
         targets = {}
@@ -123,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
             for name in order:
                 env = {**os.environ, "PYTHONPATH": targets[name], "OPENBLAS_NUM_THREADS": "1"}
                 cmd = [sys.executable, __file__, "--worker", f"--samples={args.samples}"]
-                cmd += [f"--rows-large={args.rows_large}", f"--batches={args.batches}"]
+                cmd += [f"--rows-large={args.rows_large}", f"--batches={args.batches}", f"--only={args.only}"]
                 result = json.loads(subprocess.check_output(cmd, env=env, cwd=tmp))
                 for label, times in result.items():
                     samples[name].setdefault(label, []).extend(times)
