@@ -155,6 +155,16 @@ print("ok")
     )
 
 
+def test_every_extra_an_error_names_exists():
+    from godevarrow._optional import EXTRAS
+
+    declared = re.search(r"^\[project\.optional-dependencies\]\n(.*?)^\[", _pyproject(), re.M | re.S)
+    assert declared, "pyproject.toml declares extras"
+    extras = set(re.findall(r"^(\w+) = \[", declared.group(1), re.M))
+    assert set(EXTRAS.values()) <= extras, (EXTRAS, extras)
+    assert extras == {"pyarrow", "cupy", "cudf"}, "README and troubleshooting.md name exactly these"
+
+
 def test_an_error_inside_an_installed_dependency_is_not_reworded(tmp_path, monkeypatch):
     # the dependency is there but something it imports is not: the user sees that error as it is
     (tmp_path / "installed_dep.py").write_text("import module_it_lacks\n")
