@@ -90,7 +90,7 @@ SDIST_VENV := build/sdist-venv
 test-sdist: wheel
 	rm -rf $(SDIST_VENV) build/sdist-gomodcache
 	$(PYTHON) -m venv $(SDIST_VENV)
-	$(SDIST_VENV)/bin/python -m pip install -q setuptools==80.9.0 wheel==0.45.1
+	$(SDIST_VENV)/bin/python -m pip install -q $$(grep -E '^(setuptools|wheel)==' requirements-dev.txt)
 	GOPROXY=off GOFLAGS=-mod=vendor GOTOOLCHAIN=local GOMODCACHE=$(CURDIR)/build/sdist-gomodcache \
 	  $(SDIST_VENV)/bin/python -m pip install -q --no-index --no-build-isolation --no-deps dist/godevarrow-*.tar.gz
 	$(SDIST_VENV)/bin/python -m pip install -q "$$(grep -m1 '^pyarrow==' requirements-test.txt)"  # from PyPI: only the Go build is offline

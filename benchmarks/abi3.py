@@ -74,21 +74,10 @@ def bench_module() -> Any:
 def _cuda_batch() -> Any:
     """The held CUDA batch of bench.py's device import row, or None without a driver."""
     import godevarrow as gda
-    import numpy as np
-    import pyarrow as pa
 
     if not gda.cuda_status()[0]:
         return None
-    cols = {}
-    for i in range(100):
-        kind = i % 3
-        if kind == 0:
-            cols[f"c{i}"] = pa.array(np.arange(1000, dtype=np.int64))
-        elif kind == 1:
-            cols[f"c{i}"] = pa.array(np.arange(1000, dtype=np.float64))
-        else:
-            cols[f"c{i}"] = pa.array([f"s{j}" for j in range(1000)])
-    on_device = gda.record_batch(pa.record_batch(cols)).to_device("cuda:0")
+    on_device = gda.record_batch(bench_module().hundred_columns()).to_device("cuda:0")
 
     class Fresh:
         def __arrow_c_device_array__(self, requested_schema: Any = None, **kwargs: Any) -> Any:

@@ -194,3 +194,13 @@ def test_a_stream_producer_offered_as_a_batch_is_pointed_to_stream():
         gda.record_batch(42)
     assert "stream producer" not in str(info.value)
     assert [b.num_rows for b in gda.stream(table)] == [2]
+
+
+def test_info_names_the_versions_and_the_stable_abi():
+    proc = run_python("import sys; from godevarrow.__main__ import main; sys.exit(main(['info']))")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert f"godevarrow {gda.__version__}" in out
+    assert re.search(r"^  Python\s+3\.\d+\.\d+", out, re.M), out
+    assert re.search(r"^  extension\s+_godevarrow\.abi3\.so \(CPython's stable ABI, 3\.10\+\)$", out, re.M), out
+    assert re.search(r"^  Go\s+go1\.\d+", out, re.M), out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from . import _demo
@@ -18,6 +19,9 @@ def info() -> int:
     build = dict(line.split("=", 1) for line in _lib.build_info().splitlines())
     print(f"godevarrow {__version__}")
     print(f"  Python        {platform.python_version()} ({sys.executable})")
+    stable = _lib.__file__ is not None and _lib.__file__.endswith(".abi3.so")
+    kind = "CPython's stable ABI, 3.10+" if stable else "built for this CPython only"
+    print(f"  extension     {os.path.basename(_lib.__file__ or '?')} ({kind})")
     print(f"  Go            {build.get('go', '?')} ({build.get('goarch', '?')})")
     print(f"  Arrow Go      {build.get('arrow_go', '?')}")
     ok, count, library, message = cuda_status()
