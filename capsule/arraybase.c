@@ -97,11 +97,11 @@ static void ArrayBase_dealloc(ArrayBaseObject* self) {
   } else if (self->h) {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
-    gdaHandleRelease(self->h);
+    HOLDING_GIL(gdaHandleRelease(self->h));
     PyErr_Restore(type, value, tb);
   }
   self->h = 0;
-  if (self->held) gda_held_unref(self->held);  // no Python is called: the producer's release is C
+  if (self->held) HOLDING_GIL(gda_held_unref(self->held));  // no Python is called: the producer's release is C
   self->held = NULL;
   PyTypeObject* type = Py_TYPE(self);
   ((freefunc)PyType_GetSlot(type, Py_tp_free))(self);

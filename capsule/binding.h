@@ -23,6 +23,21 @@
 GDA_EXCEPTIONS(GDA_EXCEPTION_VAR)
 extern PyObject* GodevarrowError;
 
+// The binding's deallocators and capsule destructors run with the GIL; they
+// mark it while they release Go objects, so that a producer's release there
+// goes straight through the release guard (module.c) instead of asking for a
+// GIL this thread already holds: the Limited API has no PyGILState_Check,
+// and PyGILState_Ensure costs a measurable share of a small import.
+// Only code that cannot let go of the GIL runs marked.
+extern _Thread_local int gil_marked;
+#define HOLDING_GIL(stmt)     \
+  do {                        \
+    int prev_ = gil_marked;   \
+    gil_marked = 1;           \
+    stmt;                     \
+    gil_marked = prev_;       \
+  } while (0)
+
 // Raises e as its exception class and frees its message; returns NULL.
 PyObject* raise_error(gda_error* e);
 // Raises the refusal of a poisoned library; returns NULL.

@@ -15,7 +15,7 @@ static void handle_destructor(PyObject* cap) {
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   uintptr_t h = (uintptr_t)PyCapsule_GetPointer(cap, HANDLE_NAME);
-  if (h) gdaHandleRelease(h);
+  if (h) HOLDING_GIL(gdaHandleRelease(h));
   PyErr_Clear();
   PyErr_Restore(type, value, tb);
 }
@@ -28,7 +28,7 @@ static void stream_handle_destructor(PyObject* cap) {
   uintptr_t h = (uintptr_t)PyCapsule_GetPointer(cap, STREAM_HANDLE_NAME);
   if (h) {
     Py_BEGIN_ALLOW_THREADS gdaStreamSettle(h, 1 << 30);
-    Py_END_ALLOW_THREADS gdaHandleRelease(h);
+    Py_END_ALLOW_THREADS HOLDING_GIL(gdaHandleRelease(h));
   }
   PyErr_Clear();
   PyErr_Restore(type, value, tb);
@@ -86,7 +86,7 @@ static void destroy_arrow_capsule(PyObject* cap, const arrow_kind* k) {
   PyErr_Fetch(&et, &ev, &etb);
   void* p = PyCapsule_GetPointer(cap, PyCapsule_GetName(cap));
   if (p) {
-    release_kind(p, k);
+    HOLDING_GIL(release_kind(p, k));
     free(p);
   }
   PyErr_Clear();

@@ -156,6 +156,8 @@ static PyObject* new_exception(PyObject* module, const char* name, PyObject* bas
   return cls;
 }
 
+_Thread_local int gil_marked;
+
 PyObject* type_name_of(PyObject* o) {
   PyObject* type = (PyObject*)Py_TYPE(o);
   PyObject* qualname = PyObject_GetAttrString(type, "__qualname__");
@@ -186,7 +188,7 @@ static int add_type(PyObject* m, const char* name, PyObject* type) {
 // when a consumer drops the last reference on a thread of its own (rule 8 of
 // docs/design.md). After interpreter shutdown there is no GIL to take.
 static void release_with_gil(void (*call)(void*), void* self) {
-  if (!Py_IsInitialized()) {
+  if (gil_marked || !Py_IsInitialized()) {
     call(self);
     return;
   }

@@ -19,7 +19,7 @@ static void dlpack_capsule_destructor(PyObject* cap) {
   int versioned = name && strcmp(name, "dltensor_versioned") == 0;
   if (versioned || (name && strcmp(name, "dltensor") == 0)) {
     void* p = PyCapsule_GetPointer(cap, name);
-    if (p) gdaDLPackDelete(p, versioned);
+    if (p) HOLDING_GIL(gdaDLPackDelete(p, versioned));
   }
   PyErr_Clear();
   PyErr_Restore(et, ev, etb);
