@@ -93,6 +93,8 @@ func gdaHandleRelease(h C.uintptr_t) {
 			_ = v.Destroy()
 		case *cdevice.OneShotStream:
 			_, _ = v.Close() // its capsule settled it first (stream_handle_destructor)
+		case *cdevice.ChunkedArray:
+			v.Release()
 		}
 		return nil
 	})
@@ -142,6 +144,8 @@ func schemaOf(h C.uintptr_t) (*cdevice.Schema, error) {
 	case *cdevice.Array:
 		return v.Schema(), nil
 	case *cdevice.OneShotStream:
+		return v.Schema(), nil
+	case *cdevice.ChunkedArray:
 		return v.Schema(), nil
 	}
 	if !ok {

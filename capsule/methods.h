@@ -45,6 +45,17 @@
   X(stream_prefetch, REFUSE, "stream_prefetch(handle, depth) -> stream handle (moves the stream)", "(handle: _Handle, depth: int, /) -> _Handle") \
   X(stream_cast, REFUSE, "stream_cast(handle, schema_handle) -> stream handle (moves the stream)", "(handle: _Handle, schema: _Handle, /) -> _Handle") \
   X(stream_from_arrays, REFUSE, "stream_from_arrays(handles, schema_handle) -> stream handle", "(handles: Sequence[_Handle], schema: Optional[_Handle], /) -> _Handle") \
+  X(array_values, REFUSE, "array_values(handle, start, length, makers) -> list (the values of [start, start+length) as Python objects; makers: values.h)", "(handle: _Handle, start: int, length: int, makers: tuple[Any, ...], /) -> list[Any]") \
+  X(equal, REFUSE, "equal(a, b, check_metadata) -> bool (value equality of two arrays or two chunked arrays)", "(a: _Handle, b: _Handle, check_metadata: bool, /) -> bool") \
+  X(chunked_from_arrays, REFUSE, "chunked_from_arrays(handles, schema_handle) -> chunked array handle", "(handles: Sequence[_Handle], schema: Optional[_Handle], /) -> _Handle") \
+  X(chunked_read, REFUSE, "chunked_read(stream_handle) -> chunked array handle (reads the stream to its end; moves it)", "(handle: _Handle, /) -> _Handle") \
+  X(chunked_info, REFUSE, "chunked_info(handle) -> ChunkedInfo", "(handle: _Handle, /) -> ChunkedInfo") \
+  X(chunked_chunk, REFUSE, "chunked_chunk(handle, i) -> array handle", "(handle: _Handle, i: int, /) -> _Handle") \
+  X(chunked_stream, REFUSE, "chunked_stream(handle) -> stream handle (a fresh stream over the chunks)", "(handle: _Handle, /) -> _Handle") \
+  X(chunked_slice, REFUSE, "chunked_slice(handle, offset, length) -> chunked array handle", "(handle: _Handle, offset: int, length: int, /) -> _Handle") \
+  X(chunked_column, REFUSE, "chunked_column(handle, i) -> chunked array handle", "(handle: _Handle, i: int, /) -> _Handle") \
+  X(chunked_to_device, REFUSE, "chunked_to_device(handle, device_type, device_id) -> chunked array handle", "(handle: _Handle, device_type: int, device_id: int, /) -> _Handle") \
+  X(chunked_validate, REFUSE, "chunked_validate(handle, full)", "(handle: _Handle, full: bool, /) -> None") \
   X(dlpack_export, REFUSE, "dlpack_export(handle, versioned, copied, stream) -> capsule", "(handle: _Handle, versioned: bool, copied: bool, stream: int, /) -> _Capsule") \
   X(dlpack_import, REFUSE, "dlpack_import(capsule, stream_handle) -> handle", "(capsule: _Capsule, stream_handle: Optional[_Handle], /) -> _Handle") \
   X(dlpack_device, REFUSE, "dlpack_device(handle) -> (device_type, device_id)", "(handle: _Handle, /) -> tuple[int, int]") \

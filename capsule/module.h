@@ -99,6 +99,13 @@ typedef struct {
   X(int32_t, device_type, INT)    \
   X(int32_t, is_struct, BOOL)
 
+#define GDA_CHUNKED_INFO(X)     \
+  X(uintptr_t, schema, HANDLE)  \
+  X(int64_t, length, INT)       \
+  X(int64_t, n_chunks, INT)     \
+  X(int32_t, device_type, INT)  \
+  X(int32_t, is_struct, BOOL)
+
 #define GDA_CUDA_STATUS(X)       \
   X(int32_t, available, BOOL)    \
   X(int64_t, device_count, INT)  \
@@ -108,6 +115,7 @@ typedef struct {
 typedef struct { GDA_SCHEMA_INFO(GDA_RECORD_FIELD) } gda_schema_info;
 typedef struct { GDA_STREAM_INFO(GDA_RECORD_FIELD) } gda_stream_info;
 typedef struct { GDA_CUDA_STATUS(GDA_RECORD_FIELD) } gda_cuda_status;
+typedef struct { GDA_CHUNKED_INFO(GDA_RECORD_FIELD) } gda_chunked_info;
 
 // Every record, for the code that turns each into a Python type:
 // X(Python name, record list, C type, docstring).
@@ -117,4 +125,5 @@ typedef struct { GDA_CUDA_STATUS(GDA_RECORD_FIELD) } gda_cuda_status;
   X(Counters, GDA_COUNTERS, gda_counters, "Live objects of the Go core, for leak checks.")     \
   X(SchemaInfo, GDA_SCHEMA_INFO, gda_schema_info, "The members of one schema node.")          \
   X(StreamInfo, GDA_STREAM_INFO, gda_stream_info, "A stream's schema, device type and array class.") \
+  X(ChunkedInfo, GDA_CHUNKED_INFO, gda_chunked_info, "A chunked array's schema, length, chunk count, device type and class.") \
   X(CudaStatus, GDA_CUDA_STATUS, gda_cuda_status, "The CUDA backend: available, devices, library, message.")

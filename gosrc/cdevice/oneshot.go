@@ -369,3 +369,13 @@ func (o schemaOnly) Close() error            { return nil }
 func (s *OneShotStream) String() string {
 	return fmt.Sprintf("OneShotStream<%s> on %s", s.Schema(), s.DeviceType())
 }
+
+// ReadAll moves the stream into a ChunkedArray holding every remaining
+// array (see ReadChunkedArray).
+func (s *OneShotStream) ReadAll() (*ChunkedArray, error) {
+	r, err := s.take()
+	if err != nil {
+		return nil, err
+	}
+	return ReadChunkedArray(r)
+}

@@ -1,0 +1,155 @@
+package main
+
+/*
+#include <stdlib.h>
+#include "module.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/device"
+)
+
+// ------------------------------------------------- values (values.c decodes)
+
+// gdaArrayValues is called without the GIL: it encodes the values of
+// [start, start+length) (cdevice.EncodeValues) into malloc'd memory the
+// caller frees.
+//
+//export gdaArrayValues
+func gdaArrayValues(h C.uintptr_t, start, length C.int64_t, out **C.char, outLen *C.int64_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		a, err := valueOf[*cdevice.Array](h)
+		if err != nil {
+			return err
+		}
+		b, err := cdevice.EncodeValues(a, int64(start), int64(length))
+		if err != nil {
+			return err
+		}
+		*out = (*C.char)(C.CBytes(b))
+		*outLen = C.int64_t(len(b))
+		return nil
+	})
+}
+
+// gdaEqual is called without the GIL (device data is copied to the host):
+// value equality of two arrays or of two chunked arrays.
+//
+//export gdaEqual
+func gdaEqual(h1, h2 C.uintptr_t, checkMetadata C.int, out *C.int32_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		var eq bool
+		var err error
+		if a, b, aerr := valuesOf[*cdevice.Array, *cdevice.Array](h1, h2, false); aerr == nil {
+			eq, err = cdevice.Equal(a, b, checkMetadata != 0)
+		} else if c, d, cerr := valuesOf[*cdevice.ChunkedArray, *cdevice.ChunkedArray](h1, h2, false); cerr == nil {
+			eq, err = c.Equal(d, checkMetadata != 0)
+		} else {
+			return aerr
+		}
+		*out = cBool(eq)
+		return err
+	})
+}
+
+// ------------------------------------------------------------ chunked arrays
+
+//export gdaChunkedFromArrays
+func gdaChunkedFromArrays(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		arrays := make([]*cdevice.Array, int(n))
+		for i, h := range unsafe.Slice(hs, int(n)) {
+			a, err := valueOf[*cdevice.Array](h)
+			if err != nil {
+				return err
+			}
+			arrays[i] = a
+		}
+		s, err := optionalValue[*cdevice.Schema](schema)
+		if err != nil {
+			return err
+		}
+		c, err := cdevice.NewChunkedArray(s, arrays)
+		if err == nil {
+			newHandle(c, out)
+		}
+		return err
+	})
+}
+
+// gdaChunkedRead is called without the GIL: it reads the stream to its end.
+//
+//export gdaChunkedRead
+func gdaChunkedRead(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return transform(h, out, e, (*cdevice.OneShotStream).ReadAll)
+}
+
+//export gdaChunkedInfo
+func gdaChunkedInfo(h C.uintptr_t, info *C.gda_chunked_info, e *C.gda_error) C.int {
+	return call(e, func() error {
+		c, err := valueOf[*cdevice.ChunkedArray](h)
+		if err != nil {
+			return err
+		}
+		newHandle(c.Schema(), &info.schema)
+		info.length = C.int64_t(c.Len())
+		info.n_chunks = C.int64_t(c.NumChunks())
+		info.device_type = C.int32_t(c.DeviceType())
+		info.is_struct = cBool(c.Schema().IsRecordBatch())
+		return nil
+	})
+}
+
+//export gdaChunkedChunk
+func gdaChunkedChunk(h C.uintptr_t, i C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return transform(h, out, e, func(c *cdevice.ChunkedArray) (*cdevice.Array, error) {
+		a, err := c.Chunk(int(i))
+		if err == nil {
+			a.Retain() // the new handle's reference
+		}
+		return a, err
+	})
+}
+
+//export gdaChunkedStream
+func gdaChunkedStream(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return transform(h, out, e, func(c *cdevice.ChunkedArray) (*cdevice.OneShotStream, error) {
+		return cdevice.NewOneShotStream(c.Reader()), nil
+	})
+}
+
+//export gdaChunkedSlice
+func gdaChunkedSlice(h C.uintptr_t, offset, length C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return transform(h, out, e, func(c *cdevice.ChunkedArray) (*cdevice.ChunkedArray, error) {
+		return c.Slice(int64(offset), int64(length))
+	})
+}
+
+//export gdaChunkedColumn
+func gdaChunkedColumn(h C.uintptr_t, i C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return transform(h, out, e, func(c *cdevice.ChunkedArray) (*cdevice.ChunkedArray, error) {
+		return c.Column(int(i))
+	})
+}
+
+//export gdaChunkedToDevice
+func gdaChunkedToDevice(h C.uintptr_t, devType C.int32_t, devID C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return transform(h, out, e, func(c *cdevice.ChunkedArray) (*cdevice.ChunkedArray, error) {
+		return c.CopyToDevice(device.Device{Type: device.Type(devType), ID: int64(devID)})
+	})
+}
+
+//export gdaChunkedValidate
+func gdaChunkedValidate(h C.uintptr_t, full C.int, e *C.gda_error) C.int {
+	return call(e, func() error {
+		c, err := valueOf[*cdevice.ChunkedArray](h)
+		if err != nil {
+			return err
+		}
+		return c.Validate(full != 0)
+	})
+}

@@ -1,0 +1,96 @@
+package cdevice
+
+import (
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/godevarrow/godevarrow/gosrc/device"
+)
+
+// Equal reports whether a and b hold the same values of the same type, as
+// Arrow's array equality has it: the same length, type (formats, field
+// names and nullability, all the way down), nulls and values (a NaN equals
+// no value). Physical layout does not matter: offsets, slicing and the
+// contents of null slots are ignored. With checkMetadata the metadata of
+// every field must match too. Data on a device the host cannot read is
+// copied to the host first.
+func Equal(a, b *Array, checkMetadata bool) (bool, error) {
+	if a.Len() != b.Len() || !sameType(a.schema, b.schema, checkMetadata, true) {
+		return false, nil
+	}
+	x, err := hostArrowOf(a)
+	if err != nil {
+		return false, err
+	}
+	defer x.release()
+	y, err := hostArrowOf(b)
+	if err != nil {
+		return false, err
+	}
+	defer y.release()
+	return array.Equal(x.arr, y.arr), nil
+}
+
+// sameType compares two schemas as types: the top node's name and
+// nullability are the array's, not its type's, and are ignored.
+func sameType(s, o *Schema, checkMetadata, top bool) bool {
+	if s.Format != o.Format || len(s.Children) != len(o.Children) || (s.Dictionary == nil) != (o.Dictionary == nil) {
+		return false
+	}
+	if !top && (s.Name != o.Name || s.Nullable() != o.Nullable()) {
+		return false
+	}
+	if s.Flags&^FlagNullable != o.Flags&^FlagNullable {
+		return false
+	}
+	if checkMetadata && !metadataEqual(s.Metadata, o.Metadata) {
+		return false
+	}
+	// extension types are types: their names and parameters matter always
+	if n, ok := s.extensionName(); ok {
+		m, ok := o.extensionName()
+		if !ok || n != m {
+			return false
+		}
+	} else if _, ok := o.extensionName(); ok {
+		return false
+	}
+	for i := range s.Children {
+		if !sameType(s.Children[i], o.Children[i], checkMetadata, false) {
+			return false
+		}
+	}
+	return s.Dictionary == nil || sameType(s.Dictionary, o.Dictionary, checkMetadata, true)
+}
+
+// hostView is an Arrow Go array over an Array's data, or over its host copy.
+type hostView struct {
+	arr  arrow.Array
+	copy *Array
+}
+
+func (h hostView) release() {
+	h.arr.Release()
+	if h.copy != nil {
+		h.copy.Release()
+	}
+}
+
+func hostArrowOf(a *Array) (hostView, error) {
+	var v hostView
+	if !a.dev.Type.HostAccessible() {
+		c, err := CopyToDevice(a, device.Host)
+		if err != nil {
+			return v, err
+		}
+		v.copy, a = c, c
+	}
+	arr, err := a.ToArrow()
+	if err != nil {
+		if v.copy != nil {
+			v.copy.Release()
+		}
+		return v, err
+	}
+	v.arr = arr
+	return v, nil
+}

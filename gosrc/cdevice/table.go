@@ -1,0 +1,270 @@
+package cdevice
+
+import (
+	"errors"
+	"io"
+	"sync/atomic"
+
+	"github.com/godevarrow/godevarrow/gosrc/device"
+)
+
+// ChunkedArray is a sequence of arrays (chunks) of one type on one kind of
+// device, read any number of times: where a stream is consumed by its
+// reader, a ChunkedArray holds the chunks (a reference on each, never a
+// copy) and hands out a fresh stream over them on every Reader call. A
+// ChunkedArray whose type is a struct is a table (see Table).
+//
+// A ChunkedArray is immutable; its methods may be called from several
+// goroutines. Release it when done (the chunks are released with it).
+type ChunkedArray struct {
+	schema  *Schema
+	devType device.Type
+	chunks  []*Array
+	length  int64
+	refs    atomic.Int64
+}
+
+// Table is a ChunkedArray of struct type, whose chunks are record batches
+// and whose struct fields are the columns (see ChunkedArray.Column).
+type Table = ChunkedArray
+
+// NewChunkedArray returns a ChunkedArray over chunks (it takes a reference on
+// each), of schema (nil: the first chunk's). Every chunk must have the
+// schema's type and the first chunk's device type. A ChunkedArray of no
+// chunks needs a schema; its device type is the CPU.
+func NewChunkedArray(schema *Schema, chunks []*Array) (*ChunkedArray, error) {
+	r, err := ReaderOver(schema, chunks) // the same checks as a stream of them
+	if err != nil {
+		return nil, err
+	}
+	c := &ChunkedArray{schema: r.schema, devType: r.devType, chunks: r.arrays}
+	for _, a := range c.chunks {
+		c.length += int64(a.Len())
+	}
+	c.refs.Store(1)
+	return c, nil
+}
+
+// NewTable is NewChunkedArray for record batches: the schema must be a struct.
+func NewTable(schema *Schema, batches []*Array) (*Table, error) {
+	t, err := NewChunkedArray(schema, batches)
+	if err == nil && !t.schema.IsRecordBatch() {
+		t.Release()
+		return nil, errorf(ErrInvalid, "a table's chunks are record batches (struct arrays), not %s", t.schema)
+	}
+	return t, err
+}
+
+// ReadChunkedArray reads r to its end into a ChunkedArray and closes r. The
+// arrays are held as they came, not copied or concatenated. An error of the
+// producer is returned, and nothing read before it is kept.
+func ReadChunkedArray(r ArrayReader) (c *ChunkedArray, err error) {
+	var chunks []*Array
+	defer func() {
+		if cerr := r.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		for _, a := range chunks {
+			a.Release()
+		}
+		if err != nil && c != nil {
+			c.Release()
+			c = nil
+		}
+	}()
+	for {
+		a, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		chunks = append(chunks, a)
+	}
+	c, err = NewChunkedArray(r.Schema(), chunks)
+	if err == nil && len(chunks) == 0 {
+		c.devType = r.DeviceType()
+	}
+	return c, err
+}
+
+// Schema is the type (and field) every chunk has.
+func (c *ChunkedArray) Schema() *Schema { return c.schema }
+
+// DeviceType is the kind of device the chunks live on.
+func (c *ChunkedArray) DeviceType() device.Type { return c.devType }
+
+// Len is the total number of elements (rows, for a table).
+func (c *ChunkedArray) Len() int64 { return c.length }
+
+// NumChunks is the number of chunks.
+func (c *ChunkedArray) NumChunks() int { return len(c.chunks) }
+
+// Chunk returns chunk i, valid while c is (Retain it to keep it longer).
+func (c *ChunkedArray) Chunk(i int) (*Array, error) {
+	if i < 0 || i >= len(c.chunks) {
+		return nil, errorf(ErrInvalid, "chunk index %d out of range for %d chunks", i, len(c.chunks))
+	}
+	return c.chunks[i], nil
+}
+
+// Reader returns a fresh stream over the chunks, from the first.
+func (c *ChunkedArray) Reader() ArrayReader {
+	for _, a := range c.chunks {
+		a.Retain()
+	}
+	return &ListReader{schema: c.schema, devType: c.devType, arrays: append([]*Array(nil), c.chunks...)}
+}
+
+// Slice returns the elements [offset, offset+length) as a ChunkedArray of
+// zero-copy slices of the chunks they fall in (no empty chunks).
+func (c *ChunkedArray) Slice(offset, length int64) (*ChunkedArray, error) {
+	if offset < 0 || length < 0 || offset > c.length || length > c.length-offset {
+		return nil, errorf(ErrInvalid, "slice [%d, %d+%d) is out of bounds for a chunked array of length %d", offset, offset, length, c.length)
+	}
+	var parts []*Array
+	defer func() {
+		for _, p := range parts {
+			p.Release()
+		}
+	}()
+	for _, a := range c.chunks {
+		n := int64(a.Len())
+		if length > 0 && offset < n {
+			take := min(length, n-offset)
+			p, err := a.Slice(offset, take)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, p)
+			length -= take
+			offset = 0
+		} else {
+			offset -= min(offset, n)
+		}
+	}
+	return c.derive(c.schema, parts)
+}
+
+// Column returns field i of a table as a ChunkedArray, chunk by chunk; zero-copy.
+func (c *ChunkedArray) Column(i int) (*ChunkedArray, error) {
+	if !c.schema.IsRecordBatch() {
+		return nil, errorf(ErrInvalid, "only a table (struct type) has columns, not %s", c.schema)
+	}
+	if i < 0 || i >= len(c.schema.Children) {
+		return nil, errorf(ErrInvalid, "column index %d out of range for %d columns", i, len(c.schema.Children))
+	}
+	var cols []*Array
+	defer func() {
+		for _, a := range cols {
+			a.Release()
+		}
+	}()
+	for _, a := range c.chunks {
+		col, err := a.Column(i)
+		if err != nil {
+			return nil, err
+		}
+		cols = append(cols, col)
+	}
+	return c.derive(c.schema.Children[i], cols)
+}
+
+// CopyToDevice copies every chunk to dst (see CopyToDevice).
+func (c *ChunkedArray) CopyToDevice(dst device.Device) (*ChunkedArray, error) {
+	var copies []*Array
+	defer func() {
+		for _, a := range copies {
+			a.Release()
+		}
+	}()
+	for _, a := range c.chunks {
+		cp, err := CopyToDevice(a, dst)
+		if err != nil {
+			return nil, err
+		}
+		copies = append(copies, cp)
+	}
+	out, err := NewChunkedArray(c.schema, copies)
+	if err == nil {
+		out.devType = dst.Type
+	}
+	return out, err
+}
+
+// derive is a ChunkedArray of schema over chunks on c's device type.
+func (c *ChunkedArray) derive(schema *Schema, chunks []*Array) (*ChunkedArray, error) {
+	out, err := NewChunkedArray(schema, chunks)
+	if err == nil {
+		out.devType = c.devType
+	}
+	return out, err
+}
+
+// Validate validates every chunk (see Validate).
+func (c *ChunkedArray) Validate(full bool) error {
+	for i, a := range c.chunks {
+		if err := Validate(a, full); err != nil {
+			return errorf(ErrInvalid, "chunk %d: %v", i, err)
+		}
+	}
+	return nil
+}
+
+// Equal reports whether c and o hold the same values of the same type (see
+// Equal), whatever their chunking.
+func (c *ChunkedArray) Equal(o *ChunkedArray, checkMetadata bool) (bool, error) {
+	if c.length != o.length || !sameType(c.schema, o.schema, checkMetadata, true) {
+		return false, nil
+	}
+	// compare aligned pieces: cut both at every chunk boundary of either
+	var i, j int
+	var at, atI, atJ int64 // position, and where chunks i and j start
+	for at < c.length {
+		a, b := c.chunks[i], o.chunks[j]
+		endI, endJ := atI+int64(a.Len()), atJ+int64(b.Len())
+		end := min(endI, endJ)
+		if end > at {
+			x, err := a.Slice(at-atI, end-at)
+			if err != nil {
+				return false, err
+			}
+			y, err := b.Slice(at-atJ, end-at)
+			if err != nil {
+				x.Release()
+				return false, err
+			}
+			eq, err := Equal(x, y, checkMetadata)
+			x.Release()
+			y.Release()
+			if err != nil || !eq {
+				return false, err
+			}
+			at = end
+		}
+		if at == endI {
+			i, atI = i+1, endI
+		}
+		if at == endJ {
+			j, atJ = j+1, endJ
+		}
+	}
+	return true, nil
+}
+
+// Retain adds a reference.
+func (c *ChunkedArray) Retain() { c.refs.Add(1) }
+
+// Release drops a reference; the last one releases the chunks.
+func (c *ChunkedArray) Release() {
+	switch n := c.refs.Add(-1); {
+	case n == 0:
+		for _, a := range c.chunks {
+			a.Release()
+		}
+		c.chunks = nil
+	case n < 0:
+		panic("cdevice: ChunkedArray released too many times")
+	}
+}
