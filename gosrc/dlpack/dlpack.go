@@ -163,7 +163,8 @@ type ExportOptions struct {
 
 // Export returns a new DLManagedTensorVersioned or DLManagedTensor over the
 // values of a (see Describe), zero-copy. The tensor keeps a alive until its
-// deleter is called and is marked read-only: Arrow data is immutable.
+// deleter is called and is marked read-only (Arrow data is immutable),
+// unless a is a copy made for this export (opts.Copied).
 func Export(a *cdevice.Array, opts ExportOptions) (unsafe.Pointer, error) {
 	desc, err := Describe(a)
 	if err != nil {
@@ -208,9 +209,11 @@ func Export(a *cdevice.Array, opts ExportOptions) (unsafe.Pointer, error) {
 	t.strides = &e.strides[0]
 	if opts.Versioned {
 		e.versioned.dl_tensor = *t
+		// a copy made for this export is the consumer's alone, so writable
+		// (numpy's from_dlpack(copy=True) promises a writable array)
 		e.versioned.flags = C.DLPACK_FLAG_BITMASK_READ_ONLY
 		if opts.Copied {
-			e.versioned.flags |= C.DLPACK_FLAG_BITMASK_IS_COPIED
+			e.versioned.flags = C.DLPACK_FLAG_BITMASK_IS_COPIED
 		}
 		return unsafe.Pointer(&e.versioned), nil
 	}

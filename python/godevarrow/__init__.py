@@ -25,6 +25,7 @@ from ._optional import MissingDependencyError
 from ._runtime import cuda_available, cuda_device_count, cuda_status, debug_live_objects
 from ._schema import Schema, schema
 from ._stream import ArrayStream, stream
+from ._values import DayTime, MonthDayNano
 from ._version import __version__
 
 
@@ -54,10 +55,12 @@ __all__ = [
     "DeviceError",
     "DeviceType",
     "DLPackError",
+    "DayTime",
     "GodevarrowError",
     "GodevarrowTypeError",
     "InternalError",
     "MissingDependencyError",
+    "MonthDayNano",
     "RecordBatch",
     "Schema",
     "StreamError",

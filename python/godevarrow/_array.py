@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 from . import _dlpack, _ipc
 from . import _godevarrow as _lib
 from ._device import Device, DeviceLike, DeviceType, as_device
-from ._godevarrow import ArrowInvalid
+from ._godevarrow import ArrowInvalid, GodevarrowTypeError
 from ._optional import require
 from ._protocol import check_kwargs, no_protocol, schema_capsule
 from ._runtime import cuda_available, cuda_device_count
 from ._schema import Schema, requested_handle, schema
+from ._values import MAKERS, Values
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
 _A = TypeVar("_A", bound="Array")
 
 
-class Array(_lib.ArrayBase):
+class Array(Values, _lib.ArrayBase):
     """An Arrow array whose buffers live on a device; zero-copy.
 
     Make one with `godevarrow.array`. A struct-typed Array is a record
@@ -132,11 +133,10 @@ class Array(_lib.ArrayBase):
 
     # -- operations
     def slice(self: _A, offset: int = 0, length: Optional[int] = None) -> _A:
-        """A zero-copy slice."""
-        n = len(self)
-        if length is None:
-            length = max(n - offset, 0)
-        return type(self)(_lib.array_slice(self._h, offset, length))
+        """A zero-copy slice of ``length`` elements from ``offset``; as in
+        pyarrow, a slice past the end is shorter (or empty)."""
+        start, n = clamp_slice(offset, length, len(self))
+        return type(self)(_lib.array_slice(self._h, start, n))
 
     def to_device(self: _A, device: DeviceLike) -> _A:
         """A copy on ``device`` (the same object when already there)."""
@@ -155,8 +155,66 @@ class Array(_lib.ArrayBase):
         """Raise ``ValueError`` (``ArrowInvalid``) describing the first problem found."""
         _lib.array_validate(self._h, full)
 
-    def __repr__(self) -> str:
+    # -- looking at values (Values: to_pylist, [], iteration, ==, repr)
+    def _values(self, start: int, n: int) -> list[Any]:
+        return _lib.array_values(self._h, start, n, MAKERS)
+
+    def equals(self, other: object, check_metadata: bool = False) -> bool:
+        """Whether ``other`` (an Array, or anything `godevarrow.array` reads)
+        holds the same values of the same type; nulls, NaNs (never equal) and
+        nested types as pyarrow's ``equals``. ``check_metadata`` compares the
+        fields' metadata too. Device data is compared on the host (a copy)."""
+        other = other if isinstance(other, Array) else array(other)
+        return _lib.equal(self._h, other._h, check_metadata)
+
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> Any:
+        """numpy's view of a numeric array without nulls: zero-copy for host
+        data (numpy's own ``from_dlpack``); device data is copied to the host
+        unless ``copy=False``. Other arrays raise ``ArrowInvalid`` (never a
+        silent object array): use ``to_pylist()`` or pyarrow's ``to_numpy``."""
+        np = require("numpy", "numpy conversion")
+        info = self._get_info()
+        host = self
+        if info.device_type != DeviceType.CPU:
+            if copy is False:
+                raise ArrowInvalid(f"the array is on {self.device}: a numpy array of it needs a copy (copy=False given)")
+            host = self.to_device("cpu")
+        def refuse(problem: str) -> ArrowInvalid:
+            return ArrowInvalid(
+                f"cannot make a numpy array of this godevarrow array ({self.schema}): {problem}; "
+                "use to_pylist(), or pyarrow's to_numpy(zero_copy_only=False)"
+            )
+
+        if host._is_struct():
+            raise refuse("a struct (record batch) has no single numpy dtype")
+        if host.null_count:
+            raise refuse(f"it has {host.null_count} nulls, which numpy cannot hold without a copy")
+        try:
+            out = np.from_dlpack(host)
+        except (BufferError, TypeError, ValueError) as e:
+            raise refuse("only fixed-width numbers are viewed as numpy arrays without a copy") from e
+        if dtype is not None:
+            out = out.astype(dtype, copy=bool(copy))
+        elif copy:
+            out = out.copy()
+        return out
+
+    def _repr_head(self) -> str:
         return f"godevarrow.{type(self).__name__}<{self.schema}>[{len(self)}] on {self.device}"
+
+
+def clamp_slice(offset: int, length: Optional[int], n: int) -> tuple[int, int]:
+    """pyarrow's slice rule: a negative offset is an error, an offset or
+    length past the end is clamped to it."""
+    for name, v in (("offset", offset), ("length", length)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            raise GodevarrowTypeError(f"slice {name} must be an int, not {type(v).__name__}")
+    if offset < 0:
+        raise IndexError(f"slice offset must be non-negative, got {offset}")
+    if length is not None and length < 0:
+        raise IndexError(f"slice length must be non-negative, got {length}")
+    start = min(offset, n)
+    return start, n - start if length is None else min(length, n - start)
 
 
 class RecordBatch(Array):
@@ -197,6 +255,17 @@ class RecordBatch(Array):
     def columns(self) -> list[Array]:
         """Every column as an Array, in order; zero-copy."""
         return [self.column(i) for i in range(self.num_columns)]
+
+    def __getitem__(self, key: Any) -> Any:
+        """``batch[i]`` is row i as a dict, ``batch[a:b]`` a zero-copy slice,
+        ``batch["name"]`` the column of that name."""
+        if isinstance(key, str):
+            return self.column(key)
+        return super().__getitem__(key)
+
+    def to_pydict(self) -> dict[str, list[Any]]:
+        """Each column's values (``to_pylist``) by column name."""
+        return {name: col.to_pylist() for name, col in zip(self.column_names, self.columns)}
 
     def to_pyarrow(self) -> pyarrow.RecordBatch:
         """A ``pyarrow.RecordBatch`` (zero-copy for CPU data, else a copy to the host)."""
