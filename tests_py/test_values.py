@@ -159,4 +159,4 @@ def test_struct_with_duplicate_field_names_is_refused_like_pyarrow():
         arr.to_pylist()
     with pytest.raises(gda.ArrowInvalid, match='two fields named "a"'):
         gda.array(arr).to_pylist()
-    assert gda.array(arr).column(1).to_pylist() == [2]
+    assert gda.record_batch(arr).column(1).to_pylist() == [2]
