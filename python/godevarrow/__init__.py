@@ -25,6 +25,7 @@ from ._optional import MissingDependencyError
 from ._runtime import cuda_available, cuda_device_count, cuda_status, debug_live_objects
 from ._schema import Schema, schema
 from ._stream import ArrayStream, stream
+from ._table import ChunkedArray, Table, chunked_array, table
 from ._values import DayTime, MonthDayNano
 from ._version import __version__
 
@@ -49,6 +50,7 @@ if hasattr(_os, "register_at_fork"):
 __all__ = [
     "Array",
     "ArrayStream",
+    "ChunkedArray",
     "ArrowInvalid",
     "ArrowNotImplementedError",
     "Device",
@@ -64,8 +66,10 @@ __all__ = [
     "RecordBatch",
     "Schema",
     "StreamError",
+    "Table",
     "__version__",
     "array",
+    "chunked_array",
     "cuda_available",
     "cuda_device_count",
     "cuda_status",
@@ -74,6 +78,7 @@ __all__ = [
     "schema",
     "slice",
     "stream",
+    "table",
     "to_pyarrow",
     "validate",
 ]

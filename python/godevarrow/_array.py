@@ -15,7 +15,7 @@ from . import _godevarrow as _lib
 from ._device import Device, DeviceLike, DeviceType, as_device
 from ._godevarrow import ArrowInvalid, GodevarrowTypeError
 from ._optional import require
-from ._protocol import check_kwargs, no_protocol, schema_capsule
+from ._protocol import check_kwargs, no_protocol, producer_error, schema_capsule
 from ._runtime import cuda_available, cuda_device_count
 from ._schema import Schema, requested_handle, schema
 from ._values import MAKERS, Values
@@ -287,7 +287,10 @@ def _import(obj: object, cls: type[_A], requested_schema: object) -> Array:
     call (import_from, which asks the producer with the requested schema),
     else as it is (one of ours), through DLPack or the CUDA Array Interface;
     then the requested schema is applied, since producers may ignore it."""
-    imported = _lib.import_from(obj, cls, None if requested_schema is None else schema_capsule(requested_schema))
+    try:
+        imported = _lib.import_from(obj, cls, None if requested_schema is None else schema_capsule(requested_schema))
+    except Exception as e:
+        raise producer_error(obj, e)  # noqa: B904 (the cause is set)
     arr: Array
     if imported is not NotImplemented:
         arr = imported
@@ -295,9 +298,15 @@ def _import(obj: object, cls: type[_A], requested_schema: object) -> Array:
         if isinstance(obj, Array):
             arr = obj
         elif hasattr(obj, "__dlpack__"):
-            arr = cls(_dlpack.from_dlpack(obj))
+            try:
+                arr = cls(_dlpack.from_dlpack(obj))
+            except Exception as e:
+                raise producer_error(obj, e)  # noqa: B904 (the cause is set)
         elif hasattr(obj, "__cuda_array_interface__"):
-            arr = cls(_dlpack.from_cuda_array_interface(obj))
+            try:
+                arr = cls(_dlpack.from_cuda_array_interface(obj))
+            except Exception as e:
+                raise producer_error(obj, e)  # noqa: B904 (the cause is set)
         else:
             raise no_protocol(
                 obj, "array", "__arrow_c_device_array__, __arrow_c_array__, __dlpack__, __cuda_array_interface__"
@@ -310,7 +319,10 @@ def _import(obj: object, cls: type[_A], requested_schema: object) -> Array:
 def array(obj: object, *, requested_schema: object = None) -> Array:
     """An Array from anything that speaks a protocol (see the API docs)."""
     if requested_schema is None:  # the common case: one C call makes the Array
-        imported = _lib.import_from(obj, Array, None)
+        try:
+            imported = _lib.import_from(obj, Array, None)
+        except Exception as e:
+            raise producer_error(obj, e)  # noqa: B904 (the cause is set)
         if imported is not NotImplemented:
             return imported
     arr = _import(obj, Array, requested_schema)
@@ -319,7 +331,10 @@ def array(obj: object, *, requested_schema: object = None) -> Array:
 
 def record_batch(obj: object, *, requested_schema: object = None) -> RecordBatch:
     """A RecordBatch: like `array`, but the type must be a struct."""
-    imported = _lib.import_from(obj, RecordBatch, None) if requested_schema is None else NotImplemented
+    try:
+        imported = _lib.import_from(obj, RecordBatch, None) if requested_schema is None else NotImplemented
+    except Exception as e:
+        raise producer_error(obj, e)  # noqa: B904 (the cause is set)
     arr = _import(obj, RecordBatch, requested_schema) if imported is NotImplemented else imported
     if not arr._is_struct():
         raise ArrowInvalid(

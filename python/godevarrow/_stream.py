@@ -15,7 +15,7 @@ from . import _godevarrow as _lib
 from ._array import Array, RecordBatch
 from ._device import DeviceType
 from ._godevarrow import GodevarrowError, GodevarrowTypeError
-from ._protocol import ask, check_kwargs, no_protocol
+from ._protocol import ask, check_kwargs, no_protocol, producer_error
 from ._schema import Schema, requested_handle, schema
 
 # How far an ``async for`` reads ahead (ArrayStream.__anext__).
@@ -255,10 +255,16 @@ def stream(obj: object, *, requested_schema: object = None) -> ArrayStream[Any]:
     elif isinstance(obj, Array):
         st = ArrayStream(_lib.stream_from_arrays([obj._h], None))
     elif hasattr(obj, "__arrow_c_device_stream__"):
-        cap = ask(obj.__arrow_c_device_stream__, requested_schema)
+        try:
+            cap = ask(obj.__arrow_c_device_stream__, requested_schema)
+        except Exception as e:
+            raise producer_error(obj, e)  # noqa: B904 (the cause is set)
         st = ArrayStream(_lib.import_stream(cap, True))
     elif hasattr(obj, "__arrow_c_stream__"):
-        cap = ask(obj.__arrow_c_stream__, requested_schema)
+        try:
+            cap = ask(obj.__arrow_c_stream__, requested_schema)
+        except Exception as e:
+            raise producer_error(obj, e)  # noqa: B904 (the cause is set)
         st = ArrayStream(_lib.import_stream(cap, False))
     else:
         raise no_protocol(obj, "stream", "__arrow_c_device_stream__, __arrow_c_stream__")
