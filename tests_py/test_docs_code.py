@@ -1,5 +1,6 @@
 """The code the README and the getting-started page show runs, and prints
-what their comments say it prints."""
+what their comments say it prints; so do the Python guide's blocks marked
+as running here."""
 
 from __future__ import annotations
 
@@ -10,11 +11,14 @@ import pytest
 from conftest import run_python
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-PAGES = ["README.md", "docs/getting-started.md"]
+PAGES = ["README.md", "docs/getting-started.md", "docs/python-guide.md"]
+# Pages of recipes (fragments) run only the blocks marked so.
+MARKED_ONLY = {"docs/python-guide.md": "<!-- runs in tests_py/test_docs_code.py -->\n"}
 
 
 def _python_blocks(page: str) -> list[str]:
-    return re.findall(r"^```python\n(.*?)^```", (ROOT / page).read_text(), re.M | re.S)
+    marker = re.escape(MARKED_ONLY.get(page, ""))
+    return re.findall(rf"^{marker}```python\n(.*?)^```", (ROOT / page).read_text(), re.M | re.S)
 
 
 def _printed_per_comment(block: str) -> list[str]:

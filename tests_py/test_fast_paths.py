@@ -245,8 +245,8 @@ def test_pyarrow_types_are_asked_for_the_plain_protocol_first():
     assert got["batch"] == [[0, 1, 2], ["plain"]]
     # data not on the CPU: pyarrow raises, and the device protocol says where
     assert got["not_on_cpu"] == [[0, 1, 2], ["plain", "device"]]
-    # any other error is the producer's answer
-    assert got["plain_fails"] == ["ValueError: boom", ["plain"]]
+    # any other error is the producer's answer (as the package's error, docs/python-guide.md)
+    assert got["plain_fails"] == ["ArrowInvalid: the Int64Array producer raised ValueError: boom", ["plain"]]
     # an override, or a look-alike outside pyarrow, keeps the general order
     assert got["override"] == [[0, 1, 2], ["device"]]
     assert got["not_pyarrow"] == [[0, 1, 2], ["device"]]
@@ -390,7 +390,10 @@ def test_a_known_pyarrow_schema_is_not_exported_again():
     assert got["not on the CPU"][1] == ["equals", "array alone"]
     assert got["not on the CPU"][0] == got["general path, not on the CPU"][0]
     assert got["not on the CPU"][0] != xy
-    assert got["export fails"] == ["ValueError: boom", ["equals", "array alone"]]
+    assert got["export fails"] == [
+        "ArrowInvalid: the RecordBatch producer raised ValueError: boom",
+        ["equals", "array alone"],
+    ]
     # what the gate declines is imported in Go, which says what is wrong
     assert got["malformed"] == ["ArrowInvalid: ArrowArray: negative length -1", ["equals", "array alone"]]
     # a subclass with its own _export_to_c_device is asked for the pair, every time

@@ -188,7 +188,9 @@ def test_a_stream_producer_offered_as_a_batch_is_pointed_to_stream():
     import pyarrow as pa
 
     table = pa.table({"x": [1, 2]})
-    with pytest.raises(gda.GodevarrowTypeError, match=r"stream producer \(a table or data frame\): read it with godevarrow\.table\(\)"):
+    with pytest.raises(
+        gda.GodevarrowTypeError, match=r"stream producer \(a table or data frame\): read it with godevarrow\.table\(\)"
+    ):
         gda.record_batch(table)
     with pytest.raises(gda.GodevarrowTypeError) as info:
         gda.record_batch(42)

@@ -56,7 +56,9 @@ def test_table_from_a_stream_producer_is_read_three_times_by_every_peer(producer
         # DuckDB scans the stream on every query (its result is its own memory)
         con = duckdb.connect()
         con.register("t", t)
-        assert con.sql("select sum(x), count(s) from t").fetchall() == [(sum(want["x"]), 2 if len(want["x"]) == 3 else 4)]
+        assert con.sql("select sum(x), count(s) from t").fetchall() == [
+            (sum(want["x"]), 2 if len(want["x"]) == 3 else 4)
+        ]
         assert con.sql("select count(*) from t").fetchall() == [(len(want["x"]),)]
         con.close()
     assert t.to_pydict() == want

@@ -177,8 +177,11 @@ class Array(Values, _lib.ArrayBase):
         host = self
         if info.device_type != DeviceType.CPU:
             if copy is False:
-                raise ArrowInvalid(f"the array is on {self.device}: a numpy array of it needs a copy (copy=False given)")
+                raise ArrowInvalid(
+                    f"the array is on {self.device}: a numpy array of it needs a copy (copy=False given)"
+                )
             host = self.to_device("cpu")
+
         def refuse(problem: str) -> ArrowInvalid:
             return ArrowInvalid(
                 f"cannot make a numpy array of this godevarrow array ({self.schema}): {problem}; "

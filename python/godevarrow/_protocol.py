@@ -58,7 +58,11 @@ def ask(method: Any, requested_schema: object) -> Any:
 
 
 # A producer's exception, as the package's exception of the same builtin kind.
-_AS_PACKAGE_ERROR = ((NotImplementedError, ArrowNotImplementedError), (ValueError, ArrowInvalid), (TypeError, GodevarrowTypeError))
+_AS_PACKAGE_ERROR = (
+    (NotImplementedError, ArrowNotImplementedError),
+    (ValueError, ArrowInvalid),
+    (TypeError, GodevarrowTypeError),
+)
 
 
 def producer_error(obj: object, e: Exception) -> Exception:

@@ -214,7 +214,7 @@ class Table(ChunkedArray):
         """Each column's values (``to_pylist``) by column name."""
         return {name: col.to_pylist() for name, col in zip(self.column_names, self.columns)}
 
-    def to_pyarrow(self) -> pyarrow.Table:  # type: ignore[override]
+    def to_pyarrow(self) -> pyarrow.Table:
         """A ``pyarrow.Table`` (zero-copy for CPU data, else a copy to the host)."""
         pa = require("pyarrow", "to_pyarrow()")
         host = self if self.device_type == DeviceType.CPU else self.to_device("cpu")
