@@ -11,7 +11,7 @@ FAKECUDA := $(CURDIR)/tests_go/fakecuda/libfakecuda.so
 # The test suites run the CUDA paths against the strict fake driver.
 TEST_ENV := GODEVARROW_LIBCUDA=$(FAKECUDA) FAKECUDA_DEVICES=2
 
-.PHONY: all venv build fakecuda test test-gpu test-go test-py typecheck docs wheel test-wheel test-sdist test-pythons test-strict fuzz fuzz-smoke valgrind valgrind-if-present demo info bench bench-abi3 profile lint fmt clean
+.PHONY: all venv build fakecuda test test-gpu test-go test-py typecheck docs wheel test-wheel test-sdist test-pythons test-strict fuzz fuzz-smoke valgrind valgrind-if-present demo info bench bench-abi3 bench-compare profile lint fmt clean
 
 all: build
 
@@ -171,6 +171,12 @@ bench: build
 # and a full-API build, in alternating processes (docs/design.md, "Packaging").
 bench-abi3: build
 	$(DEMO_ENV) OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/abi3.py --out build/abi3.md
+
+# A change's cost on every binding-bound bench row: this tree against the
+# build of git revision BASE, alternating in one run.
+BASE ?= HEAD~1
+bench-compare: build
+	$(DEMO_ENV) OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/abi3.py --against $(BASE) --out build/compare.md
 
 # Where the time of one bench row goes: perf over a build that keeps its
 # symbols (the C and Go code by name). `make profile` lists the rows;

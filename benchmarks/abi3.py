@@ -9,6 +9,10 @@ a few times. A row's result is the abi3 median over the full-API median, with a
 packaging decision allows (docs/design.md, "Packaging").
 
     python benchmarks/abi3.py [--rounds N] [--out build/abi3.md]
+
+With ``--against REV`` the same rows compare this tree's build with the
+build of git revision REV instead (both abi3): a change's cost on every row,
+in one run (``make bench-compare BASE=REV``).
 """
 
 from __future__ import annotations
@@ -27,14 +31,22 @@ from typing import Any, Callable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-BUILDS = {"abi3": {}, "full API": {"GODEVARROW_FULL_API": "1"}}
+ABI3_BUILDS = {"abi3": (ROOT, {}), "full API": (ROOT, {"GODEVARROW_FULL_API": "1"})}
 
 
-def install(target: str, extra_env: dict[str, str]) -> None:
-    """godevarrow built from this tree into target (not the virtualenv)."""
+def install(target: str, source: str, extra_env: dict[str, str]) -> None:
+    """godevarrow built from the tree at source into target (not the virtualenv)."""
     env = {**os.environ, **extra_env}
-    cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "--target", target, ROOT]
+    cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "--target", target, source]
     subprocess.check_call(cmd, env=env)
+
+
+def checkout(rev: str, into: str) -> str:
+    """The tree of git revision rev, extracted under into."""
+    os.makedirs(into)
+    archive = subprocess.run(["git", "-C", ROOT, "archive", rev], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
+    return into
 
 
 def worker_jobs(rows_large: int, batches: int) -> list[tuple[str, Callable[[], Any]]]:
@@ -137,18 +149,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batches", type=int, default=20_000)
     parser.add_argument("--only", default="", help="time only the rows whose label matches this regex")
     parser.add_argument("--out", help="also write the Markdown table here")
+    parser.add_argument("--against", help="compare this tree with the build of this git revision")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         return worker(args.samples, args.rows_large, args.batches, args.only)
 
     with tempfile.TemporaryDirectory(prefix="godevarrow-abi3-") as tmp:
+        builds = ABI3_BUILDS
+        if args.against:
+            builds = {"this tree": (ROOT, {}), args.against: (checkout(args.against, os.path.join(tmp, "base")), {})}
         targets = {}
-        for name, env in BUILDS.items():
-            targets[name] = os.path.join(tmp, name.replace(" ", "-"))
-            install(targets[name], env)
-        samples: dict[str, dict[str, list[float]]] = {name: {} for name in BUILDS}
-        order = list(BUILDS)
+        for i, (name, (source, env)) in enumerate(builds.items()):
+            targets[name] = os.path.join(tmp, f"build-{i}")
+            install(targets[name], source, env)
+        samples: dict[str, dict[str, list[float]]] = {name: {} for name in builds}
+        order = list(builds)
         for r in range(args.rounds):
             random.shuffle(order)
             for name in order:
@@ -161,19 +177,20 @@ def main(argv: list[str] | None = None) -> int:
             print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
         check = subprocess.check_output(
             [sys.executable, "-c", "import godevarrow._godevarrow as m; print(m.__file__)"],
-            env={**os.environ, "PYTHONPATH": targets["abi3"]},
+            env={**os.environ, "PYTHONPATH": targets[order[0]]},
             text=True,
         )
         assert check.strip().endswith(".abi3.so"), check
 
+    first, second = builds
     lines = [
         f"Python {sys.version.split()[0]}, {args.rounds} rounds x {args.samples} samples per build and row.",
         "",
-        "| row | abi3 | full API | abi3 / full API | 95% interval | verdict |",
+        f"| row | {first} | {second} | {first} / {second} | 95% interval | verdict |",
         "|---|---|---|---|---|---|",
     ]
-    for label in samples["abi3"]:
-        a, f = samples["abi3"][label], samples["full API"][label]
+    for label in samples[first]:
+        a, f = samples[first][label], samples[second][label]
         ratio, low, high = ratio_interval(a, f)
         if low > 1.05:
             verdict = "costs more than 5%"

@@ -132,4 +132,12 @@ func followUps(t *testing.T, arr *cdevice.Array, data []byte) {
 	} else if valid {
 		t.Fatalf("ToArrow refuses valid data: %v", err)
 	}
+	// the values as a binding sees them (to_pylist) and value equality:
+	// invalid data is refused, valid data never panics
+	if _, err := cdevice.EncodeValues(arr, 0, int64(n)); err == nil && !valid {
+		t.Fatal("EncodeValues read data that fails full validation")
+	}
+	if _, err := cdevice.Equal(arr, arr, true); err == nil && !valid {
+		t.Fatal("Equal read data that fails full validation")
+	}
 }

@@ -36,11 +36,15 @@ func EncodeValues(a *Array, start, length int64) ([]byte, error) {
 	if start < 0 || length < 0 || start > n || length > n-start {
 		return nil, errorf(ErrInvalid, "values [%d, %d+%d) out of range for an array of length %d", start, start, length, n)
 	}
-	part, err := a.Slice(start, length)
-	if err != nil {
-		return nil, err
+	part := a // the whole array is validated as the producer described it
+	if start != 0 || length != n {
+		sliced, err := a.Slice(start, length)
+		if err != nil {
+			return nil, err
+		}
+		defer sliced.Release()
+		part = sliced
 	}
-	defer part.Release()
 	host, err := hostArrowOf(part)
 	if err != nil {
 		return nil, err
