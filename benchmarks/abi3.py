@@ -37,7 +37,8 @@ ABI3_BUILDS = {"abi3": (ROOT, {}), "full API": (ROOT, {"GODEVARROW_FULL_API": "1
 def install(target: str, source: str, extra_env: dict[str, str]) -> None:
     """godevarrow built from the tree at source into target (not the virtualenv)."""
     env = {**os.environ, **extra_env}
-    cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "--target", target, source]
+    cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps"]
+    cmd += ["--target", target, source]
     subprocess.check_call(cmd, env=env)
 
 
