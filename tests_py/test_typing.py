@@ -25,6 +25,12 @@ def check(batch: gda.RecordBatch, arr: gda.Array, producer: object) -> None:
     reveal_type(gda.stream(batch).prefetch(4))
     reveal_type(gda.to_pyarrow(gda.stream(batch)))
     reveal_type(gda.Device("cuda:1"))
+    table = gda.table(producer)
+    reveal_type(table.slice(1))
+    reveal_type(gda.slice(table, 1))
+    reveal_type(table.column("x"))
+    reveal_type(table.to_batches())
+    reveal_type(table.to_pylist())
 """
 
 EXPECTED = [
@@ -38,6 +44,11 @@ EXPECTED = [
     "godevarrow._stream.ArrayStream[godevarrow._array.RecordBatch]",
     "Any",  # pyarrow ships no type information: its classes are Any to mypy
     "godevarrow._device.Device",
+    "godevarrow._table.Table",
+    "godevarrow._table.Table",
+    "godevarrow._table.ChunkedArray",
+    "list[godevarrow._array.RecordBatch]",
+    "list[Any]",
 ]
 
 

@@ -9,7 +9,7 @@ times."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 
 from . import _godevarrow as _lib
 from ._array import Array, RecordBatch, array, clamp_slice
@@ -23,6 +23,9 @@ from ._values import Values
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow
+
+
+_C = TypeVar("_C", bound="ChunkedArray")
 
 
 class ChunkedArray(Values):
@@ -132,12 +135,12 @@ class ChunkedArray(Values):
         )
 
     # -- operations
-    def slice(self, offset: int = 0, length: Optional[int] = None) -> Any:
+    def slice(self: _C, offset: int = 0, length: Optional[int] = None) -> _C:
         """A zero-copy slice (of the chunks it falls in); past the end, shorter."""
         start, n = clamp_slice(offset, length, len(self))
         return type(self)(_lib.chunked_slice(self._h, start, n))
 
-    def to_device(self, device: DeviceLike) -> Any:
+    def to_device(self: _C, device: DeviceLike) -> _C:
         """A copy of every chunk on ``device`` (the same object when already there)."""
         target = as_device(device)
         chunks = self.chunks
