@@ -45,7 +45,9 @@ def _peers() -> dict[str, dict[str, Optional[Impl]]]:
     - ``hold``: X's own object for a pyarrow one, ``export``: X exports it
       (the capsules are dropped unconsumed, which releases them);
     - ``import``: X imports from pyarrow (pyarrow's export included);
-    - ``stream``/``polars``: pyarrow or polars reads a stream pyarrow -> X.
+    - ``stream``/``polars``: pyarrow or polars reads a stream pyarrow -> X;
+    - ``values``: X's ``to_pylist`` of its own object for a pyarrow one
+      (``values_of`` makes that object once, outside the timing).
 
     Each uses the protocol the consumer picks: pyarrow the device protocols
     when X offers them, else the plain ones; godevarrow.array picks for itself
@@ -61,6 +63,8 @@ def _peers() -> dict[str, dict[str, Optional[Impl]]]:
             "hold": lambda a: a,
             "export": lambda a: a.__arrow_c_device_array__(),
             "import": lambda a: type(a)._import_from_c_device_capsule(*a.__arrow_c_device_array__()),
+            "values_of": lambda a: a,
+            "values": lambda x: x.to_pylist(),
         }
     }
     try:
@@ -74,6 +78,8 @@ def _peers() -> dict[str, dict[str, Optional[Impl]]]:
             "hold": gda.array,
             "export": lambda g: g.__arrow_c_device_array__(),
             "import": gda.array,
+            "values_of": gda.array,
+            "values": lambda x: x.to_pylist(),
         }
     except ImportError as exc:
         print(f"godevarrow: not importable ({exc})", file=sys.stderr)
@@ -88,6 +94,8 @@ def _peers() -> dict[str, dict[str, Optional[Impl]]]:
             "hold": na.c_array,
             "export": lambda n: n.__arrow_c_array__(),
             "import": na.c_array,
+            "values_of": na.Array,
+            "values": lambda x: x.to_pylist(),
         }
     except ImportError:
         pass
@@ -105,6 +113,9 @@ def _peers() -> dict[str, dict[str, Optional[Impl]]]:
             "hold": _arro3_import,
             "export": lambda x: x.__arrow_c_array__(),
             "import": _arro3_import,
+            # arro3's RecordBatch has no to_pylist: its batch cell stays empty
+            "values_of": lambda a: a3.Array.from_arrow(a) if isinstance(a, pa.Array) else None,
+            "values": lambda x: x.to_pylist(),
         }
     except ImportError:
         pass
@@ -229,6 +240,15 @@ def rows(args: argparse.Namespace) -> list[tuple[str, str, Callable[[], Any]]]:
         lambda: pa.record_batch({f"c{i}": pa.array(np.arange(10, dtype=np.int64)) for i in range(1000)})
     )
     batch = functools.cache(lambda: pa.record_batch({"x": pa.array(np.arange(10, dtype=np.int64))}))
+    mixed = functools.cache(
+        lambda: pa.record_batch(
+            {
+                "i": pa.array([i if i % 7 else None for i in range(1_000)], pa.int64()),
+                "s": pa.array([f"value {i}" for i in range(1_000)]),
+                "f": pa.array(np.linspace(0, 1, 1_000)),
+            }
+        )
+    )
     n_batches = args.batches
 
     def source() -> pa.RecordBatchReader:
@@ -244,6 +264,8 @@ def rows(args: argparse.Namespace) -> list[tuple[str, str, Callable[[], Any]]]:
         ("import only (pyarrow's export included), 1,000-column batch", "import", wide),
         (f"stream of {n_batches:,} small batches, read by pyarrow (per stream)", "stream", source),
         (f"stream of {n_batches:,} small batches, read by polars (per stream)", "polars", source),
+        ("to_pylist, 1 int64 column, 10^3 rows", "values", small),
+        ("to_pylist, 10^3 rows of int64 (with nulls), string and double (rows as dicts)", "values", mixed),
     ]
 
 
@@ -262,6 +284,9 @@ def job(
                 out.read_all()
 
         return call
+    if kind == "values":
+        held = impls[name]["values_of"](make())
+        return None if held is None else functools.partial(fn, held)
     hold = impls[name]["hold"] if kind == "export" else None
     return functools.partial(fn, hold(make()) if hold else make())
 

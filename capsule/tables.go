@@ -16,9 +16,10 @@ import (
 // ------------------------------------------------- values (values.c decodes)
 
 // gdaArrayValues is called without the GIL: it encodes the values of
-// [start, start+length) (cdevice.EncodeValues) into malloc'd memory the
+// [start, start+length) (cdevice.EncodeValuesC) into malloc'd memory the
 // caller frees.
 //
+
 //export gdaArrayValues
 func gdaArrayValues(h C.uintptr_t, start, length C.int64_t, out **C.char, outLen *C.int64_t, e *C.gda_error) C.int {
 	return call(e, func() error {
@@ -26,12 +27,12 @@ func gdaArrayValues(h C.uintptr_t, start, length C.int64_t, out **C.char, outLen
 		if err != nil {
 			return err
 		}
-		b, err := cdevice.EncodeValues(a, int64(start), int64(length))
+		p, n, err := cdevice.EncodeValuesC(a, int64(start), int64(length))
 		if err != nil {
+			cdevice.FreeValuesC(p)
 			return err
 		}
-		*out = (*C.char)(C.CBytes(b))
-		*outLen = C.int64_t(len(b))
+		*out, *outLen = (*C.char)(p), C.int64_t(n)
 		return nil
 	})
 }

@@ -27,7 +27,8 @@ static int read_u64(value_reader* r, uint64_t* v) {
 
 static PyObject* decode_value(value_reader* r, int depth);
 
-// count values after a container tag, into a new list (or tuple).
+// count values after a container tag, into a new list (or tuple). Numbers,
+// nulls and strings, most of any conversion, are decoded inline.
 static PyObject* decode_sequence(value_reader* r, int depth, int as_tuple) {
   uint64_t n;
   if (read_u64(r, &n)) return NULL;
@@ -38,7 +39,25 @@ static PyObject* decode_sequence(value_reader* r, int depth, int as_tuple) {
   PyObject* seq = as_tuple ? PyTuple_New((Py_ssize_t)n) : PyList_New((Py_ssize_t)n);
   if (!seq) return NULL;
   for (uint64_t i = 0; i < n; i++) {
-    PyObject* v = decode_value(r, depth + 1);
+    PyObject* v;
+    const unsigned char* p = r->p;
+    if (r->end - p >= 9 && (p[0] == GDA_VALUE_INT || p[0] == GDA_VALUE_FLOAT)) {
+      uint64_t u;
+      memcpy(&u, p + 1, 8);
+      r->p = p + 9;
+      if (p[0] == GDA_VALUE_INT) {
+        v = PyLong_FromLongLong((long long)(int64_t)u);
+      } else {
+        double d;
+        memcpy(&d, &u, sizeof d);
+        v = PyFloat_FromDouble(d);
+      }
+    } else if (p < r->end && p[0] == GDA_VALUE_NULL) {
+      r->p = p + 1;
+      v = Py_NewRef(Py_None);
+    } else {
+      v = decode_value(r, depth + 1);
+    }
     if (!v) {
       Py_DECREF(seq);
       return NULL;

@@ -1,16 +1,20 @@
 package cdevice
 
 /*
+#include <stdlib.h>
 #include "values.h"
 */
 import "C"
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -32,33 +36,59 @@ import (
 // timestamps, durations, intervals and arrow.uuid through the makers of
 // values.h; arrow.bool8 as booleans; other extension types as their storage.
 func EncodeValues(a *Array, start, length int64) ([]byte, error) {
+	w := valueWriter{}
+	if err := w.encode(a, start, length); err != nil {
+		return nil, err
+	}
+	return w.buf, nil
+}
+
+// EncodeValuesC is EncodeValues into memory from C's malloc, which the
+// caller frees (also after an error): for C callers, without a copy.
+func EncodeValuesC(a *Array, start, length int64) (p unsafe.Pointer, n int, err error) {
+	w := valueWriter{inC: true}
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(*Error)
+			if !ok || !errors.Is(e, ErrNoMemory) {
+				panic(r)
+			}
+			err = e
+		}
+		p, n = unsafe.Pointer(unsafe.SliceData(w.buf)), len(w.buf)
+	}()
+	err = w.encode(a, start, length)
+	return
+}
+
+func (w *valueWriter) encode(a *Array, start, length int64) error {
 	n := int64(a.Len())
 	if start < 0 || length < 0 || start > n || length > n-start {
-		return nil, errorf(ErrInvalid, "values [%d, %d+%d) out of range for an array of length %d", start, start, length, n)
+		return errorf(ErrInvalid, "values [%d, %d+%d) out of range for an array of length %d", start, start, length, n)
 	}
 	part := a // the whole array is validated as the producer described it
 	if start != 0 || length != n {
 		sliced, err := a.Slice(start, length)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		defer sliced.Release()
 		part = sliced
 	}
 	host, err := hostArrowOf(part)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer host.release()
 	arr := host.arr
-	w := valueWriter{buf: make([]byte, 0, 16+9*arr.Len())}
-	w.count(GDAValueList, arr.Len())
-	for i := 0; i < arr.Len(); i++ {
-		if err := w.value(part.schema, arr, i); err != nil {
-			return nil, err
-		}
+	enc, err := compileRange(part.schema, arr)
+	if err != nil {
+		return err
 	}
-	return w.buf, nil
+	w.reserve(16 + 9*arr.Len()) // numbers take 9 bytes each: one allocation for them
+	w.buf = w.buf[:0]
+	w.count(GDAValueList, arr.Len())
+	return enc(w, 0, arr.Len())
 }
 
 // The tags of values.h, for Go callers reading the encoding.
@@ -77,26 +107,58 @@ const (
 	GDAValueMake   = byte(C.GDA_VALUE_MAKE)
 )
 
-type valueWriter struct{ buf []byte }
+// valueWriter appends the encoding to buf, which is Go memory, or C
+// memory from malloc when inC (EncodeValuesC: no copy for a C caller, and
+// nothing for Go's collector to scan or clear). Every write goes through
+// reserve, which grows either kind.
+type valueWriter struct {
+	buf []byte
+	inC bool
+}
 
-func (w *valueWriter) tag(t byte) { w.buf = append(w.buf, t) }
+// reserve grows w.buf by n bytes and returns them.
+func (w *valueWriter) reserve(n int) []byte {
+	at := len(w.buf)
+	if at+n > cap(w.buf) {
+		size := max(2*cap(w.buf), at+n, 64)
+		if w.inC {
+			p := C.realloc(unsafe.Pointer(unsafe.SliceData(w.buf)), C.size_t(size))
+			if p == nil {
+				panic(errorf(ErrNoMemory, "out of memory encoding %d bytes of values", size))
+			}
+			w.buf = unsafe.Slice((*byte)(p), size)[:at]
+		} else {
+			w.buf = slices.Grow(w.buf, size-at)
+		}
+	}
+	w.buf = w.buf[:at+n]
+	return w.buf[at:]
+}
+
+func (w *valueWriter) tag(t byte) { w.reserve(1)[0] = t }
 
 func (w *valueWriter) u64(t byte, v uint64) {
-	w.buf = append(w.buf, t)
-	w.buf = binary.LittleEndian.AppendUint64(w.buf, v)
+	out := w.reserve(9)
+	out[0] = t
+	binary.LittleEndian.PutUint64(out[1:], v)
 }
 
 func (w *valueWriter) i64(v int64)         { w.u64(GDAValueInt, uint64(v)) }
+func (w *valueWriter) float(v float64)     { w.u64(GDAValueFloat, math.Float64bits(v)) }
 func (w *valueWriter) count(t byte, n int) { w.u64(t, uint64(n)) }
 
 func (w *valueWriter) bytes(t byte, b []byte) {
-	w.count(t, len(b))
-	w.buf = append(w.buf, b...)
+	out := w.reserve(9 + len(b))
+	out[0] = t
+	binary.LittleEndian.PutUint64(out[1:], uint64(len(b)))
+	copy(out[9:], b)
 }
 
 func (w *valueWriter) str(s string) {
-	w.count(GDAValueString, len(s))
-	w.buf = append(w.buf, s...)
+	out := w.reserve(9 + len(s))
+	out[0] = GDAValueString
+	binary.LittleEndian.PutUint64(out[1:], uint64(len(s)))
+	copy(out[9:], s)
 }
 
 func (w *valueWriter) bool(b bool) {
@@ -108,7 +170,8 @@ func (w *valueWriter) bool(b bool) {
 }
 
 func (w *valueWriter) make(maker C.int, args int) {
-	w.buf = append(w.buf, GDAValueMake, byte(maker), byte(args))
+	out := w.reserve(3)
+	out[0], out[1], out[2] = GDAValueMake, byte(maker), byte(args)
 }
 
 // temporal unit codes of values.h
@@ -125,179 +188,348 @@ func unitCode(u arrow.TimeUnit) int64 {
 	}
 }
 
-// value appends element i of arr, whose field is s.
-func (w *valueWriter) value(s *Schema, arr arrow.Array, i int) error {
+// An encoder appends element i of the array it was compiled for.
+type encoder func(w *valueWriter, i int) error
+
+// compile returns the encoder of arr, whose field is s: every decision
+// (extension type, layout, children) is made once per node, not per value.
+func compile(s *Schema, arr arrow.Array) (encoder, error) {
+	enc, err := compileValues(s, arr)
+	if err != nil {
+		return nil, err
+	}
 	switch arr.DataType().ID() {
-	case arrow.DENSE_UNION, arrow.SPARSE_UNION, arrow.RUN_END_ENCODED:
-		// no validity bitmap of their own: null is the child's value
-	default:
+	case arrow.DENSE_UNION, arrow.SPARSE_UNION, arrow.RUN_END_ENCODED, arrow.NULL:
+		return enc, nil // no validity bitmap of their own: null is the child's value
+	}
+	if arr.NullN() == 0 {
+		return enc, nil
+	}
+	return func(w *valueWriter, i int) error {
 		if arr.IsNull(i) {
 			w.tag(GDAValueNull)
 			return nil
 		}
-	}
+		return enc(w, i)
+	}, nil
+}
+
+func compileValues(s *Schema, arr arrow.Array) (encoder, error) {
 	if name, ok := s.extensionName(); ok {
+		storage := arr
 		if ext, ok := arr.(array.ExtensionArray); ok {
-			arr = ext.Storage()
+			storage = ext.Storage()
 		}
-		switch name {
-		case "arrow.uuid":
-			if b, ok := arr.(*array.FixedSizeBinary); ok && len(b.Value(i)) == 16 {
-				w.make(C.GDA_MAKE_UUID, 1)
-				w.bytes(GDAValueBytes, b.Value(i))
-				return nil
+		switch b := storage.(type) {
+		case *array.FixedSizeBinary:
+			if name == "arrow.uuid" && b.DataType().(*arrow.FixedSizeBinaryType).ByteWidth == 16 {
+				return func(w *valueWriter, i int) error {
+					w.make(C.GDA_MAKE_UUID, 1)
+					w.bytes(GDAValueBytes, b.Value(i))
+					return nil
+				}, nil
 			}
-		case "arrow.bool8":
-			if b, ok := arr.(*array.Int8); ok {
-				w.bool(b.Value(i) != 0)
-				return nil
+		case *array.Int8:
+			if name == "arrow.bool8" {
+				return func(w *valueWriter, i int) error { w.bool(b.Value(i) != 0); return nil }, nil
 			}
 		}
 	}
 	switch v := arr.(type) {
 	case *ForeignFixedWidthArray:
-		return w.foreign(s, v, i)
+		return compileForeign(s, v)
 	case array.ExtensionArray:
-		return w.value(s, v.Storage(), i)
+		return compileValues(s, v.Storage())
 	case *array.Null:
-		w.tag(GDAValueNull)
+		return func(w *valueWriter, i int) error { w.tag(GDAValueNull); return nil }, nil
 	case *array.Boolean:
-		w.bool(v.Value(i))
+		return func(w *valueWriter, i int) error { w.bool(v.Value(i)); return nil }, nil
 	case *array.Int8:
-		w.i64(int64(v.Value(i)))
+		return ints(v.Int8Values()), nil
 	case *array.Int16:
-		w.i64(int64(v.Value(i)))
+		return ints(v.Int16Values()), nil
 	case *array.Int32:
-		w.i64(int64(v.Value(i)))
+		return ints(v.Int32Values()), nil
 	case *array.Int64:
-		w.i64(v.Value(i))
+		return ints(v.Int64Values()), nil
 	case *array.Uint8:
-		w.i64(int64(v.Value(i)))
+		return ints(v.Uint8Values()), nil
 	case *array.Uint16:
-		w.i64(int64(v.Value(i)))
+		return ints(v.Uint16Values()), nil
 	case *array.Uint32:
-		w.i64(int64(v.Value(i)))
+		return ints(v.Uint32Values()), nil
 	case *array.Uint64:
-		w.u64(GDAValueUint, v.Value(i))
+		vals := v.Uint64Values()
+		return func(w *valueWriter, i int) error { w.u64(GDAValueUint, vals[i]); return nil }, nil
 	case *array.Float16:
-		w.u64(GDAValueFloat, math.Float64bits(float64(v.Value(i).Float32())))
+		vals := v.Values()
+		return func(w *valueWriter, i int) error { w.float(float64(vals[i].Float32())); return nil }, nil
 	case *array.Float32:
-		w.u64(GDAValueFloat, math.Float64bits(float64(v.Value(i))))
+		return floats(v.Float32Values()), nil
 	case *array.Float64:
-		w.u64(GDAValueFloat, math.Float64bits(v.Value(i)))
+		return floats(v.Float64Values()), nil
 	case *array.String:
-		w.str(v.Value(i))
+		return func(w *valueWriter, i int) error { w.str(v.Value(i)); return nil }, nil
 	case *array.LargeString:
-		w.str(v.Value(i))
+		return func(w *valueWriter, i int) error { w.str(v.Value(i)); return nil }, nil
 	case *array.StringView:
-		w.str(v.Value(i))
+		return func(w *valueWriter, i int) error { w.str(v.Value(i)); return nil }, nil
 	case *array.Binary:
-		w.bytes(GDAValueBytes, v.Value(i))
+		return func(w *valueWriter, i int) error { w.bytes(GDAValueBytes, v.Value(i)); return nil }, nil
 	case *array.LargeBinary:
-		w.bytes(GDAValueBytes, v.Value(i))
+		return func(w *valueWriter, i int) error { w.bytes(GDAValueBytes, v.Value(i)); return nil }, nil
 	case *array.BinaryView:
-		w.bytes(GDAValueBytes, v.Value(i))
+		return func(w *valueWriter, i int) error { w.bytes(GDAValueBytes, v.Value(i)); return nil }, nil
 	case *array.FixedSizeBinary:
-		w.bytes(GDAValueBytes, v.Value(i))
+		return func(w *valueWriter, i int) error { w.bytes(GDAValueBytes, v.Value(i)); return nil }, nil
 	case *array.Decimal128:
-		w.decimal(v.Value(i).BigInt(), v.DataType().(*arrow.Decimal128Type).Scale)
+		scale := v.DataType().(*arrow.Decimal128Type).Scale
+		return func(w *valueWriter, i int) error { w.decimal(v.Value(i).BigInt(), scale); return nil }, nil
 	case *array.Decimal256:
-		w.decimal(v.Value(i).BigInt(), v.DataType().(*arrow.Decimal256Type).Scale)
+		scale := v.DataType().(*arrow.Decimal256Type).Scale
+		return func(w *valueWriter, i int) error { w.decimal(v.Value(i).BigInt(), scale); return nil }, nil
 	case *array.Date32:
-		w.make(C.GDA_MAKE_DATE, 1)
-		w.i64(int64(v.Value(i)))
+		return func(w *valueWriter, i int) error {
+			w.make(C.GDA_MAKE_DATE, 1)
+			w.i64(int64(v.Value(i)))
+			return nil
+		}, nil
 	case *array.Date64:
-		ms := int64(v.Value(i))
-		days := ms / 86_400_000
-		if ms%86_400_000 < 0 {
-			days-- // floor: a date64 before 1970 names the day it falls in
-		}
-		w.make(C.GDA_MAKE_DATE, 1)
-		w.i64(days)
+		return func(w *valueWriter, i int) error {
+			ms := int64(v.Value(i))
+			days := ms / 86_400_000
+			if ms%86_400_000 < 0 {
+				days-- // floor: a date64 before 1970 names the day it falls in
+			}
+			w.make(C.GDA_MAKE_DATE, 1)
+			w.i64(days)
+			return nil
+		}, nil
 	case *array.Time32:
-		w.make(C.GDA_MAKE_TIME, 2)
-		w.i64(int64(v.Value(i)))
-		w.i64(unitCode(v.DataType().(*arrow.Time32Type).Unit))
+		unit := unitCode(v.DataType().(*arrow.Time32Type).Unit)
+		return temporal(C.GDA_MAKE_TIME, func(i int) int64 { return int64(v.Value(i)) }, unit), nil
 	case *array.Time64:
-		w.make(C.GDA_MAKE_TIME, 2)
-		w.i64(int64(v.Value(i)))
-		w.i64(unitCode(v.DataType().(*arrow.Time64Type).Unit))
+		unit := unitCode(v.DataType().(*arrow.Time64Type).Unit)
+		return temporal(C.GDA_MAKE_TIME, func(i int) int64 { return int64(v.Value(i)) }, unit), nil
+	case *array.Duration:
+		unit := unitCode(v.DataType().(*arrow.DurationType).Unit)
+		return temporal(C.GDA_MAKE_DURATION, func(i int) int64 { return int64(v.Value(i)) }, unit), nil
 	case *array.Timestamp:
 		t := v.DataType().(*arrow.TimestampType)
-		w.make(C.GDA_MAKE_TIMESTAMP, 3)
-		w.i64(int64(v.Value(i)))
-		w.i64(unitCode(t.Unit))
-		if t.TimeZone == "" {
-			w.tag(GDAValueNull)
-		} else {
-			w.str(t.TimeZone)
-		}
-	case *array.Duration:
-		w.make(C.GDA_MAKE_DURATION, 2)
-		w.i64(int64(v.Value(i)))
-		w.i64(unitCode(v.DataType().(*arrow.DurationType).Unit))
+		unit := unitCode(t.Unit)
+		return func(w *valueWriter, i int) error {
+			w.make(C.GDA_MAKE_TIMESTAMP, 3)
+			w.i64(int64(v.Value(i)))
+			w.i64(unit)
+			if t.TimeZone == "" {
+				w.tag(GDAValueNull)
+			} else {
+				w.str(t.TimeZone)
+			}
+			return nil
+		}, nil
 	case *array.MonthInterval:
-		w.i64(int64(v.Value(i)))
+		return func(w *valueWriter, i int) error { w.i64(int64(v.Value(i))); return nil }, nil
 	case *array.DayTimeInterval:
-		d := v.Value(i)
-		w.make(C.GDA_MAKE_DAY_TIME, 2)
-		w.i64(int64(d.Days))
-		w.i64(int64(d.Milliseconds))
+		return func(w *valueWriter, i int) error {
+			d := v.Value(i)
+			w.make(C.GDA_MAKE_DAY_TIME, 2)
+			w.i64(int64(d.Days))
+			w.i64(int64(d.Milliseconds))
+			return nil
+		}, nil
 	case *array.MonthDayNanoInterval:
-		d := v.Value(i)
-		w.make(C.GDA_MAKE_MONTH_DAY_NANO, 3)
-		w.i64(int64(d.Months))
-		w.i64(int64(d.Days))
-		w.i64(d.Nanoseconds)
+		return func(w *valueWriter, i int) error {
+			d := v.Value(i)
+			w.make(C.GDA_MAKE_MONTH_DAY_NANO, 3)
+			w.i64(int64(d.Months))
+			w.i64(int64(d.Days))
+			w.i64(d.Nanoseconds)
+			return nil
+		}, nil
 	case *array.Map:
 		// before ListLike: a map is a list of (key, value) tuples
-		lo, hi := v.ValueOffsets(i)
-		keys, items := v.Keys(), v.Items()
 		entry := s.Children[0]
-		w.count(GDAValueList, int(hi-lo))
-		for j := int(lo); j < int(hi); j++ {
-			w.count(GDAValueTuple, 2)
-			if err := w.value(entry.Children[0], keys, j); err != nil {
-				return err
-			}
-			if err := w.value(entry.Children[1], items, j); err != nil {
-				return err
-			}
+		key, err := compile(entry.Children[0], v.Keys())
+		if err != nil {
+			return nil, err
 		}
+		item, err := compile(entry.Children[1], v.Items())
+		if err != nil {
+			return nil, err
+		}
+		return func(w *valueWriter, i int) error {
+			lo, hi := v.ValueOffsets(i)
+			w.count(GDAValueList, int(hi-lo))
+			for j := int(lo); j < int(hi); j++ {
+				w.count(GDAValueTuple, 2)
+				if err := key(w, j); err != nil {
+					return err
+				}
+				if err := item(w, j); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil
 	case array.ListLike:
-		lo, hi := v.ValueOffsets(i)
-		values := v.ListValues()
-		w.count(GDAValueList, int(hi-lo))
-		for j := int(lo); j < int(hi); j++ {
-			if err := w.value(s.Children[0], values, j); err != nil {
-				return err
-			}
+		elems, err := compileRange(s.Children[0], v.ListValues())
+		if err != nil {
+			return nil, err
 		}
+		return func(w *valueWriter, i int) error {
+			lo, hi := v.ValueOffsets(i)
+			w.count(GDAValueList, int(hi-lo))
+			return elems(w, int(lo), int(hi))
+		}, nil
 	case *array.Struct:
 		if name, dup := duplicateName(s); dup {
-			return errorf(ErrInvalid, "cannot convert a struct with two fields named %q to a dict, which would lose one (convert its fields one by one)", name)
+			return func(w *valueWriter, i int) error {
+				return errorf(ErrInvalid, "cannot convert a struct with two fields named %q to a dict, which would lose one (convert its fields one by one)", name)
+			}, nil
 		}
-		w.count(GDAValueDict, v.NumField())
-		for j := 0; j < v.NumField(); j++ {
-			w.str(s.Children[j].Name)
-			if err := w.value(s.Children[j], v.Field(j), i); err != nil {
+		fields := make([]encoder, v.NumField())
+		for j := range fields {
+			f, err := compile(s.Children[j], v.Field(j))
+			if err != nil {
+				return nil, err
+			}
+			fields[j] = f
+		}
+		return func(w *valueWriter, i int) error {
+			w.count(GDAValueDict, len(fields))
+			for j, f := range fields {
+				w.str(s.Children[j].Name)
+				if err := f(w, i); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil
+	case *array.Dictionary:
+		values, err := compile(s.Dictionary, v.Dictionary())
+		if err != nil {
+			return nil, err
+		}
+		return func(w *valueWriter, i int) error { return values(w, v.GetValueIndex(i)) }, nil
+	case *array.SparseUnion:
+		children, err := compileChildren(s, v.NumFields(), v.Field)
+		if err != nil {
+			return nil, err
+		}
+		// Arrow Go slices sparse children to the union: index i is theirs too
+		return func(w *valueWriter, i int) error { return children[v.ChildID(i)](w, i) }, nil
+	case *array.DenseUnion:
+		children, err := compileChildren(s, v.NumFields(), v.Field)
+		if err != nil {
+			return nil, err
+		}
+		return func(w *valueWriter, i int) error { return children[v.ChildID(i)](w, int(v.ValueOffset(i))) }, nil
+	case *array.RunEndEncoded:
+		values, err := compile(s.Children[1], v.Values())
+		if err != nil {
+			return nil, err
+		}
+		return func(w *valueWriter, i int) error { return values(w, v.GetPhysicalIndex(i)) }, nil
+	}
+	return nil, errorf(ErrNotImplemented, "converting values of type %s is not supported", s)
+}
+
+// A rangeEncoder appends elements [lo, hi) of the array it was compiled for.
+type rangeEncoder func(w *valueWriter, lo, hi int) error
+
+// compileRange returns the range encoder of arr (field s): one loop over the
+// values for numbers without nulls (the common case, and most of the time
+// of a conversion), the element encoder in a loop otherwise.
+func compileRange(s *Schema, arr arrow.Array) (rangeEncoder, error) {
+	if _, ext := s.extensionName(); !ext && arr.NullN() == 0 {
+		switch v := arr.(type) {
+		case *array.Int8:
+			return intRange(GDAValueInt, v.Int8Values()), nil
+		case *array.Int16:
+			return intRange(GDAValueInt, v.Int16Values()), nil
+		case *array.Int32:
+			return intRange(GDAValueInt, v.Int32Values()), nil
+		case *array.Int64:
+			return intRange(GDAValueInt, v.Int64Values()), nil
+		case *array.Uint8:
+			return intRange(GDAValueInt, v.Uint8Values()), nil
+		case *array.Uint16:
+			return intRange(GDAValueInt, v.Uint16Values()), nil
+		case *array.Uint32:
+			return intRange(GDAValueInt, v.Uint32Values()), nil
+		case *array.Uint64:
+			return intRange(GDAValueUint, v.Uint64Values()), nil
+		case *array.Float64:
+			return floatRange(v.Float64Values()), nil
+		case *array.Float32:
+			return floatRange(v.Float32Values()), nil
+		}
+	}
+	one, err := compile(s, arr)
+	if err != nil {
+		return nil, err
+	}
+	return func(w *valueWriter, lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			if err := one(w, i); err != nil {
 				return err
 			}
 		}
-	case *array.Dictionary:
-		return w.value(s.Dictionary, v.Dictionary(), v.GetValueIndex(i))
-	case *array.SparseUnion:
-		child := v.ChildID(i)
-		return w.value(s.Children[child], v.Field(child), i) // Arrow Go slices sparse children to the union
-	case *array.DenseUnion:
-		child := v.ChildID(i)
-		return w.value(s.Children[child], v.Field(child), int(v.ValueOffset(i)))
-	case *array.RunEndEncoded:
-		return w.value(s.Children[1], v.Values(), v.GetPhysicalIndex(i))
-	default:
-		return errorf(ErrNotImplemented, "converting values of type %s is not supported", s)
+		return nil
+	}, nil
+}
+
+func intRange[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](tag byte, vals []T) rangeEncoder {
+	return func(w *valueWriter, lo, hi int) error {
+		out := w.reserve(9 * (hi - lo))
+		for k, v := range vals[lo:hi] {
+			out[9*k] = tag
+			binary.LittleEndian.PutUint64(out[9*k+1:], uint64(v))
+		}
+		return nil
 	}
-	return nil
+}
+
+func floatRange[T float32 | float64](vals []T) rangeEncoder {
+	return func(w *valueWriter, lo, hi int) error {
+		out := w.reserve(9 * (hi - lo))
+		for k, v := range vals[lo:hi] {
+			out[9*k] = GDAValueFloat
+			binary.LittleEndian.PutUint64(out[9*k+1:], math.Float64bits(float64(v)))
+		}
+		return nil
+	}
+}
+
+func compileChildren(s *Schema, n int, field func(int) arrow.Array) ([]encoder, error) {
+	out := make([]encoder, n)
+	for j := range out {
+		enc, err := compile(s.Children[j], field(j))
+		if err != nil {
+			return nil, err
+		}
+		out[j] = enc
+	}
+	return out, nil
+}
+
+func ints[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32](vals []T) encoder {
+	return func(w *valueWriter, i int) error { w.i64(int64(vals[i])); return nil }
+}
+
+func floats[T float32 | float64](vals []T) encoder {
+	return func(w *valueWriter, i int) error { w.float(float64(vals[i])); return nil }
+}
+
+// temporal is a maker call (value, unit).
+func temporal(maker C.int, value func(int) int64, unit int64) encoder {
+	return func(w *valueWriter, i int) error {
+		w.make(maker, 2)
+		w.i64(value(i))
+		w.i64(unit)
+		return nil
+	}
 }
 
 // decimal appends unscaled × 10^-scale as a decimal maker call.
@@ -306,32 +538,33 @@ func (w *valueWriter) decimal(unscaled *big.Int, scale int32) {
 	w.str(unscaled.String() + "E" + strconv.Itoa(int(-scale)))
 }
 
-// foreign appends a value of a fixed-width type Arrow Go does not know:
-// decimal32 and decimal64 ("d:P,S,32" / "d:P,S,64"); other registered
-// formats as their bytes.
-func (w *valueWriter) foreign(s *Schema, v *ForeignFixedWidthArray, i int) error {
-	raw := v.Storage().(*array.FixedSizeBinary).Value(i)
+// compileForeign encodes a fixed-width type Arrow Go does not know:
+// decimal32 and decimal64 ("d:P,S,32" / "d:P,S,64") as decimals, other
+// registered formats as their bytes.
+func compileForeign(s *Schema, v *ForeignFixedWidthArray) (encoder, error) {
+	raw := v.Storage().(*array.FixedSizeBinary)
+	asBytes := func(w *valueWriter, i int) error { w.bytes(GDAValueBytes, raw.Value(i)); return nil }
 	parts := strings.Split(strings.TrimPrefix(s.Format, "d:"), ",")
 	if !strings.HasPrefix(s.Format, "d:") || len(parts) != 3 {
-		w.bytes(GDAValueBytes, raw)
-		return nil
+		return asBytes, nil
 	}
 	scale, err := strconv.Atoi(parts[1])
 	if err != nil {
-		return errorf(ErrInvalid, "decimal format %q has a malformed scale", s.Format)
+		return nil, errorf(ErrInvalid, "decimal format %q has a malformed scale", s.Format)
 	}
-	var unscaled int64
-	switch len(raw) {
+	switch raw.DataType().(*arrow.FixedSizeBinaryType).ByteWidth {
 	case 4:
-		unscaled = int64(int32(binary.LittleEndian.Uint32(raw)))
+		return func(w *valueWriter, i int) error {
+			w.decimal(big.NewInt(int64(int32(binary.LittleEndian.Uint32(raw.Value(i))))), int32(scale))
+			return nil
+		}, nil
 	case 8:
-		unscaled = int64(binary.LittleEndian.Uint64(raw))
-	default:
-		w.bytes(GDAValueBytes, raw)
-		return nil
+		return func(w *valueWriter, i int) error {
+			w.decimal(big.NewInt(int64(binary.LittleEndian.Uint64(raw.Value(i)))), int32(scale))
+			return nil
+		}, nil
 	}
-	w.decimal(big.NewInt(unscaled), int32(scale))
-	return nil
+	return asBytes, nil
 }
 
 func duplicateName(s *Schema) (string, bool) {
@@ -344,3 +577,6 @@ func duplicateName(s *Schema) (string, bool) {
 	}
 	return "", false
 }
+
+// FreeValuesC frees the memory of EncodeValuesC.
+func FreeValuesC(p unsafe.Pointer) { C.free(p) }
