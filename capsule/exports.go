@@ -95,6 +95,8 @@ func gdaHandleRelease(h C.uintptr_t) {
 			_, _ = v.Close() // its capsule settled it first (stream_handle_destructor)
 		case *cdevice.ChunkedArray:
 			v.Release()
+		case *cdevice.EncodedValues:
+			v.Free()
 		}
 		return nil
 	})

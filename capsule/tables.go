@@ -16,24 +16,23 @@ import (
 // ------------------------------------------------- values (values.c decodes)
 
 // gdaArrayValues is called without the GIL: it encodes the values of
-// [start, start+length) (cdevice.EncodeValuesC) into malloc'd memory the
-// caller frees.
+// [start, start+length) (cdevice.EncodeValuesC); the caller releases the
+// handle in *keep once it has read the encoding.
 //
 
 //export gdaArrayValues
-func gdaArrayValues(h C.uintptr_t, start, length C.int64_t, out **C.char, outLen *C.int64_t, e *C.gda_error) C.int {
+func gdaArrayValues(h C.uintptr_t, start, length C.int64_t, out **C.char, outLen *C.int64_t, keep *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {
 		a, err := valueOf[*cdevice.Array](h)
 		if err != nil {
 			return err
 		}
-		p, n, err := cdevice.EncodeValuesC(a, int64(start), int64(length))
-		if err != nil {
-			cdevice.FreeValuesC(p)
-			return err
+		enc, err := cdevice.EncodeValuesC(a, int64(start), int64(length))
+		if err == nil {
+			*out, *outLen = (*C.char)(enc.Data), C.int64_t(enc.Len)
+			newHandle(enc, keep)
 		}
-		*out, *outLen = (*C.char)(p), C.int64_t(n)
-		return nil
+		return err
 	})
 }
 

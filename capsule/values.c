@@ -9,10 +9,22 @@
 #include "_cgo_export.h"
 #include "values.h"
 
+// A dict key seen before: the same bytes give the same str object (the
+// field names of a struct repeat on every row).
+typedef struct {
+  const unsigned char* bytes;
+  uint64_t len;
+  PyObject* obj;
+} cached_key;
+
+#define KEY_CACHE 64
+
 typedef struct {
   const unsigned char* p;
   const unsigned char* end;
   PyObject* makers;  // a tuple of GDA_MAKE_COUNT callables
+  cached_key keys[KEY_CACHE];
+  int n_keys;
 } value_reader;
 
 static int read_u64(value_reader* r, uint64_t* v) {
@@ -27,20 +39,121 @@ static int read_u64(value_reader* r, uint64_t* v) {
 
 static PyObject* decode_value(value_reader* r, int depth);
 
+// Reads a GDA_VALUE_BLOCK record (after its tag) into items [*i, *i+count)
+// of seq, a list or tuple of n items.
+static int decode_block(value_reader* r, PyObject* seq, int as_tuple, uint64_t* i, uint64_t n) {
+  if (r->end - r->p < 41) {
+    PyErr_SetString(InternalError, "value encoding ends inside a block");
+    return -1;
+  }
+  int kind = r->p[0];
+  uint64_t count, values, validity, bit, chars_at;
+  memcpy(&count, r->p + 1, 8);
+  memcpy(&values, r->p + 9, 8);
+  memcpy(&validity, r->p + 17, 8);
+  memcpy(&bit, r->p + 25, 8);
+  memcpy(&chars_at, r->p + 33, 8);
+  r->p += 41;
+  const char* chars = (const char*)(uintptr_t)chars_at;
+  if (count > n - *i) {
+    PyErr_SetString(InternalError, "value encoding: a block beyond its list");
+    return -1;
+  }
+  const uint8_t* valid = (const uint8_t*)(uintptr_t)validity;
+  const void* base = (const void*)(uintptr_t)values;
+  for (uint64_t k = 0; k < count; k++) {
+    PyObject* v;
+    uint64_t at = bit + k;
+    if (valid && !(valid[at >> 3] >> (at & 7) & 1)) {
+      v = Py_NewRef(Py_None);
+    } else {
+      switch (kind) {
+        case GDA_BLOCK_I8: v = PyLong_FromLong(((const int8_t*)base)[k]); break;
+        case GDA_BLOCK_I16: v = PyLong_FromLong(((const int16_t*)base)[k]); break;
+        case GDA_BLOCK_I32: v = PyLong_FromLong(((const int32_t*)base)[k]); break;
+        case GDA_BLOCK_I64: v = PyLong_FromLongLong(((const int64_t*)base)[k]); break;
+        case GDA_BLOCK_U8: v = PyLong_FromLong(((const uint8_t*)base)[k]); break;
+        case GDA_BLOCK_U16: v = PyLong_FromLong(((const uint16_t*)base)[k]); break;
+        case GDA_BLOCK_U32: v = PyLong_FromUnsignedLong(((const uint32_t*)base)[k]); break;
+        case GDA_BLOCK_U64: v = PyLong_FromUnsignedLongLong(((const uint64_t*)base)[k]); break;
+        case GDA_BLOCK_F32: v = PyFloat_FromDouble(((const float*)base)[k]); break;
+        case GDA_BLOCK_F64: v = PyFloat_FromDouble(((const double*)base)[k]); break;
+        case GDA_BLOCK_BOOL: v = PyBool_FromLong(((const uint8_t*)base)[at >> 3] >> (at & 7) & 1); break;
+        case GDA_BLOCK_UTF8:
+        case GDA_BLOCK_BINARY: {
+          const int32_t* o = (const int32_t*)base + k;
+          v = kind == GDA_BLOCK_UTF8 ? PyUnicode_DecodeUTF8(chars + o[0], o[1] - o[0], "strict")
+                                     : PyBytes_FromStringAndSize(chars + o[0], o[1] - o[0]);
+          break;
+        }
+        case GDA_BLOCK_LARGE_UTF8:
+        case GDA_BLOCK_LARGE_BINARY: {
+          const int64_t* o = (const int64_t*)base + k;
+          v = kind == GDA_BLOCK_LARGE_UTF8 ? PyUnicode_DecodeUTF8(chars + o[0], (Py_ssize_t)(o[1] - o[0]), "strict")
+                                           : PyBytes_FromStringAndSize(chars + o[0], (Py_ssize_t)(o[1] - o[0]));
+          break;
+        }
+        default:
+          PyErr_Format(InternalError, "value encoding: unknown block kind %d", kind);
+          return -1;
+      }
+    }
+    if (!v) return -1;
+    if (as_tuple)
+      PyTuple_SetItem(seq, (Py_ssize_t)(*i + k), v);
+    else
+      PyList_SetItem(seq, (Py_ssize_t)(*i + k), v);
+  }
+  *i += count;
+  return 0;
+}
+
+// A dict key: a string, the same object for the same bytes.
+static PyObject* decode_key(value_reader* r, int depth) {
+  const unsigned char* p = r->p;
+  if (r->end - p >= 9 && p[0] == GDA_VALUE_STRING) {
+    uint64_t len;
+    memcpy(&len, p + 1, 8);
+    if (len <= (uint64_t)(r->end - p - 9)) {
+      const unsigned char* bytes = p + 9;
+      for (int k = 0; k < r->n_keys; k++) {
+        cached_key* c = &r->keys[k];
+        if (c->len == len && memcmp(c->bytes, bytes, len) == 0) {
+          r->p = bytes + len;
+          return Py_NewRef(c->obj);
+        }
+      }
+      PyObject* key = decode_value(r, depth);
+      if (key && r->n_keys < KEY_CACHE) r->keys[r->n_keys++] = (cached_key){bytes, len, Py_NewRef(key)};
+      return key;
+    }
+  }
+  return decode_value(r, depth);
+}
+
 // count values after a container tag, into a new list (or tuple). Numbers,
 // nulls and strings, most of any conversion, are decoded inline.
 static PyObject* decode_sequence(value_reader* r, int depth, int as_tuple) {
   uint64_t n;
   if (read_u64(r, &n)) return NULL;
-  if (n > (uint64_t)(r->end - r->p)) {  // every value takes at least one byte
-    PyErr_SetString(InternalError, "value encoding: a count beyond the data");
+  if (n > (uint64_t)PY_SSIZE_T_MAX) {
+    PyErr_SetString(InternalError, "value encoding: a count beyond any list");
     return NULL;
   }
+  // items not reached after an error stay NULL, which a list or tuple frees
   PyObject* seq = as_tuple ? PyTuple_New((Py_ssize_t)n) : PyList_New((Py_ssize_t)n);
   if (!seq) return NULL;
-  for (uint64_t i = 0; i < n; i++) {
+  for (uint64_t i = 0; i < n;) {
     PyObject* v;
     const unsigned char* p = r->p;
+    if (p < r->end && p[0] == GDA_VALUE_BLOCK) {
+      r->p = p + 1;
+      if (decode_block(r, seq, as_tuple, &i, n)) {
+        Py_DECREF(seq);
+        return NULL;
+      }
+      continue;
+    }
     if (r->end - p >= 9 && (p[0] == GDA_VALUE_INT || p[0] == GDA_VALUE_FLOAT)) {
       uint64_t u;
       memcpy(&u, p + 1, 8);
@@ -66,6 +179,7 @@ static PyObject* decode_sequence(value_reader* r, int depth, int as_tuple) {
       PyTuple_SetItem(seq, (Py_ssize_t)i, v);
     else
       PyList_SetItem(seq, (Py_ssize_t)i, v);
+    i++;
   }
   return seq;
 }
@@ -76,7 +190,7 @@ static PyObject* decode_dict(value_reader* r, int depth) {
   PyObject* d = PyDict_New();
   if (!d) return NULL;
   for (uint64_t i = 0; i < n; i++) {
-    PyObject* k = decode_value(r, depth + 1);
+    PyObject* k = decode_key(r, depth + 1);
     PyObject* v = k ? decode_value(r, depth + 1) : NULL;
     if (!v || PyDict_SetItem(d, k, v)) {
       Py_XDECREF(k);
@@ -178,18 +292,20 @@ PyObject* m_array_values(PyObject* self, PyObject* const* args, Py_ssize_t nargs
     return PyErr_Format(GodevarrowTypeError, "array_values() needs a tuple of %d makers", GDA_MAKE_COUNT);
   char* buf = NULL;
   int64_t len = 0;
+  uintptr_t keep = 0;  // the encoding and the data its blocks point into
   gda_error e = {0};
   int rc;
   // reading device data, validating and encoding may take long: no GIL
-  Py_BEGIN_ALLOW_THREADS rc = gdaArrayValues(h, start, length, &buf, &len, &e);
+  Py_BEGIN_ALLOW_THREADS rc = gdaArrayValues(h, start, length, &buf, &len, &keep, &e);
   Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
-  value_reader r = {(const unsigned char*)buf, (const unsigned char*)buf + len, args[3]};
+  value_reader r = {(const unsigned char*)buf, (const unsigned char*)buf + len, args[3], {0}, 0};
   PyObject* out = decode_value(&r, 0);
   if (out && r.p != r.end) {
     Py_DECREF(out);
     out = PyErr_Format(InternalError, "value encoding has %lld bytes after its values", (long long)(r.end - r.p));
   }
-  free(buf);
+  for (int i = 0; i < r.n_keys; i++) Py_DECREF(r.keys[i].obj);
+  HOLDING_GIL(gdaHandleRelease(keep));
   return out;
 }
 

@@ -37,28 +37,50 @@ import (
 // values.h; arrow.bool8 as booleans; other extension types as their storage.
 func EncodeValues(a *Array, start, length int64) ([]byte, error) {
 	w := valueWriter{}
+	defer w.releaseKept()
 	if err := w.encode(a, start, length); err != nil {
 		return nil, err
 	}
 	return w.buf, nil
 }
 
-// EncodeValuesC is EncodeValues into memory from C's malloc, which the
-// caller frees (also after an error): for C callers, without a copy.
-func EncodeValuesC(a *Array, start, length int64) (p unsafe.Pointer, n int, err error) {
-	w := valueWriter{inC: true}
+// EncodedValues is the encoding of EncodeValuesC: in memory from C's
+// malloc, and with runs of numbers and booleans as GDA_VALUE_BLOCK records
+// that point into the array's host data (no per-value encoding), which it
+// keeps alive. Free releases both, once.
+type EncodedValues struct {
+	Data unsafe.Pointer
+	Len  int
+	w    valueWriter
+}
+
+// EncodeValuesC is EncodeValues for C callers (see EncodedValues).
+func EncodeValuesC(a *Array, start, length int64) (_ *EncodedValues, err error) {
+	e := &EncodedValues{w: valueWriter{inC: true}}
 	defer func() {
 		if r := recover(); r != nil {
-			e, ok := r.(*Error)
-			if !ok || !errors.Is(e, ErrNoMemory) {
+			oom, ok := r.(*Error)
+			if !ok || !errors.Is(oom, ErrNoMemory) {
 				panic(r)
 			}
-			err = e
+			err = oom
 		}
-		p, n = unsafe.Pointer(unsafe.SliceData(w.buf)), len(w.buf)
+		if err != nil {
+			e.Free()
+		}
 	}()
-	err = w.encode(a, start, length)
-	return
+	if err = e.w.encode(a, start, length); err != nil {
+		return nil, err
+	}
+	e.Data, e.Len = unsafe.Pointer(unsafe.SliceData(e.w.buf)), len(e.w.buf)
+	return e, nil
+}
+
+// Free releases the encoding and the data it points into.
+func (e *EncodedValues) Free() {
+	e.w.releaseKept()
+	C.free(unsafe.Pointer(unsafe.SliceData(e.w.buf)))
+	e.w.buf, e.Data, e.Len = nil, nil, 0
 }
 
 func (w *valueWriter) encode(a *Array, start, length int64) error {
@@ -72,14 +94,14 @@ func (w *valueWriter) encode(a *Array, start, length int64) error {
 		if err != nil {
 			return err
 		}
-		defer sliced.Release()
+		w.keep = append(w.keep, sliced.Release)
 		part = sliced
 	}
 	host, err := hostArrowOf(part)
 	if err != nil {
 		return err
 	}
-	defer host.release()
+	w.keep = append(w.keep, host.release) // blocks point into it
 	arr := host.arr
 	enc, err := compileRange(part.schema, arr)
 	if err != nil {
@@ -112,8 +134,16 @@ const (
 // nothing for Go's collector to scan or clear). Every write goes through
 // reserve, which grows either kind.
 type valueWriter struct {
-	buf []byte
-	inC bool
+	buf  []byte
+	inC  bool     // also: write blocks
+	keep []func() // releases the data the encoding reads or points into
+}
+
+func (w *valueWriter) releaseKept() {
+	for _, release := range w.keep {
+		release()
+	}
+	w.keep = nil
 }
 
 // reserve grows w.buf by n bytes and returns them.
@@ -442,6 +472,26 @@ type rangeEncoder func(w *valueWriter, lo, hi int) error
 // values for numbers without nulls (the common case, and most of the time
 // of a conversion), the element encoder in a loop otherwise.
 func compileRange(s *Schema, arr arrow.Array) (rangeEncoder, error) {
+	if kind, values, width, chars, ok := blockOf(s, arr); ok {
+		one, err := compile(s, arr)
+		if err != nil {
+			return nil, err
+		}
+		return func(w *valueWriter, lo, hi int) error {
+			if w.inC {
+				if hi > lo { // an empty list has no elements to read, not an empty block
+					w.block(kind, values, width, chars, arr, lo, hi)
+				}
+				return nil
+			}
+			for i := lo; i < hi; i++ { // the Go encoding is self-contained
+				if err := one(w, i); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil
+	}
 	if _, ext := s.extensionName(); !ext && arr.NullN() == 0 {
 		switch v := arr.(type) {
 		case *array.Int8:
@@ -500,6 +550,94 @@ func floatRange[T float32 | float64](vals []T) rangeEncoder {
 		}
 		return nil
 	}
+}
+
+// blockOf describes a number, boolean, string or binary array as a block:
+// its kind, the address of element 0 (its offset applied; for booleans the
+// buffer, addressed in bits; for strings and binaries element 0's offset),
+// the width of a value (or offset) in bytes, and the character data.
+func blockOf(s *Schema, arr arrow.Array) (kind C.int, values unsafe.Pointer, width int, chars unsafe.Pointer, ok bool) {
+	kind, values, width, ok = fixedBlockOf(s, arr)
+	if ok {
+		return kind, values, width, nil, true
+	}
+	if _, ext := s.extensionName(); ext || arr.Len() == 0 {
+		return 0, nil, 0, nil, false
+	}
+	addr := func(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
+	switch v := arr.(type) {
+	case *array.String:
+		return C.GDA_BLOCK_UTF8, addr(arrow.Int32Traits.CastToBytes(v.ValueOffsets())), 4, charsOf(arr), true
+	case *array.LargeString:
+		return C.GDA_BLOCK_LARGE_UTF8, addr(arrow.Int64Traits.CastToBytes(v.ValueOffsets())), 8, charsOf(arr), true
+	case *array.Binary:
+		return C.GDA_BLOCK_BINARY, addr(arrow.Int32Traits.CastToBytes(v.ValueOffsets())), 4, charsOf(arr), true
+	case *array.LargeBinary:
+		return C.GDA_BLOCK_LARGE_BINARY, addr(arrow.Int64Traits.CastToBytes(v.ValueOffsets())), 8, charsOf(arr), true
+	}
+	return 0, nil, 0, nil, false
+}
+
+// charsOf is the start of a string or binary array's character buffer
+// (the offsets count from there), or nil when it has none.
+func charsOf(arr arrow.Array) unsafe.Pointer {
+	if bufs := arr.Data().Buffers(); len(bufs) > 2 && bufs[2] != nil && bufs[2].Len() > 0 {
+		return unsafe.Pointer(unsafe.SliceData(bufs[2].Bytes()))
+	}
+	return nil
+}
+
+func fixedBlockOf(s *Schema, arr arrow.Array) (kind C.int, values unsafe.Pointer, width int, ok bool) {
+	if _, ext := s.extensionName(); ext || arr.Len() == 0 {
+		return 0, nil, 0, false
+	}
+	addr := func(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
+	switch v := arr.(type) {
+	case *array.Int8:
+		return C.GDA_BLOCK_I8, addr(arrow.Int8Traits.CastToBytes(v.Int8Values())), 1, true
+	case *array.Int16:
+		return C.GDA_BLOCK_I16, addr(arrow.Int16Traits.CastToBytes(v.Int16Values())), 2, true
+	case *array.Int32:
+		return C.GDA_BLOCK_I32, addr(arrow.Int32Traits.CastToBytes(v.Int32Values())), 4, true
+	case *array.Int64:
+		return C.GDA_BLOCK_I64, addr(arrow.Int64Traits.CastToBytes(v.Int64Values())), 8, true
+	case *array.Uint8:
+		return C.GDA_BLOCK_U8, addr(arrow.Uint8Traits.CastToBytes(v.Uint8Values())), 1, true
+	case *array.Uint16:
+		return C.GDA_BLOCK_U16, addr(arrow.Uint16Traits.CastToBytes(v.Uint16Values())), 2, true
+	case *array.Uint32:
+		return C.GDA_BLOCK_U32, addr(arrow.Uint32Traits.CastToBytes(v.Uint32Values())), 4, true
+	case *array.Uint64:
+		return C.GDA_BLOCK_U64, addr(arrow.Uint64Traits.CastToBytes(v.Uint64Values())), 8, true
+	case *array.Float32:
+		return C.GDA_BLOCK_F32, addr(arrow.Float32Traits.CastToBytes(v.Float32Values())), 4, true
+	case *array.Float64:
+		return C.GDA_BLOCK_F64, addr(arrow.Float64Traits.CastToBytes(v.Float64Values())), 8, true
+	case *array.Boolean:
+		return C.GDA_BLOCK_BOOL, addr(v.Data().Buffers()[1].Bytes()), 0, true
+	}
+	return 0, nil, 0, false
+}
+
+// block appends elements [lo, hi) of arr as one GDA_VALUE_BLOCK record.
+func (w *valueWriter) block(kind C.int, values unsafe.Pointer, width int, chars unsafe.Pointer, arr arrow.Array, lo, hi int) {
+	out := w.reserve(42)
+	out[0], out[1] = byte(C.GDA_VALUE_BLOCK), byte(kind)
+	first := uintptr(values) + uintptr(lo*width) // booleans: the buffer, addressed by bits
+	if kind == C.GDA_BLOCK_BOOL {
+		first = uintptr(values)
+	}
+	var validity uintptr
+	if arr.NullN() > 0 {
+		if bits := arr.NullBitmapBytes(); len(bits) > 0 {
+			validity = uintptr(unsafe.Pointer(unsafe.SliceData(bits)))
+		}
+	}
+	binary.LittleEndian.PutUint64(out[2:], uint64(hi-lo))
+	binary.LittleEndian.PutUint64(out[10:], uint64(first))
+	binary.LittleEndian.PutUint64(out[18:], uint64(validity))
+	binary.LittleEndian.PutUint64(out[26:], uint64(arr.Data().Offset()+lo))
+	binary.LittleEndian.PutUint64(out[34:], uint64(uintptr(chars)))
 }
 
 func compileChildren(s *Schema, n int, field func(int) arrow.Array) ([]encoder, error) {
@@ -577,6 +715,3 @@ func duplicateName(s *Schema) (string, bool) {
 	}
 	return "", false
 }
-
-// FreeValuesC frees the memory of EncodeValuesC.
-func FreeValuesC(p unsafe.Pointer) { C.free(p) }

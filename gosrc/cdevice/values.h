@@ -17,6 +17,22 @@ enum gda_value_tag {
   GDA_VALUE_TUPLE = 'P',    // uint64 count, count values
   GDA_VALUE_DICT = 'D',     // uint64 count, count (string key, value) pairs
   GDA_VALUE_MAKE = 'C',     // uint8 maker, uint8 argument count, the arguments
+  // count numbers, booleans, strings or binaries read from memory, as
+  // count elements of the enclosing list or tuple (EncodeValuesC only; the
+  // memory is kept alive until the encoding is freed): uint8 kind
+  // (gda_value_block_kind), uint64 count, uint64 address of the first value
+  // (of the first offset, for strings and binaries), uint64 address of the
+  // validity bitmap (0: no nulls), uint64 bit offset into it (and into the
+  // values, for booleans), uint64 address of the character data (strings
+  // and binaries; else 0)
+  GDA_VALUE_BLOCK = 'K',
+};
+
+enum gda_value_block_kind {
+  GDA_BLOCK_I8, GDA_BLOCK_I16, GDA_BLOCK_I32, GDA_BLOCK_I64,
+  GDA_BLOCK_U8, GDA_BLOCK_U16, GDA_BLOCK_U32, GDA_BLOCK_U64,
+  GDA_BLOCK_F32, GDA_BLOCK_F64, GDA_BLOCK_BOOL,
+  GDA_BLOCK_UTF8, GDA_BLOCK_LARGE_UTF8, GDA_BLOCK_BINARY, GDA_BLOCK_LARGE_BINARY,
 };
 
 // The makers a GDA_VALUE_MAKE names: values whose object the binding's

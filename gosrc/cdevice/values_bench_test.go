@@ -13,11 +13,11 @@ func BenchmarkEncodeValues(b *testing.B) {
 			a := batchOf(b, make([]int64, n)...)
 			col, _ := a.Column(0)
 			for i := 0; i < b.N; i++ {
-				p, _, err := cdevice.EncodeValuesC(col, 0, int64(n))
+				e, err := cdevice.EncodeValuesC(col, 0, int64(n))
 				if err != nil {
 					b.Fatal(err)
 				}
-				cdevice.FreeValuesC(p)
+				e.Free()
 			}
 		})
 	}
