@@ -45,7 +45,7 @@
   X(stream_prefetch, REFUSE, "stream_prefetch(handle, depth) -> stream handle (moves the stream)", "(handle: _Handle, depth: int, /) -> _Handle") \
   X(stream_cast, REFUSE, "stream_cast(handle, schema_handle) -> stream handle (moves the stream)", "(handle: _Handle, schema: _Handle, /) -> _Handle") \
   X(stream_from_arrays, REFUSE, "stream_from_arrays(handles, schema_handle) -> stream handle", "(handles: Sequence[_Handle], schema: Optional[_Handle], /) -> _Handle") \
-  X(array_values, REFUSE, "array_values(handle, start, length, makers) -> list (the values of [start, start+length) as Python objects; makers: values.h)", "(handle: _Handle, start: int, length: int, makers: tuple[Any, ...], /) -> list[Any]") \
+  X(array_values, REFUSE, "array_values(handle, start, length, makers, by_column) -> the values of [start, start+length) as Python objects: a list, or a dict of column lists (by_column); makers: values.h", "(handle: _Handle, start: int, length: int, makers: tuple[Any, ...], by_column: bool, /) -> Any") \
   X(equal, REFUSE, "equal(a, b, check_metadata) -> bool (value equality of two arrays or two chunked arrays)", "(a: _Handle, b: _Handle, check_metadata: bool, /) -> bool") \
   X(chunked_from_arrays, REFUSE, "chunked_from_arrays(handles, schema_handle) -> chunked array handle", "(handles: Sequence[_Handle], schema: Optional[_Handle], /) -> _Handle") \
   X(chunked_read, REFUSE, "chunked_read(stream_handle) -> chunked array handle (reads the stream to its end; moves it)", "(handle: _Handle, /) -> _Handle") \

@@ -21,13 +21,13 @@ import (
 //
 
 //export gdaArrayValues
-func gdaArrayValues(h C.uintptr_t, start, length C.int64_t, out **C.char, outLen *C.int64_t, keep *C.uintptr_t, e *C.gda_error) C.int {
+func gdaArrayValues(h C.uintptr_t, start, length C.int64_t, byColumn C.int, out **C.char, outLen *C.int64_t, keep *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {
 		a, err := valueOf[*cdevice.Array](h)
 		if err != nil {
 			return err
 		}
-		enc, err := cdevice.EncodeValuesC(a, int64(start), int64(length))
+		enc, err := cdevice.EncodeValuesC(a, int64(start), int64(length), byColumn != 0)
 		if err == nil {
 			*out, *outLen = (*C.char)(enc.Data), C.int64_t(enc.Len)
 			newHandle(enc, keep)

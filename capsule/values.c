@@ -284,10 +284,13 @@ static PyObject* decode_value(value_reader* r, int depth) {
 }
 
 PyObject* m_array_values(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(4, "array_values");
+  CHECK_NARGS(5, "array_values");
   uintptr_t h;
   int64_t start, length;
-  if (get_handle(args[0], &h) || get_int64(args[1], &start) || get_int64(args[2], &length)) return NULL;
+  int by_column;
+  if (get_handle(args[0], &h) || get_int64(args[1], &start) || get_int64(args[2], &length) ||
+      get_bool(args[4], &by_column))
+    return NULL;
   if (!PyTuple_Check(args[3]) || PyTuple_Size(args[3]) != GDA_MAKE_COUNT)
     return PyErr_Format(GodevarrowTypeError, "array_values() needs a tuple of %d makers", GDA_MAKE_COUNT);
   char* buf = NULL;
@@ -296,7 +299,7 @@ PyObject* m_array_values(PyObject* self, PyObject* const* args, Py_ssize_t nargs
   gda_error e = {0};
   int rc;
   // reading device data, validating and encoding may take long: no GIL
-  Py_BEGIN_ALLOW_THREADS rc = gdaArrayValues(h, start, length, &buf, &len, &keep, &e);
+  Py_BEGIN_ALLOW_THREADS rc = gdaArrayValues(h, start, length, by_column, &buf, &len, &keep, &e);
   Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
   value_reader r = {(const unsigned char*)buf, (const unsigned char*)buf + len, args[3], {0}, 0};
   PyObject* out = decode_value(&r, 0);

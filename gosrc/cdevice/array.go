@@ -161,6 +161,14 @@ func (a *Array) derive(schema *Schema, data arrow.ArrayData) *Array {
 	return d
 }
 
+// part is derive for a slice or a column: a part of fully validated data
+// is fully valid, and is not validated again before it is read.
+func (a *Array) part(schema *Schema, data arrow.ArrayData) *Array {
+	d := a.derive(schema, data)
+	d.fullyValid.Store(a.fullyValid.Load())
+	return d
+}
+
 // Slice returns a zero-copy view of length elements starting at offset.
 func (a *Array) Slice(offset, length int64) (*Array, error) {
 	if offset < 0 || length < 0 || offset > int64(a.Len()) || length > int64(a.Len())-offset {
@@ -171,7 +179,7 @@ func (a *Array) Slice(offset, length int64) (*Array, error) {
 		sliced.Release()
 		sliced = flat
 	}
-	return a.derive(a.schema, sliced), nil
+	return a.part(a.schema, sliced), nil
 }
 
 // pushDownStructOffset returns, for a struct without a validity bitmap whose
@@ -222,7 +230,7 @@ func (a *Array) Column(i int) (*Array, error) {
 	}
 	child := a.data.Children()[i]
 	off := int64(a.data.Offset())
-	return a.derive(a.schema.Children[i], array.NewSliceData(child, off, off+int64(a.data.Len()))), nil
+	return a.part(a.schema.Children[i], array.NewSliceData(child, off, off+int64(a.data.Len()))), nil
 }
 
 // ToArrow returns the Arrow Go array (host memory only). The data is fully

@@ -54,9 +54,12 @@ type EncodedValues struct {
 	w    valueWriter
 }
 
-// EncodeValuesC is EncodeValues for C callers (see EncodedValues).
-func EncodeValuesC(a *Array, start, length int64) (_ *EncodedValues, err error) {
-	e := &EncodedValues{w: valueWriter{inC: true}}
+// EncodeValuesC is EncodeValues for C callers (see EncodedValues). With
+// byColumn, a record batch's values come as a dict of column name to the
+// list of that column's values (a later column replaces an earlier one of
+// the same name, as in a dict built column by column).
+func EncodeValuesC(a *Array, start, length int64, byColumn bool) (_ *EncodedValues, err error) {
+	e := &EncodedValues{w: valueWriter{inC: true, byColumn: byColumn}}
 	defer func() {
 		if r := recover(); r != nil {
 			oom, ok := r.(*Error)
@@ -103,14 +106,38 @@ func (w *valueWriter) encode(a *Array, start, length int64) error {
 	}
 	w.keep = append(w.keep, host.release) // blocks point into it
 	arr := host.arr
+	w.reserve(16 + 9*arr.Len()) // numbers take 9 bytes each: one allocation for them
+	w.buf = w.buf[:0]
+	if w.byColumn {
+		return w.columns(part.schema, arr)
+	}
 	enc, err := compileRange(part.schema, arr)
 	if err != nil {
 		return err
 	}
-	w.reserve(16 + 9*arr.Len()) // numbers take 9 bytes each: one allocation for them
-	w.buf = w.buf[:0]
 	w.count(GDAValueList, arr.Len())
 	return enc(w, 0, arr.Len())
+}
+
+// columns appends a record batch as a dict of column name to values.
+func (w *valueWriter) columns(s *Schema, arr arrow.Array) error {
+	st, ok := arr.(*array.Struct)
+	if !ok || !s.IsRecordBatch() {
+		return errorf(ErrInvalid, "only a record batch has columns, not %s", s)
+	}
+	w.count(GDAValueDict, st.NumField())
+	for j := 0; j < st.NumField(); j++ {
+		enc, err := compileRange(s.Children[j], st.Field(j))
+		if err != nil {
+			return err
+		}
+		w.str(s.Children[j].Name)
+		w.count(GDAValueList, arr.Len())
+		if err := enc(w, 0, arr.Len()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // The tags of values.h, for Go callers reading the encoding.
@@ -134,9 +161,10 @@ const (
 // nothing for Go's collector to scan or clear). Every write goes through
 // reserve, which grows either kind.
 type valueWriter struct {
-	buf  []byte
-	inC  bool     // also: write blocks
-	keep []func() // releases the data the encoding reads or points into
+	buf      []byte
+	inC      bool     // also: write blocks
+	byColumn bool     // a record batch as a dict of columns
+	keep     []func() // releases the data the encoding reads or points into
 }
 
 func (w *valueWriter) releaseKept() {

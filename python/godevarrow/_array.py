@@ -157,7 +157,7 @@ class Array(Values, _lib.ArrayBase):
 
     # -- looking at values (Values: to_pylist, [], iteration, ==, repr)
     def _values(self, start: int, n: int) -> list[Any]:
-        return _lib.array_values(self._h, start, n, MAKERS)
+        return _lib.array_values(self._h, start, n, MAKERS, False)  # type: ignore[no-any-return]
 
     def equals(self, other: object, check_metadata: bool = False) -> bool:
         """Whether ``other`` (an Array, or anything `godevarrow.array` reads)
@@ -268,7 +268,7 @@ class RecordBatch(Array):
 
     def to_pydict(self) -> dict[str, list[Any]]:
         """Each column's values (``to_pylist``) by column name."""
-        return {name: col.to_pylist() for name, col in zip(self.column_names, self.columns)}
+        return _lib.array_values(self._h, 0, len(self), MAKERS, True)  # type: ignore[no-any-return]
 
     def to_pyarrow(self) -> pyarrow.RecordBatch:
         """A ``pyarrow.RecordBatch`` (zero-copy for CPU data, else a copy to the host)."""
