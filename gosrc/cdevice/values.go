@@ -45,9 +45,9 @@ func EncodeValues(a *Array, start, length int64) ([]byte, error) {
 }
 
 // EncodedValues is the encoding of EncodeValuesC: in memory from C's
-// malloc, and with runs of numbers and booleans as GDA_VALUE_BLOCK records
-// that point into the array's host data (no per-value encoding), which it
-// keeps alive. Free releases both, once.
+// malloc, and with runs of numbers, booleans, strings and binaries as
+// GDA_VALUE_BLOCK records that point into the array's host data (no
+// per-value encoding), which it keeps alive. Free releases both.
 type EncodedValues struct {
 	Data unsafe.Pointer
 	Len  int
