@@ -17,7 +17,8 @@ import (
 
 // gdaArrayValues is called without the GIL: it encodes the values of
 // [start, start+length) (cdevice.EncodeValuesC); the caller releases the
-// handle in *keep once it has read the encoding.
+// handle in *keep once it has read the encoding, or, when *keep is 0, frees
+// the encoding itself.
 //
 
 //export gdaArrayValues
@@ -28,11 +29,14 @@ func gdaArrayValues(h C.uintptr_t, start, length C.int64_t, byColumn C.int, out 
 			return err
 		}
 		enc, err := cdevice.EncodeValuesC(a, int64(start), int64(length), byColumn != 0)
-		if err == nil {
-			*out, *outLen = (*C.char)(enc.Data), C.int64_t(enc.Len)
+		if err != nil {
+			return err
+		}
+		*out, *outLen = (*C.char)(enc.Data), C.int64_t(enc.Len)
+		if enc.Detach() == nil { // it points into data: keep it until read
 			newHandle(enc, keep)
 		}
-		return err
+		return nil
 	})
 }
 

@@ -308,7 +308,10 @@ PyObject* m_array_values(PyObject* self, PyObject* const* args, Py_ssize_t nargs
     out = PyErr_Format(InternalError, "value encoding has %lld bytes after its values", (long long)(r.end - r.p));
   }
   for (int i = 0; i < r.n_keys; i++) Py_DECREF(r.keys[i].obj);
-  HOLDING_GIL(gdaHandleRelease(keep));
+  if (keep)
+    HOLDING_GIL(gdaHandleRelease(keep));
+  else
+    free(buf);  // an encoding that points into no data is ours
   return out;
 }
 

@@ -79,6 +79,19 @@ func EncodeValuesC(a *Array, start, length int64, byColumn bool) (_ *EncodedValu
 	return e, nil
 }
 
+// Detach hands the encoding's memory to the caller, who frees it with C's
+// free, and releases everything else, when the encoding points into no
+// data (it has no blocks); otherwise it returns nil and e stays as it was.
+func (e *EncodedValues) Detach() unsafe.Pointer {
+	if e.w.blocks {
+		return nil
+	}
+	e.w.releaseKept()
+	p := e.Data
+	e.w.buf, e.Data, e.Len = nil, nil, 0
+	return p
+}
+
 // Free releases the encoding and the data it points into.
 func (e *EncodedValues) Free() {
 	e.w.releaseKept()
@@ -91,14 +104,16 @@ func (w *valueWriter) encode(a *Array, start, length int64) error {
 	if start < 0 || length < 0 || start > n || length > n-start {
 		return errorf(ErrInvalid, "values [%d, %d+%d) out of range for an array of length %d", start, start, length, n)
 	}
-	part := a // the whole array is validated as the producer described it
-	if start != 0 || length != n {
+	lo, hi := int(start), int(start+length)
+	part := a // host data: read in place; the whole array is validated as the producer described it
+	if !a.dev.Type.HostAccessible() {
+		// only the elements asked for are copied to the host
 		sliced, err := a.Slice(start, length)
 		if err != nil {
 			return err
 		}
 		w.keep = append(w.keep, sliced.Release)
-		part = sliced
+		part, lo, hi = sliced, 0, int(length)
 	}
 	host, err := hostArrowOf(part)
 	if err != nil {
@@ -106,21 +121,21 @@ func (w *valueWriter) encode(a *Array, start, length int64) error {
 	}
 	w.keep = append(w.keep, host.release) // blocks point into it
 	arr := host.arr
-	w.reserve(16 + 9*arr.Len()) // numbers take 9 bytes each: one allocation for them
+	w.reserve(16 + 9*(hi-lo)) // numbers take 9 bytes each: one allocation for them
 	w.buf = w.buf[:0]
 	if w.byColumn {
-		return w.columns(part.schema, arr)
+		return w.columns(part.schema, arr, lo, hi)
 	}
 	enc, err := compileRange(part.schema, arr)
 	if err != nil {
 		return err
 	}
-	w.count(GDAValueList, arr.Len())
-	return enc(w, 0, arr.Len())
+	w.count(GDAValueList, hi-lo)
+	return enc(w, lo, hi)
 }
 
 // columns appends a record batch as a dict of column name to values.
-func (w *valueWriter) columns(s *Schema, arr arrow.Array) error {
+func (w *valueWriter) columns(s *Schema, arr arrow.Array, lo, hi int) error {
 	st, ok := arr.(*array.Struct)
 	if !ok || !s.IsRecordBatch() {
 		return errorf(ErrInvalid, "only a record batch has columns, not %s", s)
@@ -132,8 +147,8 @@ func (w *valueWriter) columns(s *Schema, arr arrow.Array) error {
 			return err
 		}
 		w.str(s.Children[j].Name)
-		w.count(GDAValueList, arr.Len())
-		if err := enc(w, 0, arr.Len()); err != nil {
+		w.count(GDAValueList, hi-lo)
+		if err := enc(w, lo, hi); err != nil {
 			return err
 		}
 	}
@@ -164,6 +179,7 @@ type valueWriter struct {
 	buf      []byte
 	inC      bool     // also: write blocks
 	byColumn bool     // a record batch as a dict of columns
+	blocks   bool     // a block was written
 	keep     []func() // releases the data the encoding reads or points into
 }
 
@@ -506,10 +522,8 @@ func compileRange(s *Schema, arr arrow.Array) (rangeEncoder, error) {
 			return nil, err
 		}
 		return func(w *valueWriter, lo, hi int) error {
-			if w.inC {
-				if hi > lo { // an empty list has no elements to read, not an empty block
-					w.block(kind, values, width, chars, arr, lo, hi)
-				}
+			if w.inC && hi-lo >= minBlock {
+				w.block(kind, values, width, chars, arr, lo, hi)
 				return nil
 			}
 			for i := lo; i < hi; i++ { // the Go encoding is self-contained
@@ -580,6 +594,11 @@ func floatRange[T float32 | float64](vals []T) rangeEncoder {
 	}
 }
 
+// minBlock is the shortest run written as a block: shorter runs are
+// encoded value by value, and an encoding without blocks needs nothing kept
+// alive (see EncodedValues.Detach).
+const minBlock = 16
+
 // blockOf describes a number, boolean, string or binary array as a block:
 // its kind, the address of element 0 (its offset applied; for booleans the
 // buffer, addressed in bits; for strings and binaries element 0's offset),
@@ -649,6 +668,7 @@ func fixedBlockOf(s *Schema, arr arrow.Array) (kind C.int, values unsafe.Pointer
 
 // block appends elements [lo, hi) of arr as one GDA_VALUE_BLOCK record.
 func (w *valueWriter) block(kind C.int, values unsafe.Pointer, width int, chars unsafe.Pointer, arr arrow.Array, lo, hi int) {
+	w.blocks = true
 	out := w.reserve(42)
 	out[0], out[1] = byte(C.GDA_VALUE_BLOCK), byte(kind)
 	first := uintptr(values) + uintptr(lo*width) // booleans: the buffer, addressed by bits

@@ -141,16 +141,19 @@ class Values:
         """``x[i]`` is element i as a Python value (negative i counts from the
         end); ``x[a:b]`` is a zero-copy view (``slice``)."""
         n = len(self)  # type: ignore[arg-type]
-        if isinstance(key, slice):
+        if type(key) is int:  # the common case first
+            i = key
+        elif isinstance(key, slice):
             start, stop, step = key.indices(n)
             if step != 1:
                 raise ArrowNotImplementedError(
                     f"a slice with step {step} is not a zero-copy view; use to_pylist()[::{step}] for its values"
                 )
             return self.slice(start, max(stop - start, 0))  # type: ignore[attr-defined]
-        if isinstance(key, bool) or not hasattr(key, "__index__"):
+        elif isinstance(key, bool) or not hasattr(key, "__index__"):
             raise GodevarrowTypeError(f"indices must be integers or slices, not {type(key).__name__}")
-        i = key.__index__()
+        else:
+            i = key.__index__()
         j = i + n if i < 0 else i
         if not 0 <= j < n:
             raise IndexError(f"index {i} is out of range for length {n}")
