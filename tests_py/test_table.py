@@ -237,3 +237,36 @@ def test_values_equality_numpy_and_repr_on_fake_cuda(device_leak_check):
     assert t.to_device("cpu").device_type == gda.DeviceType.CPU
     assert pa.table(t).num_rows == 4  # __arrow_c_stream__ copies device chunks to the host
     assert "in 2 chunks on cuda" in repr(t)
+
+
+def test_a_table_is_read_from_many_threads_at_once(leak_check):
+    import threading
+
+    t = gda.table(source_table())
+    want = source_table().to_pydict()
+    errors: list[BaseException] = []
+
+    def reader() -> None:
+        try:
+            for _ in range(25):
+                assert pa.table(t).to_pydict() == want
+                assert t.to_pydict() == want and t[4] == {"x": 5, "s": "e"}
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=reader) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
+
+
+def test_a_failing_stream_leaves_no_table_and_releases_what_it_read(leak_check):
+    def batches():
+        yield pa.record_batch({"x": [1, 2]})
+        raise ValueError("the producer failed after one batch")
+
+    reader = pa.RecordBatchReader.from_batches(pa.schema([("x", pa.int64())]), batches())
+    with pytest.raises(gda.StreamError, match="failed after one batch"):
+        gda.table(reader)
