@@ -58,6 +58,8 @@ int get_handle(PyObject* o, uintptr_t* h);
 int get_optional_handle(PyObject* o, uintptr_t* h);  // None → 0
 int get_bool(PyObject* o, int* out);                 // PyObject_IsTrue, whose -1 is an error
 int get_int64(PyObject* o, int64_t* out);
+// The handles of a sequence, in a calloc'd array the caller frees.
+int get_handles(PyObject* seq, uintptr_t** hs, Py_ssize_t* n);
 
 // ---- Arrow capsules ----
 // The five Arrow capsule kinds: X(id, capsule name, struct, release member).

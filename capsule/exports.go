@@ -636,18 +636,24 @@ func gdaStreamClose(h C.uintptr_t, e *C.gda_error) C.int {
 	return rc
 }
 
+// arraysAndSchema are the arrays of n array handles and an optional schema.
+func arraysAndSchema(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t) ([]*cdevice.Array, *cdevice.Schema, error) {
+	arrays := make([]*cdevice.Array, int(n))
+	for i, h := range unsafe.Slice(hs, int(n)) {
+		a, err := valueOf[*cdevice.Array](h)
+		if err != nil {
+			return nil, nil, err
+		}
+		arrays[i] = a
+	}
+	s, err := optionalValue[*cdevice.Schema](schema)
+	return arrays, s, err
+}
+
 //export gdaStreamFromArrays
 func gdaStreamFromArrays(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {
-		arrays := make([]*cdevice.Array, int(n))
-		for i, h := range unsafe.Slice(hs, int(n)) {
-			a, err := valueOf[*cdevice.Array](h)
-			if err != nil {
-				return err
-			}
-			arrays[i] = a
-		}
-		s, err := optionalValue[*cdevice.Schema](schema)
+		arrays, s, err := arraysAndSchema(hs, n, schema)
 		if err != nil {
 			return err
 		}

@@ -404,27 +404,31 @@ PyObject* m_stream_cast(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
   return gdaStreamCast(h, schema, &out, &e) ? raise_error(&e) : wrap_stream_handle(out);
 }
 
+// The handles of a sequence of handle holders, in a calloc'd array the
+// caller frees (*n of them): 0, or -1 with the Python error set.
+int get_handles(PyObject* seq_obj, uintptr_t** hs, Py_ssize_t* n) {
+  PyObject* seq = PySequence_Tuple(seq_obj);
+  if (!seq) return -1;
+  *n = PyTuple_Size(seq);
+  *hs = calloc((size_t)(*n ? *n : 1), sizeof(uintptr_t));
+  int rc = *hs ? 0 : (PyErr_NoMemory(), -1);
+  for (Py_ssize_t i = 0; rc == 0 && i < *n; i++) rc = get_handle(PyTuple_GetItem(seq, i), &(*hs)[i]);
+  Py_DECREF(seq);
+  if (rc) {
+    free(*hs);
+    *hs = NULL;
+  }
+  return rc;
+}
+
 PyObject* m_stream_from_arrays(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(2, "stream_from_arrays");
-  uintptr_t schema;
-  if (get_optional_handle(args[1], &schema)) return NULL;
-  PyObject* seq = PySequence_Tuple(args[0]);
-  if (!seq) return NULL;
-  Py_ssize_t n = PyTuple_Size(seq);
-  uintptr_t* hs = calloc((size_t)(n ? n : 1), sizeof(uintptr_t));
-  if (!hs) {
-    Py_DECREF(seq);
-    return PyErr_NoMemory();
-  }
-  int rc = 0;
-  for (Py_ssize_t i = 0; rc == 0 && i < n; i++) rc = get_handle(PyTuple_GetItem(seq, i), &hs[i]);
-  uintptr_t out = 0;
+  uintptr_t schema, *hs, out = 0;
+  Py_ssize_t n;
+  if (get_optional_handle(args[1], &schema) || get_handles(args[0], &hs, &n)) return NULL;
   gda_error e = {0};
-  if (rc == 0) rc = gdaStreamFromArrays(hs, n, schema, &out, &e) ? 1 : 0;
+  int rc = gdaStreamFromArrays(hs, n, schema, &out, &e);
   free(hs);
-  Py_DECREF(seq);
-  if (rc < 0) return NULL;
-  if (rc) return raise_error(&e);
-  return wrap_stream_handle(out);
+  return rc ? raise_error(&e) : wrap_stream_handle(out);
 }
 

@@ -7,8 +7,6 @@ package main
 import "C"
 
 import (
-	"unsafe"
-
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 )
@@ -65,15 +63,7 @@ func gdaEqual(h1, h2 C.uintptr_t, checkMetadata C.int, out *C.int32_t, e *C.gda_
 //export gdaChunkedFromArrays
 func gdaChunkedFromArrays(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {
-		arrays := make([]*cdevice.Array, int(n))
-		for i, h := range unsafe.Slice(hs, int(n)) {
-			a, err := valueOf[*cdevice.Array](h)
-			if err != nil {
-				return err
-			}
-			arrays[i] = a
-		}
-		s, err := optionalValue[*cdevice.Schema](schema)
+		arrays, s, err := arraysAndSchema(hs, n, schema)
 		if err != nil {
 			return err
 		}

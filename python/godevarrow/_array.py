@@ -17,7 +17,7 @@ from ._godevarrow import ArrowInvalid, GodevarrowTypeError
 from ._optional import require
 from ._protocol import check_kwargs, no_protocol, producer_error, schema_capsule
 from ._runtime import cuda_available, cuda_device_count
-from ._schema import Schema, requested_handle, schema
+from ._schema import Schema, column_index, requested_handle, schema
 from ._values import MAKERS, Values
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -242,17 +242,7 @@ class RecordBatch(Array):
 
     def column(self, i: Union[int, str]) -> Array:
         """Column ``i`` (an index, or a name) as an Array; zero-copy."""
-        if isinstance(i, str):
-            names = self.column_names
-            if names.count(i) != 1:
-                raise KeyError(f"no column named {i!r}" if i not in names else f"column name {i!r} is ambiguous")
-            i = names.index(i)
-        n = self.num_columns
-        if not -n <= i < n:
-            raise IndexError(f"column index {i} out of range for {n} columns")
-        if i < 0:
-            i += n
-        return Array(_lib.array_column(self._h, i))
+        return Array(_lib.array_column(self._h, column_index(self.column_names, i)))
 
     @property
     def columns(self) -> list[Array]:

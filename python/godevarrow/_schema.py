@@ -143,3 +143,16 @@ def requested_handle(requested_schema: object) -> Any:
     if isinstance(requested_schema, Schema):
         return requested_schema._h
     return _lib.import_schema(requested_schema, False)
+
+
+def column_index(names: list[str], i: Union[int, str]) -> int:
+    """The index of column ``i`` (an index, negative from the end, or a
+    unique name) among ``names``: KeyError or IndexError otherwise."""
+    if isinstance(i, str):
+        if names.count(i) != 1:
+            raise KeyError(f"no column named {i!r}" if i not in names else f"column name {i!r} is ambiguous")
+        return names.index(i)
+    n = len(names)
+    if not -n <= i < n:
+        raise IndexError(f"column index {i} out of range for {n} columns")
+    return i % n

@@ -17,7 +17,7 @@ from ._device import DeviceLike, DeviceType, as_device
 from ._godevarrow import ArrowInvalid
 from ._optional import require
 from ._protocol import check_kwargs, no_protocol
-from ._schema import Schema, requested_handle, schema
+from ._schema import Schema, column_index, requested_handle, schema
 from ._stream import ArrayStream, stream
 from ._values import Values
 
@@ -187,15 +187,7 @@ class Table(ChunkedArray):
 
     def column(self, i: Union[int, str]) -> ChunkedArray:
         """Column ``i`` (an index, or a name) as a ChunkedArray; zero-copy."""
-        if isinstance(i, str):
-            names = self.column_names
-            if names.count(i) != 1:
-                raise KeyError(f"no column named {i!r}" if i not in names else f"column name {i!r} is ambiguous")
-            i = names.index(i)
-        n = self.num_columns
-        if not -n <= i < n:
-            raise IndexError(f"column index {i} out of range for {n} columns")
-        return ChunkedArray(_lib.chunked_column(self._h, i % n))
+        return ChunkedArray(_lib.chunked_column(self._h, column_index(self.column_names, i)))
 
     @property
     def columns(self) -> list[ChunkedArray]:
