@@ -160,3 +160,13 @@ def test_struct_with_duplicate_field_names_is_refused_like_pyarrow():
     with pytest.raises(gda.ArrowInvalid, match='two fields named "a"'):
         gda.array(arr).to_pylist()
     assert gda.record_batch(arr).column(1).to_pylist() == [2]
+
+
+def test_invalid_data_gets_a_clear_error_and_repr_never_raises(leak_check):
+    # one string whose bytes are not UTF-8: full validation refuses it before any value is read
+    offsets = pa.py_buffer(b"\x00\x00\x00\x00\x02\x00\x00\x00")
+    bad = gda.array(pa.Array.from_buffers(pa.string(), 1, [None, offsets, pa.py_buffer(b"\xff\xfe")]))
+    for look in (bad.to_pylist, lambda: bad[0], lambda: list(bad), lambda: bad == bad):
+        with pytest.raises(gda.ArrowInvalid, match="invalid UTF-8"):
+            look()
+    assert repr(bad).endswith('<values not shown: ArrowInvalid: field of format "u": invalid UTF-8 in value 0>')
