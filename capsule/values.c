@@ -39,6 +39,14 @@ static int read_u64(value_reader* r, uint64_t* v) {
 
 static PyObject* decode_value(value_reader* r, int depth);
 
+// Puts v (stolen) at index i of seq, a new list or tuple.
+static void set_item(PyObject* seq, int as_tuple, uint64_t i, PyObject* v) {
+  if (as_tuple)
+    PyTuple_SetItem(seq, (Py_ssize_t)i, v);
+  else
+    PyList_SetItem(seq, (Py_ssize_t)i, v);
+}
+
 // Reads a GDA_VALUE_BLOCK record (after its tag) into items [*i, *i+count)
 // of seq, a list or tuple of n items.
 static int decode_block(value_reader* r, PyObject* seq, int as_tuple, uint64_t* i, uint64_t n) {
@@ -99,10 +107,7 @@ static int decode_block(value_reader* r, PyObject* seq, int as_tuple, uint64_t* 
       }
     }
     if (!v) return -1;
-    if (as_tuple)
-      PyTuple_SetItem(seq, (Py_ssize_t)(*i + k), v);
-    else
-      PyList_SetItem(seq, (Py_ssize_t)(*i + k), v);
+    set_item(seq, as_tuple, *i + k, v);
   }
   *i += count;
   return 0;
@@ -175,10 +180,7 @@ static PyObject* decode_sequence(value_reader* r, int depth, int as_tuple) {
       Py_DECREF(seq);
       return NULL;
     }
-    if (as_tuple)
-      PyTuple_SetItem(seq, (Py_ssize_t)i, v);
-    else
-      PyList_SetItem(seq, (Py_ssize_t)i, v);
+    set_item(seq, as_tuple, i, v);
     i++;
   }
   return seq;

@@ -123,28 +123,17 @@ func (c *ChunkedArray) Slice(offset, length int64) (*ChunkedArray, error) {
 	if offset < 0 || length < 0 || offset > c.length || length > c.length-offset {
 		return nil, errorf(ErrInvalid, "slice [%d, %d+%d) is out of bounds for a chunked array of length %d", offset, offset, length, c.length)
 	}
-	var parts []*Array
-	defer func() {
-		for _, p := range parts {
-			p.Release()
-		}
-	}()
-	for _, a := range c.chunks {
+	return c.mapChunks(c.schema, c.devType, func(a *Array) (*Array, error) {
 		n := int64(a.Len())
-		if length > 0 && offset < n {
-			take := min(length, n-offset)
-			p, err := a.Slice(offset, take)
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, p)
-			length -= take
-			offset = 0
-		} else {
+		if length == 0 || offset >= n {
 			offset -= min(offset, n)
+			return nil, nil
 		}
-	}
-	return c.derive(c.schema, parts)
+		take := min(length, n-offset)
+		p, err := a.Slice(offset, take)
+		length, offset = length-take, 0
+		return p, err
+	})
 }
 
 // Column returns field i of a table as a ChunkedArray, chunk by chunk; zero-copy.
@@ -155,49 +144,35 @@ func (c *ChunkedArray) Column(i int) (*ChunkedArray, error) {
 	if i < 0 || i >= len(c.schema.Children) {
 		return nil, errorf(ErrInvalid, "column index %d out of range for %d columns", i, len(c.schema.Children))
 	}
-	var cols []*Array
-	defer func() {
-		for _, a := range cols {
-			a.Release()
-		}
-	}()
-	for _, a := range c.chunks {
-		col, err := a.Column(i)
-		if err != nil {
-			return nil, err
-		}
-		cols = append(cols, col)
-	}
-	return c.derive(c.schema.Children[i], cols)
+	return c.mapChunks(c.schema.Children[i], c.devType, func(a *Array) (*Array, error) { return a.Column(i) })
 }
 
 // CopyToDevice copies every chunk to dst (see CopyToDevice).
 func (c *ChunkedArray) CopyToDevice(dst device.Device) (*ChunkedArray, error) {
-	var copies []*Array
+	return c.mapChunks(c.schema, dst.Type, func(a *Array) (*Array, error) { return CopyToDevice(a, dst) })
+}
+
+// mapChunks is the ChunkedArray of schema on devType over op of every chunk
+// in order (a nil result leaves the chunk out).
+func (c *ChunkedArray) mapChunks(schema *Schema, devType device.Type, op func(*Array) (*Array, error)) (*ChunkedArray, error) {
+	parts := make([]*Array, 0, len(c.chunks))
 	defer func() {
-		for _, a := range copies {
-			a.Release()
+		for _, p := range parts {
+			p.Release() // the new ChunkedArray holds its own references
 		}
 	}()
 	for _, a := range c.chunks {
-		cp, err := CopyToDevice(a, dst)
+		p, err := op(a)
 		if err != nil {
 			return nil, err
 		}
-		copies = append(copies, cp)
+		if p != nil {
+			parts = append(parts, p)
+		}
 	}
-	out, err := NewChunkedArray(c.schema, copies)
+	out, err := NewChunkedArray(schema, parts)
 	if err == nil {
-		out.devType = dst.Type
-	}
-	return out, err
-}
-
-// derive is a ChunkedArray of schema over chunks on c's device type.
-func (c *ChunkedArray) derive(schema *Schema, chunks []*Array) (*ChunkedArray, error) {
-	out, err := NewChunkedArray(schema, chunks)
-	if err == nil {
-		out.devType = c.devType
+		out.devType = devType // also when there are no chunks
 	}
 	return out, err
 }

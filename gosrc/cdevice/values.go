@@ -512,28 +512,30 @@ func compileValues(s *Schema, arr arrow.Array) (encoder, error) {
 // A rangeEncoder appends elements [lo, hi) of the array it was compiled for.
 type rangeEncoder func(w *valueWriter, lo, hi int) error
 
-// compileRange returns the range encoder of arr (field s): one loop over the
-// values for numbers without nulls (the common case, and most of the time
-// of a conversion), the element encoder in a loop otherwise.
+// compileRange returns the range encoder of arr (field s): in C memory, a
+// long enough run of numbers, booleans, strings or binaries is one block
+// record; otherwise the values are encoded one by one (numbers without
+// nulls in one loop).
 func compileRange(s *Schema, arr arrow.Array) (rangeEncoder, error) {
-	if kind, values, width, chars, ok := blockOf(s, arr); ok {
-		one, err := compile(s, arr)
-		if err != nil {
-			return nil, err
-		}
-		return func(w *valueWriter, lo, hi int) error {
-			if w.inC && hi-lo >= minBlock {
-				w.block(kind, values, width, chars, arr, lo, hi)
-				return nil
-			}
-			for i := lo; i < hi; i++ { // the Go encoding is self-contained
-				if err := one(w, i); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, nil
+	each, err := compileEach(s, arr)
+	if err != nil {
+		return nil, err
 	}
+	kind, values, width, chars, ok := blockOf(s, arr)
+	if !ok {
+		return each, nil
+	}
+	return func(w *valueWriter, lo, hi int) error {
+		if w.inC && hi-lo >= minBlock {
+			w.block(kind, values, width, chars, arr, lo, hi)
+			return nil
+		}
+		return each(w, lo, hi) // the Go encoding is self-contained
+	}, nil
+}
+
+// compileEach returns the range encoder of arr that encodes every value.
+func compileEach(s *Schema, arr arrow.Array) (rangeEncoder, error) {
 	if _, ext := s.extensionName(); !ext && arr.NullN() == 0 {
 		switch v := arr.(type) {
 		case *array.Int8:
@@ -601,18 +603,37 @@ const minBlock = 16
 
 // blockOf describes a number, boolean, string or binary array as a block:
 // its kind, the address of element 0 (its offset applied; for booleans the
-// buffer, addressed in bits; for strings and binaries element 0's offset),
-// the width of a value (or offset) in bytes, and the character data.
+// buffer, addressed in bits, so width 0; for strings and binaries element
+// 0's offset), the width of a value (or offset) in bytes, and the start of
+// the character data (strings and binaries).
 func blockOf(s *Schema, arr arrow.Array) (kind C.int, values unsafe.Pointer, width int, chars unsafe.Pointer, ok bool) {
-	kind, values, width, ok = fixedBlockOf(s, arr)
-	if ok {
-		return kind, values, width, nil, true
-	}
 	if _, ext := s.extensionName(); ext || arr.Len() == 0 {
 		return 0, nil, 0, nil, false
 	}
 	addr := func(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
 	switch v := arr.(type) {
+	case *array.Int8:
+		return C.GDA_BLOCK_I8, addr(arrow.Int8Traits.CastToBytes(v.Int8Values())), 1, nil, true
+	case *array.Int16:
+		return C.GDA_BLOCK_I16, addr(arrow.Int16Traits.CastToBytes(v.Int16Values())), 2, nil, true
+	case *array.Int32:
+		return C.GDA_BLOCK_I32, addr(arrow.Int32Traits.CastToBytes(v.Int32Values())), 4, nil, true
+	case *array.Int64:
+		return C.GDA_BLOCK_I64, addr(arrow.Int64Traits.CastToBytes(v.Int64Values())), 8, nil, true
+	case *array.Uint8:
+		return C.GDA_BLOCK_U8, addr(arrow.Uint8Traits.CastToBytes(v.Uint8Values())), 1, nil, true
+	case *array.Uint16:
+		return C.GDA_BLOCK_U16, addr(arrow.Uint16Traits.CastToBytes(v.Uint16Values())), 2, nil, true
+	case *array.Uint32:
+		return C.GDA_BLOCK_U32, addr(arrow.Uint32Traits.CastToBytes(v.Uint32Values())), 4, nil, true
+	case *array.Uint64:
+		return C.GDA_BLOCK_U64, addr(arrow.Uint64Traits.CastToBytes(v.Uint64Values())), 8, nil, true
+	case *array.Float32:
+		return C.GDA_BLOCK_F32, addr(arrow.Float32Traits.CastToBytes(v.Float32Values())), 4, nil, true
+	case *array.Float64:
+		return C.GDA_BLOCK_F64, addr(arrow.Float64Traits.CastToBytes(v.Float64Values())), 8, nil, true
+	case *array.Boolean:
+		return C.GDA_BLOCK_BOOL, addr(v.Data().Buffers()[1].Bytes()), 0, nil, true
 	case *array.String:
 		return C.GDA_BLOCK_UTF8, addr(arrow.Int32Traits.CastToBytes(v.ValueOffsets())), 4, charsOf(arr), true
 	case *array.LargeString:
@@ -634,47 +655,12 @@ func charsOf(arr arrow.Array) unsafe.Pointer {
 	return nil
 }
 
-func fixedBlockOf(s *Schema, arr arrow.Array) (kind C.int, values unsafe.Pointer, width int, ok bool) {
-	if _, ext := s.extensionName(); ext || arr.Len() == 0 {
-		return 0, nil, 0, false
-	}
-	addr := func(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
-	switch v := arr.(type) {
-	case *array.Int8:
-		return C.GDA_BLOCK_I8, addr(arrow.Int8Traits.CastToBytes(v.Int8Values())), 1, true
-	case *array.Int16:
-		return C.GDA_BLOCK_I16, addr(arrow.Int16Traits.CastToBytes(v.Int16Values())), 2, true
-	case *array.Int32:
-		return C.GDA_BLOCK_I32, addr(arrow.Int32Traits.CastToBytes(v.Int32Values())), 4, true
-	case *array.Int64:
-		return C.GDA_BLOCK_I64, addr(arrow.Int64Traits.CastToBytes(v.Int64Values())), 8, true
-	case *array.Uint8:
-		return C.GDA_BLOCK_U8, addr(arrow.Uint8Traits.CastToBytes(v.Uint8Values())), 1, true
-	case *array.Uint16:
-		return C.GDA_BLOCK_U16, addr(arrow.Uint16Traits.CastToBytes(v.Uint16Values())), 2, true
-	case *array.Uint32:
-		return C.GDA_BLOCK_U32, addr(arrow.Uint32Traits.CastToBytes(v.Uint32Values())), 4, true
-	case *array.Uint64:
-		return C.GDA_BLOCK_U64, addr(arrow.Uint64Traits.CastToBytes(v.Uint64Values())), 8, true
-	case *array.Float32:
-		return C.GDA_BLOCK_F32, addr(arrow.Float32Traits.CastToBytes(v.Float32Values())), 4, true
-	case *array.Float64:
-		return C.GDA_BLOCK_F64, addr(arrow.Float64Traits.CastToBytes(v.Float64Values())), 8, true
-	case *array.Boolean:
-		return C.GDA_BLOCK_BOOL, addr(v.Data().Buffers()[1].Bytes()), 0, true
-	}
-	return 0, nil, 0, false
-}
-
 // block appends elements [lo, hi) of arr as one GDA_VALUE_BLOCK record.
 func (w *valueWriter) block(kind C.int, values unsafe.Pointer, width int, chars unsafe.Pointer, arr arrow.Array, lo, hi int) {
 	w.blocks = true
 	out := w.reserve(42)
 	out[0], out[1] = byte(C.GDA_VALUE_BLOCK), byte(kind)
-	first := uintptr(values) + uintptr(lo*width) // booleans: the buffer, addressed by bits
-	if kind == C.GDA_BLOCK_BOOL {
-		first = uintptr(values)
-	}
+	first := uintptr(values) + uintptr(lo*width) // booleans (width 0): the buffer, addressed by bits
 	var validity uintptr
 	if arr.NullN() > 0 {
 		if bits := arr.NullBitmapBytes(); len(bits) > 0 {

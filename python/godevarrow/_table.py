@@ -212,8 +212,7 @@ class Table(ChunkedArray):
     def to_pyarrow(self) -> pyarrow.Table:
         """A ``pyarrow.Table`` (zero-copy for CPU data, else a copy to the host)."""
         pa = require("pyarrow", "to_pyarrow()")
-        host = self if self.device_type == DeviceType.CPU else self.to_device("cpu")
-        return pa.table(host)
+        return pa.table(self)  # __arrow_c_stream__ copies device chunks to the host
 
 
 def _from_chunks(cls: type[ChunkedArray], chunks: list[Array], schema_: Schema) -> ChunkedArray:

@@ -104,13 +104,8 @@ MAKERS = (decimal.Decimal, _date, _time, _timestamp, _duration, MonthDayNano, Da
 REPR_EDGE = 10
 
 
-def values_repr(values: list[Any], length: int) -> str:
-    """The value part of a repr: every value, or the first and last REPR_EDGE."""
-    if length <= 2 * REPR_EDGE:
-        return "[" + ", ".join(_short(v) for v in values) + "]"
-    head = ", ".join(_short(v) for v in values[:REPR_EDGE])
-    tail = ", ".join(_short(v) for v in values[REPR_EDGE:])
-    return f"[{head}, ..., {tail}]"
+def _shown(values: list[Any]) -> str:
+    return ", ".join(_short(v) for v in values)
 
 
 def _short(v: Any) -> str:
@@ -186,9 +181,9 @@ class Values:
         head = self._repr_head()
         try:
             if n <= 2 * REPR_EDGE:
-                shown = self._values(0, n)
+                body = _shown(self._values(0, n))
             else:
-                shown = self._values(0, REPR_EDGE) + self._values(n - REPR_EDGE, REPR_EDGE)
-            return f"{head}\n{values_repr(shown, n)}"
+                body = f"{_shown(self._values(0, REPR_EDGE))}, ..., {_shown(self._values(n - REPR_EDGE, REPR_EDGE))}"
+            return f"{head}\n[{body}]"
         except Exception as e:  # a repr never raises: say why there are no values
             return f"{head}\n<values not shown: {type(e).__name__}: {e}>"
