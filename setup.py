@@ -13,19 +13,28 @@ Packaging (docs/design.md, "Packaging"):
 - An sdist carries the Go modules it needs (``go mod vendor``), and a build
   from a tree with ``vendor/`` uses ``-mod=vendor``: installing the sdist needs
   a Go toolchain but no network.
+- The installed package carries godevarrow's Go source (godevarrow/_gosrc),
+  from which ``python -m godevarrow build-ext`` rebuilds the extension with a
+  user's Go packages linked in. The go build command is in
+  python/godevarrow/_gobuild.py, shared by both.
 """
 
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 from setuptools.command.sdist import sdist
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("_gobuild", os.path.join(ROOT, "python", "godevarrow", "_gobuild.py"))
+assert _spec is not None and _spec.loader is not None
+gobuild = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gobuild)
 FULL_API = os.environ.get("GODEVARROW_FULL_API", "") not in ("", "0")
 LIMITED_API_TAG = "cp310"  # matches Py_LIMITED_API in capsule/binding.h
 
@@ -54,23 +63,29 @@ class GoBuildExt(build_ext):
         out = os.path.abspath(self.get_ext_fullpath(ext.name))
         os.makedirs(os.path.dirname(out), exist_ok=True)
         remove_other_builds(out)
-        env = dict(os.environ)
-        env["CGO_ENABLED"] = "1"
-        include = sysconfig.get_paths()["include"]
-        api = "-DGODEVARROW_FULL_API " if FULL_API else ""
-        env["CGO_CFLAGS"] = f"-I{include} -O2 {api}" + env.get("CGO_CFLAGS", "")
-        env.setdefault("GOFLAGS", "-buildvcs=false")
+        env = gobuild.build_env(FULL_API)
         # stripped unless asked otherwise (`make profile` keeps the symbols)
         ldflags = os.environ.get("GODEVARROW_GO_LDFLAGS", "-s -w")
-        cmd = [go, "build", "-buildmode=c-shared", "-trimpath", f"-ldflags={ldflags}"]
-        if os.path.isdir(os.path.join(ROOT, "vendor")):
-            cmd.append("-mod=vendor")  # an sdist: its modules are in vendor/, no download
-        cmd += ["-o", out, "./capsule"]
+        vendor = os.path.isdir(os.path.join(ROOT, "vendor"))
+        cmd = gobuild.build_command(go, out, ldflags=ldflags, vendor=vendor)
         print(" ".join(cmd), flush=True)
         subprocess.check_call(cmd, cwd=ROOT, env=env)
         header = os.path.splitext(out)[0] + ".h"
         if os.path.exists(header):
             os.remove(header)
+
+
+class BuildPyWithGoSource(build_py):
+    """The package with godevarrow's Go source in godevarrow/_gosrc (for
+    build-ext)."""
+
+    def run(self) -> None:
+        super().run()
+        target = os.path.join(self.build_lib, "godevarrow", "_gosrc")
+        shutil.rmtree(target, ignore_errors=True)
+        for rel in gobuild.source_files(ROOT):
+            os.makedirs(os.path.join(target, os.path.dirname(rel)), exist_ok=True)
+            shutil.copy2(os.path.join(ROOT, rel), os.path.join(target, rel))
 
 
 class VendoringSdist(sdist):
@@ -89,6 +104,6 @@ options = {} if FULL_API else {"bdist_wheel": {"py_limited_api": LIMITED_API_TAG
 
 setup(
     ext_modules=[Extension("godevarrow._godevarrow", sources=[], py_limited_api=not FULL_API)],
-    cmdclass={"build_ext": GoBuildExt, "sdist": VendoringSdist},
+    cmdclass={"build_ext": GoBuildExt, "build_py": BuildPyWithGoSource, "sdist": VendoringSdist},
     options=options,
 )

@@ -15,6 +15,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
+	"github.com/godevarrow/godevarrow/gosrc/pyfunc"
 )
 
 // poisoned is set when a panic was recovered: the Go state may be corrupt,
@@ -35,7 +36,12 @@ func poison(msg string) {
 func errorKind(err error) C.int {
 	var se *cdevice.StreamError
 	var de *device.DriverError
+	var fe *pyfunc.Error
 	switch {
+	case errors.As(err, &fe):
+		return C.GDA_ERR_GO
+	case errors.Is(err, pyfunc.ErrArgument):
+		return C.GDA_ERR_TYPE
 	case errors.Is(err, dlpack.ErrNotExportable):
 		return C.GDA_ERR_BUFFER
 	case errors.As(err, &se):

@@ -711,18 +711,25 @@ func gdaCUDAStatus(st *C.gda_cuda_status, e *C.gda_error) C.int {
 	})
 }
 
-// gdaBuildInfo reports versions as "key=value" lines (the caller frees them).
+// gdaBuildInfo reports versions as "key=value" lines (the caller frees
+// them); modules lists every module linked in, as path@version.
 //
 //export gdaBuildInfo
 func gdaBuildInfo(out **C.char, e *C.gda_error) C.int {
 	return call(e, func() error {
 		lines := []string{"go=" + runtime.Version(), "goarch=" + runtime.GOOS + "/" + runtime.GOARCH}
 		if bi, ok := debug.ReadBuildInfo(); ok {
+			var modules []string // what a rebuild (godevarrow build-ext) must match
 			for _, dep := range bi.Deps {
+				if dep.Replace != nil {
+					dep = dep.Replace
+				}
+				modules = append(modules, dep.Path+"@"+dep.Version)
 				if strings.HasPrefix(dep.Path, "github.com/apache/arrow/go/") {
 					lines = append(lines, "arrow_go="+dep.Path+"@"+dep.Version)
 				}
 			}
+			lines = append(lines, "modules="+strings.Join(modules, ","))
 		}
 		*out = C.CString(strings.Join(lines, "\n"))
 		return nil

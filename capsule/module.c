@@ -6,8 +6,10 @@
 #include "binding.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "_cgo_export.h"
 
@@ -206,7 +208,37 @@ static void release_with_gil(void (*call)(void*), void* self) {
   PyGILState_Release(state);
 }
 
+// ------------------------------------------------------ one Go runtime
+// Each build of this library carries a Go runtime, and a process may run
+// only one (docs/design.md, "Users' Go code in godevarrow's runtime"). The
+// first copy to initialise marks the process in its environment with the
+// pid and its own address; another copy (a second build loaded
+// beside it) finds the mark and refuses. A child process inherits the mark
+// with another pid, and is not refused.
+#define RUNTIME_MARK "GODEVARROW_GO_RUNTIME"
+
+static int claim_go_runtime(void) {
+  char mine[64];
+  snprintf(mine, sizeof mine, "%ld %p", (long)getpid(), (void*)&claim_go_runtime);
+  const char* mark = getenv(RUNTIME_MARK);
+  long pid = 0;
+  void* owner = NULL;
+  if (mark && sscanf(mark, "%ld %p", &pid, &owner) == 2 && pid == (long)getpid() &&
+      owner != (void*)&claim_go_runtime) {
+    PyErr_SetString(PyExc_ImportError,
+                    "godevarrow: this process already runs another build of godevarrow's extension "
+                    "(godevarrow._godevarrow.__file__ names it); loading a second one would start a second Go "
+                    "runtime, which Go does not support. Use one build: the one `python -m godevarrow build-ext` "
+                    "makes contains godevarrow's core and your functions, and GODEVARROW_EXTENSION chooses it "
+                    "before godevarrow is first imported.");
+    return -1;
+  }
+  setenv(RUNTIME_MARK, mine, 1);
+  return 0;
+}
+
 PyMODINIT_FUNC PyInit__godevarrow(void) {
+  if (claim_go_runtime() < 0) return NULL;
   if (import_init() < 0 || pyarrow_init() < 0) return NULL;
   PyObject* m = PyModule_Create(&moduledef);
   if (!m) return NULL;

@@ -24,7 +24,9 @@
   X(GDA_ERR_INTERNAL, InternalError, PyExc_RuntimeError,                                                           \
     "A bug in godevarrow; the library refuses further work afterwards.")                                           \
   X(GDA_ERR_BUFFER, DLPackError, PyExc_BufferError,                                                                \
-    "The array cannot be described as a DLPack tensor (nulls, non-numeric type).")
+    "The array cannot be described as a DLPack tensor (nulls, non-numeric type).")                                  \
+  X(GDA_ERR_GO, GoError, PyExc_RuntimeError,                                                                       \
+    "A Go function called through godevarrow.go returned an error, or panicked (the message says which).")
 
 #define GDA_KIND_ENUM(kind, name, base, doc) kind,
 enum {
@@ -63,6 +65,31 @@ typedef struct {
   X(int64_t, held_imports, INT)
 
 #define GDA_RECORD_FIELD(type, name, conv) type name;
+// One argument or result of a Go function called from Python (go_call):
+// the kind says which member holds it. A result's string is malloc'd by Go
+// (the C side frees it); an ARRAY or CHUNKED result's i is 1 for struct data.
+enum {
+  GDA_GO_NONE,
+  GDA_GO_HANDLE,  // an argument: an array, chunked array or stream handle
+  GDA_GO_INT,
+  GDA_GO_UINT,
+  GDA_GO_FLOAT,
+  GDA_GO_BOOL,
+  GDA_GO_STR,
+  GDA_GO_ARRAY,  // results: a handle of each kind
+  GDA_GO_CHUNKED,
+  GDA_GO_STREAM,
+};
+typedef struct {
+  int32_t kind;
+  int64_t i;
+  uint64_t u;
+  double f;
+  uintptr_t h;
+  char* s;
+  int64_t len;
+} gda_go_value;
+
 typedef struct { GDA_ARRAY_INFO(GDA_RECORD_FIELD) } gda_array_info;
 typedef struct { GDA_TENSOR_INFO(GDA_RECORD_FIELD) } gda_tensor_info;
 typedef struct { GDA_COUNTERS(GDA_RECORD_FIELD) } gda_counters;

@@ -641,6 +641,17 @@ func (a *Array) WaitReadyOn(s *device.Stream) error {
 	return s.WaitEvent(*(*unsafe.Pointer)(a.event))
 }
 
+// WaitOnHost blocks until the producer's writes to the array's buffers are
+// complete (its sync_event); without an event it returns at once. This is
+// what a consumer that reads the buffers on the host, or on a stream it does
+// not name to the producer, does first.
+func (a *Array) WaitOnHost() error {
+	if a.event == nil {
+		return nil
+	}
+	return device.SyncEventOnHost(int(max(a.dev.ID, 0)), *(*unsafe.Pointer)(a.event))
+}
+
 // CUDAArrayInterfaceStream readies a CUDA array for a consumer of the CUDA
 // Array Interface (v3) and returns the value of its "stream" entry: 0 (None,
 // no synchronization needed) or 1 (the legacy default stream, which has been

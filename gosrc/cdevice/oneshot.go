@@ -262,6 +262,11 @@ func (s *OneShotStream) Close() (closed bool, err error) {
 	return true, s.reader.Close()
 }
 
+// Take moves the reader out: the caller owns it (and closes it), and the
+// stream is consumed. It fails, leaving the stream as it was, during a read
+// or after an interrupted one.
+func (s *OneShotStream) Take() (ArrayReader, error) { return s.take() }
+
 // take moves the reader out (the stream is then consumed).
 func (s *OneShotStream) take() (ArrayReader, error) {
 	s.mu.Lock()

@@ -8,26 +8,32 @@ through the Arrow PyCapsule protocols. Quick start::
     back = pa.record_batch(batch)                                 # zero-copy back
 """
 
-from ._array import Array, RecordBatch, array, record_batch
-from ._device import Device, DeviceType
-from ._functions import slice, to_pyarrow, validate
-from ._godevarrow import (
+from . import _extension
+
+_extension.load()  # the build GODEVARROW_EXTENSION names, if any: before anything imports the extension
+
+from ._array import Array, RecordBatch, array, record_batch  # noqa: E402
+from ._device import Device, DeviceType  # noqa: E402
+from ._gofunc import GoFunction, call, go  # noqa: E402
+from ._functions import slice, to_pyarrow, validate  # noqa: E402
+from ._godevarrow import (  # noqa: E402
     ArrowInvalid,
     ArrowNotImplementedError,
     DeviceError,
     DLPackError,
     GodevarrowError,
+    GoError,
     GodevarrowTypeError,
     InternalError,
     StreamError,
 )
-from ._optional import MissingDependencyError
-from ._runtime import cuda_available, cuda_device_count, cuda_status, debug_live_objects
-from ._schema import Schema, schema
-from ._stream import ArrayStream, stream
-from ._table import ChunkedArray, Table, chunked_array, table
-from ._values import DayTime, MonthDayNano
-from ._version import __version__
+from ._optional import MissingDependencyError  # noqa: E402
+from ._runtime import cuda_available, cuda_device_count, cuda_status, debug_live_objects  # noqa: E402
+from ._schema import Schema, schema  # noqa: E402
+from ._stream import ArrayStream, stream  # noqa: E402
+from ._table import ChunkedArray, Table, chunked_array, table  # noqa: E402
+from ._values import DayTime, MonthDayNano  # noqa: E402
+from ._version import __version__  # noqa: E402
 
 
 def _warn_forked_child() -> None:
@@ -59,6 +65,8 @@ __all__ = [
     "DLPackError",
     "DayTime",
     "GodevarrowError",
+    "GoError",
+    "GoFunction",
     "GodevarrowTypeError",
     "InternalError",
     "MissingDependencyError",
@@ -69,11 +77,13 @@ __all__ = [
     "Table",
     "__version__",
     "array",
+    "call",
     "chunked_array",
     "cuda_available",
     "cuda_device_count",
     "cuda_status",
     "debug_live_objects",
+    "go",
     "record_batch",
     "schema",
     "slice",

@@ -1,4 +1,4 @@
-"""``python -m godevarrow info`` and ``python -m godevarrow demo``."""
+"""``python -m godevarrow info``, ``demo`` and ``build-ext``."""
 
 from __future__ import annotations
 
@@ -42,10 +42,35 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("info", help="versions, devices and CUDA driver status")
     demo = sub.add_parser("demo", help="pyarrow -> Go -> nanoarrow/polars/duckdb, with checksums and timings")
     demo.add_argument("--rows", type=int, default=200_000, help="rows of the demo table (default 200000)")
+    build = sub.add_parser(
+        "build-ext",
+        help="build godevarrow's extension with your Go packages linked in (one Go runtime), as a Python package",
+    )
+    build.add_argument("packages", nargs="+", help="directories of Go packages that call pyfunc.Register")
+    build.add_argument("-o", "--out", default=".", help="where to write the package (default: here)")
+    build.add_argument("--name", help="the Python package's name (default: the first Go package's)")
     args = parser.parse_args(argv)
     if args.command == "info":
         return info()
+    if args.command == "build-ext":
+        return build_ext(args.packages, args.out, args.name)
     return _demo.run(args.rows)
+
+
+def build_ext(packages: list[str], out: str, name: str | None) -> int:
+    from ._buildext import BuildError, build, describe, EXTENSION_FILE
+
+    try:
+        package_dir = build(packages, out, name)
+    except BuildError as e:
+        print(f"build-ext: {e}", file=sys.stderr)
+        return 1
+    functions = describe(os.path.join(package_dir, EXTENSION_FILE))
+    print(f"built {package_dir}: {len(functions)} Go function(s)")
+    for f in functions:
+        print(f"  {f['name']}({', '.join(p['name'] for p in f['params'])}) -> {f['result']}")
+    print(f"use it: import {os.path.basename(package_dir)} (before godevarrow), from {os.path.dirname(package_dir)}")
+    return 0
 
 
 if __name__ == "__main__":

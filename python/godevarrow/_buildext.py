@@ -1,0 +1,264 @@
+"""``python -m godevarrow build-ext``: godevarrow's extension module built
+again with your Go packages linked in, as an importable Python package.
+
+Go runs one runtime per process, so users' Go functions cannot come in a
+second shared library: they are compiled into a new build of godevarrow's
+extension, from the Go source the installed package carries (``_gosrc``),
+with the same Go toolchain and the same module versions as the installed
+build (docs/design.md, "Users' Go code in godevarrow's runtime"). The steps:
+
+1. check the toolchain (``go env GOVERSION``) against the installed build's;
+2. copy the Go source to a scratch directory and write a ``go.work`` that
+   uses it and the users' modules;
+3. list the packages and the module versions the workspace selects, and
+   refuse a version that differs from the installed build's;
+4. write ``capsule/zz_user_functions.go`` (gendoc), which imports the
+   packages and hands their doc comments to ``pyfunc.Document``;
+5. ``go build`` (the command of ``_gobuild``, as setup.py runs it);
+6. load the result in a fresh interpreter, which lists the registered
+   functions (and reports a panic in a package's init);
+7. write the package: ``__init__.py``, ``__init__.pyi``, ``py.typed`` and
+   the extension.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from collections.abc import Sequence
+from typing import Any
+
+from . import _gobuild
+from ._godevarrow import GodevarrowError, build_info
+from ._version import __version__
+
+EXTENSION_FILE = "_godevarrow.abi3.so"
+GENERATED_GO_FILE = "zz_user_functions.go"
+
+
+class BuildError(GodevarrowError, RuntimeError):
+    """build-ext could not build the extension; the message says what to do."""
+
+
+def _run(cmd: list[str], cwd: str, env: dict[str, str], what: str) -> str:
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BuildError(f"{what} failed ({' '.join(cmd)}):\n{done.stderr.strip() or done.stdout.strip()}")
+    return done.stdout
+
+
+def installed_build() -> dict[str, str]:
+    """The installed extension's build facts (build_info): go, modules…"""
+    return dict(line.split("=", 1) for line in build_info().splitlines())
+
+
+def check_toolchain(go: str, want: str) -> None:
+    have = subprocess.run([go, "env", "GOVERSION"], capture_output=True, text=True).stdout.strip()
+    if have != want:
+        raise BuildError(
+            f"godevarrow {__version__} was built with Go {want}, and `go` here is {have or 'not working'}; the "
+            f"extension must be rebuilt with the same toolchain. Install {want} (https://go.dev/dl/), or run "
+            f"with GOTOOLCHAIN={want} (go 1.21 and later download it through the module proxy)."
+        )
+
+
+def module_root(package_dir: str) -> str:
+    d = package_dir
+    while True:
+        if os.path.isfile(os.path.join(d, "go.mod")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            raise BuildError(
+                f"{package_dir} is in no Go module (no go.mod in it or above it): run `go mod init <module path>` there"
+            )
+        d = parent
+
+
+def _json_objects(text: str) -> list[dict[str, Any]]:
+    decoder, objects, i = json.JSONDecoder(), [], 0
+    while i < len(text):
+        if text[i].isspace():
+            i += 1
+            continue
+        obj, i = decoder.raw_decode(text, i)
+        objects.append(obj)
+    return objects
+
+
+def check_modules(selected: dict[str, str], installed: str, user_modules: Sequence[str]) -> None:
+    """Refuses module versions that differ from the installed build's."""
+    wrong = []
+    for entry in installed.split(","):
+        path, _, version = entry.rpartition("@")
+        if path and selected.get(path, version) != version:
+            wrong.append((path, version, selected[path]))
+    if wrong:
+        lines = [f"  {p}: godevarrow {__version__} was built with {v}, your modules need {s}" for p, v, s in wrong]
+        fixes = " && ".join(f"go get {p}@{v}" for p, v, _ in wrong)
+        raise BuildError(
+            "the rebuild would link other versions of godevarrow's Go dependencies than the installed build "
+            "was tested with:\n" + "\n".join(lines) + f"\nIn {', '.join(user_modules)} run: {fixes}"
+        )
+
+
+GODEVARROW_MODULE = "github.com/godevarrow/godevarrow"
+
+
+def workspace(go: str, root: str, user_modules: Sequence[str], env: dict[str, str]) -> str:
+    """The go.work of a rebuild: godevarrow's source (root) and the users'
+    modules, with whatever version of godevarrow they require pointed at
+    root (a required version is never downloaded)."""
+    go_line = next(line for line in open(os.path.join(root, "go.mod")) if line.startswith("go "))
+    versions = set()
+    for m in user_modules:
+        edit = json.loads(_run([go, "mod", "edit", "-json", os.path.join(m, "go.mod")], root, env, "reading go.mod"))
+        versions |= {r["Version"] for r in edit.get("Require") or [] if r["Path"] == GODEVARROW_MODULE}
+    uses = "".join(f"\t{m}\n" for m in user_modules)
+    replaces = "".join(f"replace {GODEVARROW_MODULE} {v} => ./godevarrow\n" for v in sorted(versions))
+    return f"{go_line}\nuse (\n\t./godevarrow\n{uses})\n\n{replaces}"
+
+
+def build(packages: Sequence[str], out_dir: str = ".", name: str | None = None, go: str | None = None) -> str:
+    """Builds godevarrow's extension with the Go packages in the directories
+    packages linked in; writes the Python package out_dir/name (name: the
+    first Go package's name) and returns its directory."""
+    if not packages:
+        raise BuildError("name at least one directory of a Go package")
+    go = go or shutil.which("go")
+    if go is None:
+        raise BuildError("build-ext needs the Go toolchain on PATH (https://go.dev/dl/)")
+    facts = installed_build()
+    check_toolchain(go, facts["go"])
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_gosrc")
+    if not os.path.isfile(os.path.join(source, "go.mod")):
+        raise BuildError(f"this installation of godevarrow carries no Go source ({source}); reinstall it from a wheel or sdist")
+    dirs = [os.path.abspath(p) for p in packages]
+    for d in dirs:
+        if not os.path.isdir(d) or not any(f.endswith(".go") for f in os.listdir(d)):
+            raise BuildError(f"{d} is not a directory of Go source files")
+    user_modules = sorted({module_root(d) for d in dirs})
+
+    with tempfile.TemporaryDirectory(prefix="godevarrow-build-ext-") as scratch:
+        root = os.path.join(scratch, "godevarrow")
+        shutil.copytree(source, root)
+        env = _gobuild.build_env()
+        env.update(GOWORK=os.path.join(scratch, "go.work"), GOFLAGS="-buildvcs=false")
+        with open(os.path.join(scratch, "go.work"), "w") as f:
+            f.write(workspace(go, root, user_modules, env))
+
+        listed = _json_objects(_run([go, "list", "-json", *dirs], root, env, "listing your packages"))
+        for pkg in listed:
+            problems = [pkg["Error"]["Err"]] if pkg.get("Error") else []
+            problems += [e["Err"] for e in pkg.get("DepsErrors", [])]
+            if problems:
+                raise BuildError(f"{pkg['Dir']}: " + "\n".join(problems))
+            if pkg["Name"] == "main":
+                raise BuildError(f"{pkg['Dir']} is package main; functions are registered from a library package")
+        selected = {}
+        for line in _run([go, "list", "-m", "-f", "{{.Path}}@{{.Version}}", "all"], root, env, "listing modules").split():
+            path, _, version = line.rpartition("@")
+            selected[path] = version
+        check_modules(selected, facts.get("modules", ""), user_modules)
+
+        name = name or listed[0]["Name"]
+        if not name.isidentifier() or keyword.iskeyword(name) or name == "godevarrow":
+            raise BuildError(f"{name!r} cannot name a Python package: choose one with --name")
+        pairs = [f"{p['ImportPath']}={p['Dir']}" for p in listed]
+        generated = os.path.join("capsule", GENERATED_GO_FILE)
+        _run([go, "run", "./gosrc/pyfunc/internal/gendoc", "-o", generated, *pairs], root, env, "reading doc comments")
+
+        package_dir = os.path.join(os.path.abspath(out_dir), name)
+        os.makedirs(package_dir, exist_ok=True)
+        extension = os.path.join(package_dir, EXTENSION_FILE)
+        _run(_gobuild.build_command(go, extension), root, env, "go build")
+        header = os.path.splitext(extension)[0] + ".h"
+        if os.path.exists(header):
+            os.remove(header)
+
+    functions = describe(extension)
+    write_package(package_dir, name, [p["ImportPath"] for p in listed], functions)
+    return package_dir
+
+
+_DESCRIBE = "import json, godevarrow._godevarrow as lib; print(lib.go_functions())"
+
+
+def describe(extension: str) -> list[dict[str, Any]]:
+    """The functions a build registers, from a fresh interpreter running it."""
+    env = {**os.environ, "GODEVARROW_EXTENSION": extension}
+    done = subprocess.run([sys.executable, "-c", _DESCRIBE], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BuildError(
+            "the new build did not load (a panic in a package's init, such as pyfunc.Register refusing a "
+            f"function, says why):\n{done.stderr.strip()[-4000:]}"
+        )
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+_PY_PARAM = {"array": "object", "chunked_array": "object", "stream": "object"}
+_PY_RESULT = {"array": "Array", "chunked_array": "ChunkedArray", "stream": "ArrayStream[Array]", "none": "None"}
+
+_INIT = '''"""Go functions of {packages}, linked into godevarrow's extension module by
+`python -m godevarrow build-ext` (godevarrow {version}).
+
+Import this package before godevarrow, or start Python with
+GODEVARROW_EXTENSION naming its {extension}; the functions are also
+godevarrow.go.<name>.
+"""
+
+import os as _os
+import sys as _sys
+
+_EXTENSION = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "{extension}")
+_choose = "godevarrow._godevarrow" not in _sys.modules and "GODEVARROW_EXTENSION" not in _os.environ
+if _choose:
+    _os.environ["GODEVARROW_EXTENSION"] = _EXTENSION
+try:
+    import godevarrow as _gda
+finally:
+    if _choose:
+        del _os.environ["GODEVARROW_EXTENSION"]
+_gda._extension.require(_EXTENSION, __name__)
+
+{assignments}
+__all__ = {names!r}
+'''
+
+
+def write_package(package_dir: str, name: str, packages: Sequence[str], functions: list[dict[str, Any]]) -> None:
+    names = [f["name"] for f in functions]
+    init = _INIT.format(
+        packages=", ".join(packages),
+        version=__version__,
+        extension=EXTENSION_FILE,
+        assignments="".join(f"{n} = _gda.go.{n}\n" for n in names),
+        names=names,
+    )
+    with open(os.path.join(package_dir, "__init__.py"), "w") as f:
+        f.write(init)
+    with open(os.path.join(package_dir, "__init__.pyi"), "w") as f:
+        f.write(stub(functions))
+    open(os.path.join(package_dir, "py.typed"), "w").close()
+
+
+def stub(functions: list[dict[str, Any]]) -> str:
+    """The .pyi of the generated package: one typed def per function."""
+    lines = [
+        "# Generated by `python -m godevarrow build-ext`; do not edit.",
+        "from godevarrow import Array, ArrayStream, ChunkedArray",
+        "",
+    ]
+    for f in functions:
+        params = ", ".join(f"{p['name']}: {_PY_PARAM.get(p['kind'], p['kind'])}" for p in f["params"])
+        lines.append(f"def {f['name']}({params}) -> {_PY_RESULT.get(f['result'], f['result'])}:")
+        doc = f["doc"].strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"') or f"Go: {f['go_name']}."
+        lines.append(textwrap.indent(f'"""{doc}"""', "    "))
+        lines.append("")
+    return "\n".join(lines)

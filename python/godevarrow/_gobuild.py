@@ -1,0 +1,56 @@
+"""The ``go build`` of the extension module, in one place for setup.py and
+for ``python -m godevarrow build-ext`` (a rebuild must be built the way the
+installed extension was). setup.py loads this file by path: it imports
+nothing from the package."""
+
+from __future__ import annotations
+
+import os
+import sysconfig
+
+# The files of godevarrow's Go module that travel with the installed package
+# (as godevarrow/_gosrc), so that build-ext can rebuild the extension.
+SOURCE_ROOTS = ("go.mod", "go.sum", "gosrc", "capsule")
+SOURCE_SUFFIXES = (".go", ".c", ".h", ".mod", ".sum")
+
+
+def is_source(relpath: str) -> bool:
+    """Whether a file of the module (a path relative to its root) is part of
+    the build: Go, C and module files, without tests and test data."""
+    parts = relpath.replace(os.sep, "/").split("/")
+    return (
+        parts[0] in SOURCE_ROOTS
+        and relpath.endswith(SOURCE_SUFFIXES)
+        and not relpath.endswith("_test.go")
+        and "testdata" not in parts
+    )
+
+
+def source_files(root: str) -> list[str]:
+    """The module's source files under root (paths relative to it)."""
+    found = []
+    for top in SOURCE_ROOTS:
+        if os.path.isfile(os.path.join(root, top)):
+            found.append(top)
+        for folder, _dirs, files in os.walk(os.path.join(root, top)):
+            found += [os.path.relpath(os.path.join(folder, f), root) for f in files]
+    return sorted(f for f in found if is_source(f))
+
+
+def build_command(go: str, out: str, *, ldflags: str = "-s -w", vendor: bool = False) -> list[str]:
+    """The command that builds the extension (run in the module's root)."""
+    cmd = [go, "build", "-buildmode=c-shared", "-trimpath", f"-ldflags={ldflags}"]
+    if vendor:
+        cmd.append("-mod=vendor")  # an sdist: its modules are in vendor/, no download
+    return cmd + ["-o", out, "./capsule"]
+
+
+def build_env(full_api: bool = False) -> dict[str, str]:
+    """The environment of that command: cgo on, this Python's headers."""
+    env = dict(os.environ)
+    env["CGO_ENABLED"] = "1"
+    include = sysconfig.get_paths()["include"]
+    api = "-DGODEVARROW_FULL_API " if full_api else ""
+    env["CGO_CFLAGS"] = f"-I{include} -O2 {api}" + env.get("CGO_CFLAGS", "")
+    env.setdefault("GOFLAGS", "-buildvcs=false")
+    return env
