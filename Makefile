@@ -192,13 +192,13 @@ profile: venv
 	  perf report -i build/perf.data --no-children --sort dso,sym --stdio -g none 2>/dev/null | grep -v -e '^$$' -e '^#' | cut -c1-150 | head -40; fi
 
 lint: venv
-	@test -z "$$(gofmt -l gosrc capsule tests_go examples)" || (gofmt -l gosrc capsule tests_go examples; echo "gofmt: files above need formatting"; exit 1)
+	@test -z "$$(gofmt -l gosrc capsule tests_go tests_py/goext examples)" || (gofmt -l gosrc capsule tests_go tests_py/goext examples; echo "gofmt: files above need formatting"; exit 1)
 	CGO_CFLAGS="-I$(PYINC)" go vet ./...
 	$(PY) -m ruff check python tests_py benchmarks examples
 	$(PY) -m ruff format --check python tests_py benchmarks examples
 
 fmt: venv
-	gofmt -w gosrc capsule tests_go examples
+	gofmt -w gosrc capsule tests_go tests_py/goext examples
 	$(PY) -m ruff format python tests_py benchmarks examples
 
 clean:

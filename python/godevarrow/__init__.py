@@ -14,7 +14,6 @@ _extension.load()  # the build GODEVARROW_EXTENSION names, if any: before anythi
 
 from ._array import Array, RecordBatch, array, record_batch  # noqa: E402
 from ._device import Device, DeviceType  # noqa: E402
-from ._gofunc import GoFunction, call, go  # noqa: E402
 from ._functions import slice, to_pyarrow, validate  # noqa: E402
 from ._godevarrow import (  # noqa: E402
     ArrowInvalid,
@@ -22,11 +21,12 @@ from ._godevarrow import (  # noqa: E402
     DeviceError,
     DLPackError,
     GodevarrowError,
-    GoError,
     GodevarrowTypeError,
+    GoError,
     InternalError,
     StreamError,
 )
+from ._gofunc import GoFunction, call, go  # noqa: E402
 from ._optional import MissingDependencyError  # noqa: E402
 from ._runtime import cuda_available, cuda_device_count, cuda_status, debug_live_objects  # noqa: E402
 from ._schema import Schema, schema  # noqa: E402

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def build_ext(packages: list[str], out: str, name: str | None) -> int:
-    from ._buildext import BuildError, build, describe, EXTENSION_FILE
+    from ._buildext import EXTENSION_FILE, BuildError, build, describe
 
     try:
         package_dir = build(packages, out, name)

@@ -138,7 +138,9 @@ def build(packages: Sequence[str], out_dir: str = ".", name: str | None = None, 
     check_toolchain(go, facts["go"])
     source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_gosrc")
     if not os.path.isfile(os.path.join(source, "go.mod")):
-        raise BuildError(f"this installation of godevarrow carries no Go source ({source}); reinstall it from a wheel or sdist")
+        raise BuildError(
+            f"this installation of godevarrow carries no Go source ({source}); reinstall it from a wheel or sdist"
+        )
     dirs = [os.path.abspath(p) for p in packages]
     for d in dirs:
         if not os.path.isdir(d) or not any(f.endswith(".go") for f in os.listdir(d)):
@@ -162,7 +164,9 @@ def build(packages: Sequence[str], out_dir: str = ".", name: str | None = None, 
             if pkg["Name"] == "main":
                 raise BuildError(f"{pkg['Dir']} is package main; functions are registered from a library package")
         selected = {}
-        for line in _run([go, "list", "-m", "-f", "{{.Path}}@{{.Version}}", "all"], root, env, "listing modules").split():
+        for line in _run(
+            [go, "list", "-m", "-f", "{{.Path}}@{{.Version}}", "all"], root, env, "listing modules"
+        ).split():
             path, _, version = line.rpartition("@")
             selected[path] = version
         check_modules(selected, facts.get("modules", ""), user_modules)

@@ -38,7 +38,7 @@ def load() -> None:
     module = importlib.util.module_from_spec(spec)  # dlopen and PyInit: the Go runtime starts here
     sys.modules[MODULE] = module
     spec.loader.exec_module(module)
-    setattr(sys.modules["godevarrow"], "_godevarrow", module)  # as an import of the submodule would
+    vars(sys.modules["godevarrow"])["_godevarrow"] = module  # as an import of the submodule would
 
 
 def require(path: str, package: str) -> None:

@@ -40,7 +40,10 @@ def _to_stream(x: object) -> object:
 def _to_int(x: object) -> int:
     if isinstance(x, bool):
         raise TypeError("must be an int, not a bool")
-    return operator.index(x)  # type: ignore[arg-type]
+    v = operator.index(x)  # type: ignore[arg-type]
+    if not -(2**63) <= v < 2**64:
+        raise OverflowError(f"{v} does not fit in a Go integer")
+    return v
 
 
 def _to_float(x: object) -> float:
@@ -95,9 +98,10 @@ class GoFunction:
         self.__signature__ = inspect.Signature(params, return_annotation=_KINDS[self.result_kind][2])
         go_types = ", ".join(f"{p['name']} {p['go_type']}" for p in spec["params"])
         result = f" {spec['result_go_type']}" if spec["result_go_type"] else ""
-        self.__doc__ = (spec["doc"].strip() + "\n\n" if spec["doc"].strip() else "") + (
-            f"Go: {self.go_name}({go_types}){result}; accepts data on {', '.join(d.name.lower() for d in self.devices)}."
-        )
+        devices = ", ".join(d.name.lower() for d in self.devices)
+        doc = spec["doc"].strip()
+        go = f"Go: {self.go_name}({go_types}){result}; accepts data on {devices}."
+        self.__doc__ = doc + "\n\n" + go if doc else go
 
     def __call__(self, *args: object, **kwargs: object) -> Any:
         if kwargs or len(args) != len(self._convert):
@@ -107,9 +111,7 @@ class GoFunction:
             try:
                 converted.append(convert(x))
             except (TypeError, ValueError, OverflowError) as e:
-                raise GodevarrowTypeError(
-                    f"{self.__name__}() argument {i + 1} ({self._names[i]}): {e}"
-                ) from e
+                raise GodevarrowTypeError(f"{self.__name__}() argument {i + 1} ({self._names[i]}): {e}") from e
         return _lib.go_call(self.__name__, tuple(converted), _CLASSES)
 
     def _bind(self, args: tuple[object, ...], kwargs: dict[str, object]) -> tuple[object, ...]:

@@ -1,0 +1,209 @@
+"""Go functions called from Python (gosrc/pyfunc, `python -m godevarrow
+build-ext`, gda.go): a user's Go packages outside gosrc (the example in
+examples/go_functions and tests_py/goext/gotests) are built into
+godevarrow's extension once per session, and tests_py/goext/test_in_build.py
+runs in a process that imports that build. Here: the build command itself,
+its checks and messages, the generated package and its type stub."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import godevarrow as gda
+import pytest
+from godevarrow import _buildext
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parent
+PACKAGES = [REPO / "examples" / "go_functions" / "filters", HERE / "goext" / "gotests"]
+NAME = "gofuncs_under_test"
+needs_go = pytest.mark.skipif(
+    shutil.which("go") is None, reason="builds Go code; the wheel's test run has no Go (make test-py runs this)"
+)
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory) -> pathlib.Path:
+    out = tmp_path_factory.mktemp("build-ext")
+    r = subprocess.run(
+        [sys.executable, "-m", "godevarrow", "build-ext", "-o", str(out), "--name", NAME, *map(str, PACKAGES)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert r.returncode == 0, r.stderr
+    assert f"built {out / NAME}: 25 Go function(s)" in r.stdout
+    assert "  at_least(batch, column, min) -> array" in r.stdout
+    return out
+
+
+@needs_go
+def test_the_users_functions_in_the_users_build(built):
+    # conftest imports godevarrow first: the variable chooses the build
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(built), str(HERE)]),
+        "GODEVARROW_EXTENSION": str(built / NAME / "_godevarrow.abi3.so"),
+    }
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(HERE / "goext" / "test_in_build.py")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=str(HERE),
+    )
+    print(r.stdout[-3000:])
+    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
+    assert " passed" in r.stdout and " skipped" not in r.stdout
+
+
+@needs_go
+def test_the_package_refuses_a_process_that_runs_another_build(built):
+    code = f"import godevarrow, {NAME}"
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(built)}
+    )
+    assert r.returncode != 0
+    assert f"{NAME} needs godevarrow's extension built with its Go functions" in r.stderr
+    assert "Import gofuncs_under_test before godevarrow, or start Python with GODEVARROW_EXTENSION=" in r.stderr
+
+
+@needs_go
+def test_the_extension_variable_chooses_the_build_and_children_do_not_inherit_it(built):
+    code = f"import os, {NAME}, godevarrow as gda; print(len(gda.go), 'GODEVARROW_EXTENSION' in os.environ)"
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(built)}
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["25", "False"]
+    so = built / NAME / "_godevarrow.abi3.so"
+    r = subprocess.run(
+        [sys.executable, "-c", "import godevarrow as gda; print(gda.go.shout('hi'))"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GODEVARROW_EXTENSION": str(so)},
+    )
+    assert r.returncode == 0 and r.stdout.strip() == "HI!", r.stderr
+    r = subprocess.run(
+        [sys.executable, "-c", "import godevarrow"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GODEVARROW_EXTENSION": str(built / "nope.so")},
+    )
+    assert "GODEVARROW_EXTENSION=" in r.stderr and "is not a file" in r.stderr
+
+
+@needs_go
+def test_the_stub_types_the_functions(built, tmp_path):
+    stub = (built / NAME / "__init__.pyi").read_text()
+    assert "def at_least(batch: object, column: str, min: int) -> Array:" in stub
+    assert "def stream_at_least(batches: object, column: str, min: int) -> ArrayStream[Array]:" in stub
+    assert "def max_uint() -> int:" in stub and "def fail(msg: str) -> None:" in stub
+    code = tmp_path / "use.py"
+    code.write_text(
+        f"import {NAME} as fx\n"
+        "reveal_type(fx.at_least(None, 'n', 1))\n"
+        "reveal_type(fx.total(None, 'n'))\n"
+        "fx.total(None, 3)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental", str(code)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MYPYPATH": str(built)},
+        cwd=str(tmp_path),
+    )
+    assert 'Revealed type is "godevarrow._array.Array"' in r.stdout, r.stdout
+    assert 'use.py:3: note: Revealed type is "int"' in r.stdout or 'Revealed type is "builtins.int"' in r.stdout
+    assert "use.py:4: error:" in r.stdout and 'to "total" has incompatible type "int"; expected "str"' in r.stdout
+
+
+@needs_go
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("package broken\n\nfunc init() { undefined() }\n", "undefined: undefined"),
+        (
+            'package broken\n\nimport "github.com/godevarrow/godevarrow/gosrc/pyfunc"\n\n'
+            'func init() { pyfunc.Register("bad", func(ch chan int) {}) }\n',
+            'pyfunc.Register("bad"): parameter 1 has type chan int',
+        ),
+        (
+            "package main\n\nfunc main() {}\n",
+            "is package main; functions are registered from a library package",
+        ),
+    ],
+    ids=["compile-error", "bad-signature", "main-package"],
+)
+def test_build_errors_say_what_is_wrong(tmp_path, source, message):
+    module = tmp_path / "mod"
+    (module / "broken").mkdir(parents=True)
+    (module / "go.mod").write_text(
+        "module example.com/broken\n\ngo 1.22\n\nrequire github.com/godevarrow/godevarrow v0.1.0\n"
+    )
+    (module / "broken" / "broken.go").write_text(source)
+    r = subprocess.run(
+        [sys.executable, "-m", "godevarrow", "build-ext", "-o", str(tmp_path / "out"), str(module / "broken")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert r.returncode == 1 and r.stderr.startswith("build-ext: "), r.stderr
+    assert message in r.stderr
+
+
+def test_build_refuses_what_it_cannot_build(tmp_path, monkeypatch):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(_buildext.BuildError, match="is not a directory of Go source files"):
+        _buildext.build([str(tmp_path / "empty")], str(tmp_path))
+    (tmp_path / "loose").mkdir()
+    (tmp_path / "loose" / "x.go").write_text("package loose\n")
+    if shutil.which("go"):
+        with pytest.raises(_buildext.BuildError, match="is in no Go module .* run `go mod init"):
+            _buildext.build([str(tmp_path / "loose")], str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(_buildext.BuildError, match="build-ext needs the Go toolchain on PATH"):
+        _buildext.build([str(tmp_path / "loose")], str(tmp_path))
+    assert issubclass(_buildext.BuildError, gda.GodevarrowError)
+
+
+def test_toolchain_and_module_checks_name_what_to_install():
+    want = _buildext.installed_build()["go"]
+    fake_go = shutil.which("false") or "/bin/false"
+    with pytest.raises(
+        _buildext.BuildError, match=f"built with Go {want}, and `go` here is not working.*GOTOOLCHAIN={want}"
+    ):
+        _buildext.check_toolchain(fake_go, want)
+    _buildext.check_modules({"a.b/c": "v1.0.0", "x.y/z": "v2.0.0"}, "a.b/c@v1.0.0", ["/m"])
+    with pytest.raises(
+        _buildext.BuildError, match=r"a.b/c: godevarrow .* was built with v1.0.0, your modules need v1.2.0"
+    ) as info:
+        _buildext.check_modules({"a.b/c": "v1.2.0"}, "a.b/c@v1.0.0,d.e/f@v0.1.0", ["/m"])
+    assert "In /m run: go get a.b/c@v1.0.0" in str(info.value)
+
+
+def test_the_installed_package_carries_the_go_source():
+    source = pathlib.Path(gda.__file__).parent / "_gosrc"
+    for f in (
+        "go.mod",
+        "go.sum",
+        "capsule/exports.go",
+        "capsule/module.c",
+        "gosrc/pyfunc/register.go",
+        "gosrc/pyfunc/internal/gendoc/main.go",
+        "gosrc/cdevice/arrow-c-abi.h",
+    ):
+        assert (source / f).is_file(), f
+    assert not list(source.rglob("*_test.go")) and not list(source.rglob("testdata"))
+
+
+def test_the_installed_build_has_no_go_functions():
+    assert len(gda.go) == 0 and list(gda.go) == []
+    assert "modules=" in gda._godevarrow.build_info()
+    with pytest.raises(AttributeError, match="it has: none"):
+        gda.go.anything  # noqa: B018
