@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 
@@ -24,6 +25,9 @@ def info() -> int:
     print(f"  extension     {os.path.basename(_lib.__file__ or '?')} ({kind})")
     print(f"  Go            {build.get('go', '?')} ({build.get('goarch', '?')})")
     print(f"  Arrow Go      {build.get('arrow_go', '?')}")
+    functions = json.loads(_lib.go_functions())
+    names = ", ".join(f["name"] for f in functions[:8]) + (", …" if len(functions) > 8 else "")
+    print(f"  Go functions  {len(functions)}" + (f" ({names}; built in by build-ext)" if functions else ""))
     ok, count, library, message = cuda_status()
     print("  devices       cpu" + "".join(f", cuda:{i}" for i in range(count)))
     print(f"  CUDA          {message if ok else 'not available. ' + message}")

@@ -131,6 +131,10 @@ def build(packages: Sequence[str], out_dir: str = ".", name: str | None = None, 
     first Go package's name) and returns its directory."""
     if not packages:
         raise BuildError("name at least one directory of a Go package")
+    dirs = [os.path.abspath(p) for p in packages]
+    for d in dirs:
+        if not os.path.isdir(d) or not any(f.endswith(".go") for f in os.listdir(d)):
+            raise BuildError(f"{d} is not a directory of Go source files")
     go = go or shutil.which("go")
     if go is None:
         raise BuildError("build-ext needs the Go toolchain on PATH (https://go.dev/dl/)")
@@ -141,10 +145,6 @@ def build(packages: Sequence[str], out_dir: str = ".", name: str | None = None, 
         raise BuildError(
             f"this installation of godevarrow carries no Go source ({source}); reinstall it from a wheel or sdist"
         )
-    dirs = [os.path.abspath(p) for p in packages]
-    for d in dirs:
-        if not os.path.isdir(d) or not any(f.endswith(".go") for f in os.listdir(d)):
-            raise BuildError(f"{d} is not a directory of Go source files")
     user_modules = sorted({module_root(d) for d in dirs})
 
     with tempfile.TemporaryDirectory(prefix="godevarrow-build-ext-") as scratch:
