@@ -3,13 +3,17 @@ package main
 /*
 #include <stdlib.h>
 #include "module.h"
+int gda_sigint_pending(void);
 */
 import "C"
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"time"
+	"os"
+	"sync"
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
@@ -35,6 +39,7 @@ type goFunction struct {
 	ResultGoType string    `json:"result_go_type"`
 	Devices      []int     `json:"devices"`
 	OwnEvents    bool      `json:"own_events"`
+	Context      bool      `json:"context"`
 }
 
 // gdaGoFunctions describes the registered functions as JSON.
@@ -45,7 +50,7 @@ func gdaGoFunctions(out **C.char, e *C.gda_error) C.int {
 		fs := []goFunction{}
 		for _, f := range pyfunc.Functions() {
 			g := goFunction{Name: f.Name, GoName: f.GoName, Doc: f.Doc, Result: string(f.Result),
-				ResultGoType: f.ResultGoType, OwnEvents: f.OwnEvents, Params: []goParam{}}
+				ResultGoType: f.ResultGoType, OwnEvents: f.OwnEvents, Context: f.TakesContext(), Params: []goParam{}}
 			for _, p := range f.Params {
 				g.Params = append(g.Params, goParam{p.Name, string(p.Kind), p.GoType})
 			}
@@ -63,12 +68,19 @@ func gdaGoFunctions(out **C.char, e *C.gda_error) C.int {
 	})
 }
 
-// gdaGoStart starts a call of the function registered as name (with the
-// GIL: it only converts the arguments and starts a goroutine).
+// gdaGoCall runs the function registered as name on the calling thread,
+// without the GIL (it converts plain values and handles only). With
+// asGiven (the arguments as the Python caller gave them), arguments that do
+// not fit return GDA_CONVERT: the caller converts them and calls again. With
+// watched (a function that takes a context, called on Python's main
+// thread), Ctrl-C during the call cancels its context (gofuncs.c says how
+// the signal reaches sigint).
 //
-//export gdaGoStart
-func gdaGoStart(name *C.char, nameLen C.int64_t, values *C.gda_go_value, n C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	return call(e, func() error {
+//export gdaGoCall
+func gdaGoCall(name *C.char, nameLen C.int64_t, values *C.gda_go_value, n C.int64_t, watched, asGiven C.int,
+	out *C.gda_go_value, e *C.gda_error) C.int {
+	convert := false
+	rc := call(e, func() error {
 		fname := C.GoStringN(name, C.int(nameLen))
 		f := pyfunc.Lookup(fname)
 		if f == nil {
@@ -95,42 +107,104 @@ func gdaGoStart(name *C.char, nameLen C.int64_t, values *C.gda_go_value, n C.int
 				args[i] = x
 			}
 		}
-		c, err := f.Start(args)
+		ctx := context.Background()
+		if watched != 0 {
+			var done func()
+			ctx, done = sigint.add()
+			defer done()
+		}
+		result, err := f.Call(ctx, args)
+		if asGiven != 0 && errors.Is(err, pyfunc.ErrArgument) {
+			convert = true // refused before anything was taken: Python converts and calls again
+			return nil
+		}
 		if err == nil {
-			newHandle(c, out)
+			packGoValue(result, out)
 		}
 		return err
 	})
-}
-
-// gdaGoWait waits up to timeoutMs for the call (without the GIL):
-// GDA_PENDING when it has not ended, else its result or error (the call's
-// handle is then gone).
-//
-//export gdaGoWait
-func gdaGoWait(h C.uintptr_t, timeoutMs C.int, out *C.gda_go_value, e *C.gda_error) C.int {
-	pending := false
-	rc := call(e, func() error {
-		c, err := valueOf[*pyfunc.Call](h)
-		if err != nil {
-			return err
-		}
-		result, err, done := c.Wait(time.Duration(timeoutMs) * time.Millisecond)
-		if !done {
-			pending = true
-			return nil
-		}
-		handles.Delete(handle.Handle(h))
-		if err != nil {
-			return err
-		}
-		packGoValue(result, out)
-		return nil
-	})
-	if rc == 0 && pending {
-		return C.GDA_PENDING
+	if rc == 0 && convert {
+		return C.GDA_CONVERT
 	}
 	return rc
+}
+
+// sigintRegistry cancels the calls running on Python's main thread when
+// SIGINT arrives: gofuncs.c's handler writes a byte to a pipe that watch
+// reads.
+type sigintRegistry struct {
+	once    sync.Once
+	fd      int // the pipe's write end, -1 when it could not be made
+	mu      sync.Mutex
+	next    uint64
+	cancels map[uint64]context.CancelFunc
+}
+
+var sigint sigintRegistry
+
+// gdaGoSigintFD returns the write end of the pipe SIGINT is reported on
+// (-1 if it cannot be made: calls are then not cancelled by Ctrl-C).
+//
+//export gdaGoSigintFD
+func gdaGoSigintFD() C.int {
+	fd := C.int(-1)
+	call(nil, func() error {
+		sigint.once.Do(sigint.start)
+		fd = C.int(sigint.fd)
+		return nil
+	})
+	return fd
+}
+
+func (s *sigintRegistry) start() {
+	s.fd = -1
+	r, w, err := os.Pipe()
+	if err != nil {
+		return
+	}
+	s.fd = int(w.Fd()) // w stays open for the life of the process
+	go s.watch(r, w)
+}
+
+func (s *sigintRegistry) watch(r, w *os.File) {
+	defer w.Close() // never: the read end is not closed
+	buf := make([]byte, 64)
+	for {
+		if _, err := r.Read(buf); err != nil {
+			return
+		}
+		s.mu.Lock()
+		for _, cancel := range s.cancels {
+			cancel()
+		}
+		s.mu.Unlock()
+	}
+}
+
+// add registers a call on the main thread: its context, and the function
+// that unregisters it when the call returns. A SIGINT that arrived since
+// the handler was installed (gda_sigint_pending) cancels it at once.
+func (s *sigintRegistry) add() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.mu.Lock()
+	s.next++
+	id := s.next
+	if s.cancels == nil {
+		s.cancels = map[uint64]context.CancelFunc{}
+	}
+	s.cancels[id] = cancel
+	s.mu.Unlock()
+	if C.gda_sigint_pending() != 0 {
+		cancel()
+	}
+	// Unregistered when the call returns, not cancelled: a reader it
+	// returned goes on with the context (pyfunc cancels its own derived
+	// context when that reader is closed).
+	return ctx, func() {
+		s.mu.Lock()
+		delete(s.cancels, id)
+		s.mu.Unlock()
+	}
 }
 
 func packGoValue(v any, out *C.gda_go_value) {
@@ -159,15 +233,3 @@ func packGoValue(v any, out *C.gda_go_value) {
 	}
 }
 
-// gdaGoAbandon gives up waiting for a call (Ctrl-C): its context is
-// cancelled and its result released when it ends.
-//
-//export gdaGoAbandon
-func gdaGoAbandon(h C.uintptr_t) {
-	call(nil, func() error {
-		if v, ok := handles.Delete(handle.Handle(h)); ok {
-			v.(*pyfunc.Call).Abandon()
-		}
-		return nil
-	})
-}

@@ -64,7 +64,7 @@
   X(wrap_cuda_pointer, REFUSE, "wrap_cuda_pointer(owner, format, data, length, stream) -> handle", "(owner: object, format: str, data: int, length: int, stream: int, /) -> _Handle") \
   X(checksums, REFUSE, "checksums(handle) -> list[int]", "(handle: _Handle, /) -> list[int]") \
   X(go_functions, ALWAYS, "go_functions() -> str (the Go functions of this build, as JSON)", "() -> str") \
-  X(go_call, REFUSE, "go_call(name, args, classes) -> the Go function's result (classes: Array, RecordBatch, ChunkedArray, Table, ArrayStream)", "(name: str, args: tuple[Any, ...], classes: tuple[type, type, type, type, type], /) -> Any") \
+  X(go_call, REFUSE, "go_call(name, args, classes, cancellable, as_given) -> the Go function's result (classes: Array, RecordBatch, ChunkedArray, Table, ArrayStream; cancellable: it takes a context, which Ctrl-C cancels; as_given: NotImplemented when an argument must be converted first)", "(name: str, args: tuple[Any, ...], classes: tuple[type, type, type, type, type], cancellable: bool, as_given: bool, /) -> Any") \
   X(cuda_status, ALWAYS, "cuda_status() -> CudaStatus", "() -> CudaStatus") \
   X(build_info, ALWAYS, "build_info() -> str", "() -> str") \
   X(debug_counters, ALWAYS, "debug_counters() -> Counters", "() -> Counters") \

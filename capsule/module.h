@@ -34,6 +34,7 @@ enum {
   GDA_EXCEPTIONS(GDA_KIND_ENUM)  // 1, 2, ...
   GDA_ERR_MEMORY,                // Python's own MemoryError: a failed host allocation
   GDA_PENDING = -1,              // not an error: the wait timed out, call again
+  GDA_CONVERT = -2,              // not an error: an argument of go_call must be converted first
 };
 
 typedef struct {

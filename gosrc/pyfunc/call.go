@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"runtime/debug"
 	"sync"
-	"time"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
@@ -39,32 +38,31 @@ func (e *Error) Unwrap() error { return e.Err }
 // IsPanic reports whether the call panicked.
 func (e *Error) IsPanic() bool { return e.Err == nil }
 
-// Call is one call of a Function, running on its own goroutine.
-type Call struct {
-	f      *Function
-	cancel context.CancelFunc
-	done   chan struct{}
-	result any
-	err    error
-}
-
-// Start checks args against the function's parameters and runs the
-// function on a new goroutine. Each argument is a *cdevice.Array, a
-// *cdevice.ChunkedArray, a stream (a *cdevice.OneShotStream, which is moved
-// into the call, or a cdevice.ArrayReader, which the call then owns), or a
-// bool, int64, uint64, float64 or string. Arrays are retained for the call.
-// When an argument is refused, nothing was retained or moved.
-func (f *Function) Start(args []any) (*Call, error) {
+// Call checks args against the function's parameters and runs the function
+// on the calling goroutine, with a context derived from ctx (if it takes one). Each argument
+// is a *cdevice.Array, a *cdevice.ChunkedArray, a stream (a
+// *cdevice.OneShotStream, which is moved into the call, or a
+// cdevice.ArrayReader, which the call then owns), or a bool, int64, uint64,
+// float64 or string. Arrays are retained for the call. When an argument is
+// refused, nothing was retained or moved.
+//
+// The result is the caller's: nil, a *cdevice.Array, a
+// *cdevice.ChunkedArray, a *cdevice.OneShotStream (a returned reader, read
+// lazily), a bool, int64, uint64, float64 or string.
+func (f *Function) Call(ctx context.Context, args []any) (any, error) {
 	in, err := f.check(args)
 	if err != nil {
 		return nil, err
 	}
 	var held []interface{ Release() }
 	var readers []cdevice.ArrayReader
-	undo := func() {
+	settleArgs := func() {
 		for _, h := range held {
 			h.Release()
 		}
+	}
+	defer settleArgs()
+	closeReaders := func() {
 		for _, r := range readers {
 			_ = r.Close()
 		}
@@ -83,7 +81,7 @@ func (f *Function) Start(args []any) (*Call, error) {
 			r, isReader := args[i].(cdevice.ArrayReader)
 			if !isReader { // check() let only these two through
 				if r, err = args[i].(*cdevice.OneShotStream).Take(); err != nil {
-					undo()
+					closeReaders()
 					return nil, fmt.Errorf("%s: argument %d (%s): %w", f.Name, i+1, p.Name, err)
 				}
 			}
@@ -94,13 +92,27 @@ func (f *Function) Start(args []any) (*Call, error) {
 			in[i+f.offset()] = reflect.ValueOf(&r).Elem()
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if f.withContext {
+	cancel := func() {}
+	if f.withContext { // a context only for a function that takes one
+		ctx, cancel = context.WithCancel(ctx)
 		in[0] = reflect.ValueOf(ctx)
 	}
-	c := &Call{f: f, cancel: cancel, done: make(chan struct{})}
-	go c.run(in, args, held, readers)
-	return c, nil
+	settle := func() { // readers and context: now, or when a returned reader is closed
+		cancel()
+		closeReaders()
+	}
+	if !f.OwnEvents {
+		if err := waitEvents(args); err != nil {
+			settle()
+			return nil, err
+		}
+	}
+	out, err := f.invoke(in)
+	if err != nil {
+		settle()
+		return nil, err
+	}
+	return f.take(out, settle)
 }
 
 func (f *Function) offset() int {
@@ -251,76 +263,42 @@ func describe(arg any) string {
 	return fmt.Sprintf("%T", arg)
 }
 
-// run calls the function and settles what it was given: arrays are
-// released after the call; readers (and the context) when the call ends, or
-// when the reader it returned is closed.
-func (c *Call) run(in []reflect.Value, args []any, held []interface{ Release() }, readers []cdevice.ArrayReader) {
-	defer close(c.done)
-	// a panic outside the user's function is ours: counted as internal
-	defer cdevice.RecoverInto(func(err error) { c.result, c.err = nil, err })
-	settle := func() {
-		c.cancel()
-		for _, r := range readers {
-			_ = r.Close()
-		}
-	}
-	defer func() {
-		for _, h := range held {
-			h.Release()
-		}
-	}()
-	if !c.f.OwnEvents {
-		if err := waitEvents(args); err != nil {
-			settle()
-			c.err = err
-			return
-		}
-	}
-	out, err := c.invoke(in)
-	if err != nil {
-		settle()
-		c.err = err
-		return
-	}
-	c.result, c.err = c.take(out, settle)
-}
-
 // invoke calls the function, recovering a panic into an *Error.
-func (c *Call) invoke(in []reflect.Value) (out []reflect.Value, err error) {
+func (f *Function) invoke(in []reflect.Value) (out []reflect.Value, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &Error{Func: c.f.Name, Panic: v, Stack: debug.Stack()}
+			err = &Error{Func: f.Name, Panic: v, Stack: debug.Stack()}
 		}
 	}()
-	out = c.f.fn.Call(in)
-	if c.f.withError {
+	out = f.fn.Call(in)
+	if f.withError {
 		if e, _ := out[len(out)-1].Interface().(error); e != nil {
-			if c.f.Result != KindNone {
+			if f.Result != KindNone {
 				discard(out[0].Interface())
 			}
-			return nil, &Error{Func: c.f.Name, Err: e}
+			return nil, &Error{Func: f.Name, Err: e}
 		}
 	}
 	return out, nil
 }
 
-// take turns the function's result into what Wait hands over; settle runs
+// take turns the function's result into what Call returns; settle runs
 // now, or when a returned reader is closed.
-func (c *Call) take(out []reflect.Value, settle func()) (any, error) {
-	if c.f.Result == KindNone {
+func (f *Function) take(out []reflect.Value, settle func()) (any, error) {
+	if f.Result == KindNone {
 		settle()
 		return nil, nil
 	}
 	v := out[0]
-	switch c.f.Result {
+	switch f.Result {
 	case KindArray, KindChunked, KindStream:
 		if v.IsNil() {
 			settle()
-			return nil, &Error{Func: c.f.Name, Err: fmt.Errorf("returned a nil %s and no error", c.f.ResultGoType)}
+			return nil, &Error{Func: f.Name, Err: fmt.Errorf("returned a nil %s and no error", f.ResultGoType)}
 		}
-		if c.f.Result == KindStream {
+		if f.Result == KindStream {
 			r := v.Interface().(cdevice.ArrayReader)
-			return cdevice.NewOneShotStream(&resultReader{r: r, name: c.f.Name, settle: settle}), nil
+			return cdevice.NewOneShotStream(&resultReader{r: r, name: f.Name, settle: settle}), nil
 		}
 		settle()
 		return v.Interface(), nil
@@ -338,44 +316,6 @@ func (c *Call) take(out []reflect.Value, settle func()) (any, error) {
 	default:
 		return v.String(), nil
 	}
-}
-
-// Wait waits up to d (d < 0: without limit) for the call to end; done is
-// false when it has not. The caller then owns the result: nil, a
-// *cdevice.Array, a *cdevice.ChunkedArray, a *cdevice.OneShotStream, a
-// bool, int64, uint64, float64 or string.
-func (c *Call) Wait(d time.Duration) (result any, err error, done bool) {
-	select {
-	case <-c.done:
-		return c.result, c.err, true
-	default:
-	}
-	if d == 0 {
-		return nil, nil, false
-	}
-	if d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-c.done:
-		case <-t.C:
-			return nil, nil, false
-		}
-	} else {
-		<-c.done
-	}
-	return c.result, c.err, true
-}
-
-// Abandon cancels the call's context and lets it finish on its own: its
-// result, whenever it comes, is released. The caller does not call Wait
-// again.
-func (c *Call) Abandon() {
-	c.cancel()
-	go func() {
-		<-c.done
-		discard(c.result)
-	}()
 }
 
 // discard releases a result nobody will take.

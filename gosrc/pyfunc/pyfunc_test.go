@@ -47,13 +47,8 @@ func Sum(ctx context.Context, b *cdevice.Array) (int64, error) {
 	return s, nil
 }
 
-func wait(t *testing.T, c *pyfunc.Call) (any, error) {
-	t.Helper()
-	v, err, done := c.Wait(10 * time.Second)
-	if !done {
-		t.Fatal("the call did not end")
-	}
-	return v, err
+func call(name string, args ...any) (any, error) {
+	return pyfunc.Lookup(name).Call(context.Background(), args)
 }
 
 func TestCallAndErrors(t *testing.T) {
@@ -63,23 +58,17 @@ func TestCallAndErrors(t *testing.T) {
 	b := batch(t, 1, 2, 3)
 	defer b.Release()
 
-	c, err := pyfunc.Lookup("test_sum").Start([]any{b})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, err := wait(t, c); err != nil || v != int64(6) {
+	if v, err := call("test_sum", b); err != nil || v != int64(6) {
 		t.Fatalf("sum: %v, %v", v, err)
 	}
 
-	c, _ = pyfunc.Lookup("test_fail").Start([]any{b, "no luck"})
-	_, err = wait(t, c)
+	_, err := call("test_fail", b, "no luck")
 	var fe *pyfunc.Error
 	if !errors.As(err, &fe) || fe.IsPanic() || err.Error() != "test_fail: no luck" {
 		t.Fatalf("error: %v", err)
 	}
 
-	c, _ = pyfunc.Lookup("test_panic").Start([]any{int64(7)})
-	_, err = wait(t, c)
+	_, err = call("test_panic", int64(7))
 	if !errors.As(err, &fe) || !fe.IsPanic() || !strings.HasPrefix(err.Error(), "test_panic panicked: n is 7") {
 		t.Fatalf("panic: %v", err)
 	}
@@ -97,7 +86,7 @@ func TestCallAndErrors(t *testing.T) {
 		{"test_panic", []any{int64(300)}, "300 does not fit in int8"},
 		{"test_panic", []any{1.5}, "must be an int, not a float"},
 	} {
-		_, err := pyfunc.Lookup(bad.name).Start(bad.args)
+		_, err := call(bad.name, bad.args...)
 		if !errors.Is(err, pyfunc.ErrArgument) || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s%v: %v, want %q", bad.name, bad.args, err, bad.want)
 		}
@@ -128,21 +117,15 @@ func TestRegisterRefusesBadSignatures(t *testing.T) {
 }
 
 func TestCancelAndLazyStream(t *testing.T) {
-	started := make(chan struct{})
 	pyfunc.Register("test_block", func(ctx context.Context) error {
-		close(started)
 		<-ctx.Done()
 		return ctx.Err()
 	})
-	c, err := pyfunc.Lookup("test_block").Start(nil)
-	if err != nil {
-		t.Fatal(err)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(10*time.Millisecond, cancel)
+	if _, err := pyfunc.Lookup("test_block").Call(ctx, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled call returned %v", err)
 	}
-	<-started
-	if _, _, done := c.Wait(10 * time.Millisecond); done {
-		t.Fatal("ended before it was cancelled")
-	}
-	c.Abandon() // cancels the context: the function returns
 
 	closed := false
 	var ctxAfter context.Context
@@ -154,8 +137,7 @@ func TestCancelAndLazyStream(t *testing.T) {
 	defer b.Release()
 	in, _ := cdevice.NewListReader(b.Schema(), b.Device().Type, b)
 	b.Retain()
-	c, _ = pyfunc.Lookup("test_pass").Start([]any{closeSpy{in, &closed}})
-	v, err := wait(t, c)
+	v, err := call("test_pass", closeSpy{in, &closed})
 	if err != nil {
 		t.Fatal(err)
 	}

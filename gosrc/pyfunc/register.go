@@ -338,4 +338,8 @@ func (f *Function) Signature() string {
 	return f.Name + "(" + strings.Join(names, ", ") + ")"
 }
 
+// TakesContext reports whether the function's first parameter is a
+// context.Context (only such a call can be cancelled).
+func (f *Function) TakesContext() bool { return f.withContext }
+
 func (f *Function) accepts(t device.Type) bool { return slices.Contains(f.Devices, t) }

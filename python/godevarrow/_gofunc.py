@@ -89,6 +89,7 @@ class GoFunction:
         self.devices = tuple(DeviceType(d) for d in spec["devices"])
         self.own_events: bool = spec["own_events"]
         self.result_kind: str = spec["result"]
+        self._cancellable: bool = spec["context"]
         self._names = tuple(p["name"] for p in spec["params"])
         self._convert = tuple(_KINDS[p["kind"]][0] for p in spec["params"])
         params = [
@@ -106,13 +107,28 @@ class GoFunction:
     def __call__(self, *args: object, **kwargs: object) -> Any:
         if kwargs or len(args) != len(self._convert):
             args = self._bind(args, kwargs)
-        converted = []
+        # godevarrow arrays and Python scalars go as they are; the extension
+        # answers NotImplemented when one must be converted first (another
+        # producer's data, a table or stream parameter, a numpy scalar)
+        result = _lib.go_call(self.__name__, args, _CLASSES, self._cancellable, True)
+        if result is NotImplemented:
+            try:
+                converted = tuple([convert(x) for convert, x in zip(self._convert, args)])
+            except (TypeError, ValueError, OverflowError):
+                raise self._argument_error(args) from None
+            result = _lib.go_call(self.__name__, converted, _CLASSES, self._cancellable, False)
+        return result
+
+    def _argument_error(self, args: tuple[object, ...]) -> Exception:
+        """The error of the first argument that does not convert, naming it."""
         for i, (convert, x) in enumerate(zip(self._convert, args)):
             try:
-                converted.append(convert(x))
+                convert(x)
             except (TypeError, ValueError, OverflowError) as e:
-                raise GodevarrowTypeError(f"{self.__name__}() argument {i + 1} ({self._names[i]}): {e}") from e
-        return _lib.go_call(self.__name__, tuple(converted), _CLASSES)
+                error = GodevarrowTypeError(f"{self.__name__}() argument {i + 1} ({self._names[i]}): {e}")
+                error.__cause__ = e
+                return error
+        return GodevarrowTypeError(f"{self.__name__}(): an argument changed while it was converted")
 
     def _bind(self, args: tuple[object, ...], kwargs: dict[str, object]) -> tuple[object, ...]:
         try:
