@@ -52,10 +52,12 @@
 //
 // A returned error reaches Python as godevarrow.GoError with the error's
 // message. A panic in the function, or in a reader it returned, is
-// recovered and reaches Python as godevarrow.GoPanicError with the panic
-// value and the stack; the library goes on working. The context is
-// cancelled when the Python caller is interrupted (Ctrl-C), and after the
-// call returns (for a returned reader: when that is closed).
+// recovered and reaches Python as godevarrow.GoError too, with the panic
+// value and the stack; the library goes on working. The function runs on
+// the calling thread without the GIL. Its context is cancelled when the
+// Python caller is interrupted (Ctrl-C on Python's main thread; the call
+// then returns when the function does), and after the call returns (for a
+// returned reader: when that is closed).
 package pyfunc
 
 import (
