@@ -232,4 +232,3 @@ func packGoValue(v any, out *C.gda_go_value) {
 		newHandle(v, &out.h)
 	}
 }
-
