@@ -1,6 +1,7 @@
 """The types a type checker sees (mypy --strict over a user's code): slicing
 keeps the receiver's class, a stream is typed by what it yields, and
-to_pyarrow() is overloaded by what it is given."""
+to_pyarrow() is overloaded by what it is given. (The types of a build's
+Go functions: tests_py/test_go_functions.py.)"""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ def check(batch: gda.RecordBatch, arr: gda.Array, producer: object) -> None:
     reveal_type(table.column("x"))
     reveal_type(table.to_batches())
     reveal_type(table.to_pylist())
+    reveal_type(gda.go.positive_sum)
+    reveal_type(gda.call("positive_sum", batch))
 """
 
 EXPECTED = [
@@ -49,6 +52,8 @@ EXPECTED = [
     "godevarrow._table.ChunkedArray",
     "list[godevarrow._array.RecordBatch]",
     "list[Any]",
+    "godevarrow._gofunc.GoFunction",
+    "Any",  # what a Go function returns is known to the .pyi build-ext writes, not to godevarrow
 ]
 
 
