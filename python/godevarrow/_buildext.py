@@ -139,7 +139,10 @@ def build(packages: Sequence[str], out_dir: str = ".", name: str | None = None, 
     if go is None:
         raise BuildError("build-ext needs the Go toolchain on PATH (https://go.dev/dl/)")
     facts = installed_build()
-    check_toolchain(go, facts["go"])
+    # a build with Go experiments reports them after the version
+    # ("go1.26.8-X:cgocheck2", make test-strict's): the rebuild uses them too
+    version, _, experiments = facts["go"].partition("-X:")
+    check_toolchain(go, version)
     source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_gosrc")
     if not os.path.isfile(os.path.join(source, "go.mod")):
         raise BuildError(
@@ -152,6 +155,8 @@ def build(packages: Sequence[str], out_dir: str = ".", name: str | None = None, 
         shutil.copytree(source, root)
         env = _gobuild.build_env()
         env.update(GOWORK=os.path.join(scratch, "go.work"), GOFLAGS="-buildvcs=false")
+        if experiments:
+            env["GOEXPERIMENT"] = experiments
         with open(os.path.join(scratch, "go.work"), "w") as f:
             f.write(workspace(go, root, user_modules, env))
 
