@@ -64,10 +64,8 @@ class GoBuildExt(build_ext):
         os.makedirs(os.path.dirname(out), exist_ok=True)
         remove_other_builds(out)
         env = gobuild.build_env(FULL_API)
-        # stripped unless asked otherwise (`make profile` keeps the symbols)
-        ldflags = os.environ.get("GODEVARROW_GO_LDFLAGS", "-s -w")
         vendor = os.path.isdir(os.path.join(ROOT, "vendor"))
-        cmd = gobuild.build_command(go, out, ldflags=ldflags, vendor=vendor)
+        cmd = gobuild.build_command(go, out, vendor=vendor)
         print(" ".join(cmd), flush=True)
         subprocess.check_call(cmd, cwd=ROOT, env=env)
         header = os.path.splitext(out)[0] + ".h"

@@ -104,6 +104,7 @@ func TestRegisterRefusesBadSignatures(t *testing.T) {
 		"not_a_func":  42,
 		"class":       func() {},
 		"1abc":        func() {},
+		"__iter__":    func() {},
 	} {
 		func() {
 			defer func() {
@@ -171,6 +172,22 @@ func (c closeSpy) Close() error { *c.closed = true; return c.ArrayReader.Close()
 func PositiveSum(ctx context.Context, b *cdevice.Array) (int64, error) {
 	s, err := Sum(ctx, b)
 	return max(s, 0), err
+}
+
+// BenchmarkCall is the Go side of a no-op call (the bench's "Go functions"
+// rows add the Python side).
+func BenchmarkCall(b *testing.B) {
+	if pyfunc.Lookup("bench_pass") == nil {
+		pyfunc.Register("bench_pass", func(a *cdevice.Array) *cdevice.Array { a.Retain(); return a })
+	}
+	a := batch(b, 1, 2, 3)
+	defer a.Release()
+	f, args := pyfunc.Lookup("bench_pass"), []any{a}
+	b.ReportAllocs()
+	for b.Loop() {
+		v, _ := f.Call(context.Background(), args)
+		v.(*cdevice.Array).Release()
+	}
 }
 
 func ExampleRegister() {

@@ -190,6 +190,9 @@ func checkName(name string) error {
 	if slices.Contains(pythonKeywords, name) {
 		return fmt.Errorf("the name is a Python keyword")
 	}
+	if name[0] == '_' {
+		return fmt.Errorf("the name starts with _, which Python keeps for private and special names")
+	}
 	return nil
 }
 

@@ -37,8 +37,11 @@ def source_files(root: str) -> list[str]:
     return sorted(f for f in found if is_source(f))
 
 
-def build_command(go: str, out: str, *, ldflags: str = "-s -w", vendor: bool = False) -> list[str]:
-    """The command that builds the extension (run in the module's root)."""
+def build_command(go: str, out: str, *, vendor: bool = False) -> list[str]:
+    """The command that builds the extension (run in the module's root):
+    stripped unless GODEVARROW_GO_LDFLAGS says otherwise (`make profile`
+    keeps the symbols)."""
+    ldflags = os.environ.get("GODEVARROW_GO_LDFLAGS", "-s -w")
     cmd = [go, "build", "-buildmode=c-shared", "-trimpath", f"-ldflags={ldflags}"]
     if vendor:
         cmd.append("-mod=vendor")  # an sdist: its modules are in vendor/, no download
