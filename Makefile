@@ -83,6 +83,8 @@ test-wheel: wheel fakecuda
 	  *) echo "test-wheel: $$(basename dist/*.whl) is not a cp310-abi3 manylinux wheel"; exit 1;; esac
 	.ci/suite-in-venv $(firstword $(SUPPORTED_PYTHONS)) wheel
 	.ci/suite-in-venv $(lastword $(SUPPORTED_PYTHONS)) wheel
+	@echo "build-ext from the installed wheel (it carries godevarrow's Go source), with Go on PATH:"
+	cd build && $(CURDIR)/build/venv-wheel-$(firstword $(SUPPORTED_PYTHONS))/bin/python $(CURDIR)/examples/go_functions/run.py
 
 # The sdist builds with the Go module proxy off and an empty module cache:
 # everything it needs is in it.
