@@ -166,6 +166,12 @@ def test_build_refuses_what_it_cannot_build(tmp_path, monkeypatch):
     if shutil.which("go"):
         with pytest.raises(_buildext.BuildError, match="is in no Go module .* run `go mod init"):
             _buildext.build([str(tmp_path / "loose")], str(tmp_path))
+    if shutil.which("go"):
+        paths = {**_buildext.sysconfig.get_paths(), "include": str(tmp_path)}
+        monkeypatch.setattr(_buildext.sysconfig, "get_paths", lambda: paths)
+        with pytest.raises(_buildext.BuildError, match=r"has no Python.h: install them \(Debian and Ubuntu: python3"):
+            _buildext.build([str(tmp_path / "loose")], str(tmp_path))
+        monkeypatch.undo()
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(_buildext.BuildError, match="build-ext needs the Go toolchain on PATH"):
         _buildext.build([str(tmp_path / "loose")], str(tmp_path))

@@ -29,6 +29,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import textwrap
 from collections.abc import Sequence
@@ -143,6 +144,12 @@ def build(packages: Sequence[str], out_dir: str = ".", name: str | None = None, 
     # ("go1.26.8-X:cgocheck2", make test-strict's): the rebuild uses them too
     version, _, experiments = facts["go"].partition("-X:")
     check_toolchain(go, version)
+    headers = sysconfig.get_paths()["include"]
+    if not os.path.isfile(os.path.join(headers, "Python.h")):
+        raise BuildError(
+            f"the extension is compiled against this Python's C headers, and {headers} has no Python.h: install "
+            f"them (Debian and Ubuntu: python{sys.version_info[0]}.{sys.version_info[1]}-dev)"
+        )
     source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_gosrc")
     if not os.path.isfile(os.path.join(source, "go.mod")):
         raise BuildError(
