@@ -39,12 +39,12 @@ func (e *Error) Unwrap() error { return e.Err }
 func (e *Error) IsPanic() bool { return e.Err == nil }
 
 // Call checks args against the function's parameters and runs the function
-// on the calling goroutine, with a context derived from ctx (if it takes one). Each argument
-// is a *cdevice.Array, a *cdevice.ChunkedArray, a stream (a
-// *cdevice.OneShotStream, which is moved into the call, or a
+// on the calling goroutine, with a context derived from ctx if it takes
+// one. Each argument is a *cdevice.Array, a *cdevice.ChunkedArray, a stream
+// (a *cdevice.OneShotStream, which is moved into the call, or a
 // cdevice.ArrayReader, which the call then owns), or a bool, int64, uint64,
 // float64 or string. Arrays are retained for the call. When an argument is
-// refused, nothing was retained or moved.
+// refused (an error wrapping ErrArgument), nothing was retained or moved.
 //
 // The result is the caller's: nil, a *cdevice.Array, a
 // *cdevice.ChunkedArray, a *cdevice.OneShotStream (a returned reader, read
@@ -123,7 +123,7 @@ func (f *Function) offset() int {
 }
 
 // check converts args to the function's parameter values (streams are
-// filled in by Start) without taking anything.
+// filled in by Call) without taking anything.
 func (f *Function) check(args []any) ([]reflect.Value, error) {
 	if len(args) != len(f.Params) {
 		return nil, fmt.Errorf("%w: %s takes %d argument%s, got %d", ErrArgument, f.Signature(), len(f.Params), plural(len(f.Params)), len(args))
