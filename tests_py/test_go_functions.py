@@ -158,6 +158,9 @@ def test_build_errors_say_what_is_wrong(tmp_path, source, message):
 
 
 def test_build_refuses_what_it_cannot_build(tmp_path, monkeypatch):
+    if shutil.which("go"):
+        with pytest.raises(_buildext.BuildError, match="/filters, which holds Go source: write it elsewhere"):
+            _buildext.build([str(PACKAGES[0])], str(PACKAGES[0].parent))
     (tmp_path / "empty").mkdir()
     with pytest.raises(_buildext.BuildError, match="is not a directory of Go source files"):
         _buildext.build([str(tmp_path / "empty")], str(tmp_path))

@@ -191,6 +191,11 @@ def build(packages: Sequence[str], out_dir: str = ".", name: str | None = None, 
         _run([go, "run", "./gosrc/pyfunc/internal/gendoc", "-o", generated, *pairs], root, env, "reading doc comments")
 
         package_dir = os.path.join(os.path.abspath(out_dir), name)
+        if os.path.isdir(package_dir) and any(f.endswith(".go") for f in os.listdir(package_dir)):
+            raise BuildError(
+                f"the Python package would go to {package_dir}, which holds Go source: write it elsewhere "
+                "(-o DIR) or name it otherwise (--name NAME)"
+            )
         os.makedirs(package_dir, exist_ok=True)
         extension = os.path.join(package_dir, EXTENSION_FILE)
         _run(_gobuild.build_command(go, extension), root, env, "go build")
