@@ -18,7 +18,7 @@ import gofuncs_under_test as fx
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from conftest import run_in_threads, values_address
+from conftest import corpus_params, run_in_threads, values_address
 
 BATCH = pa.record_batch({"n": pa.array([1, 5, None, 10, 3], pa.int64()), "s": ["a", "b", "c", "d", "e"]})
 
@@ -91,6 +91,17 @@ def test_zero_copy_in_and_out(leak_check):
     assert back.equals(table) and values_address(back.column(0).chunks[0]) == values_address(table.column(0).chunks[0])
     sliced = pa.array(fx.slice_of(pa.array([1, 2, 3, 4], pa.int64()), 1, 2))
     assert sliced.to_pylist() == [2, 3]
+
+
+@pytest.mark.parametrize("name", corpus_params())
+def test_every_type_of_the_gold_corpus_goes_through_a_go_function(name, corpus_dir, leak_check):
+    with pa.ipc.open_stream(corpus_dir / name) as reader:
+        table = reader.read_all()
+    for batch in table.to_batches():
+        back = pa.record_batch(fx.passthrough(batch))
+        assert back.equals(batch) and back.schema.equals(batch.schema, check_metadata=True)
+    assert pa.table(fx.same_table(table)).equals(table)
+    assert fx.rows(table) == fx.count_rows(table) == table.num_rows
 
 
 def test_scalars_round_trip():
