@@ -112,23 +112,20 @@ class GoFunction:
         # producer's data, a table or stream parameter, a numpy scalar)
         result = _lib.go_call(self.__name__, args, _CLASSES, self._cancellable, True)
         if result is NotImplemented:
-            try:
-                converted = tuple([convert(x) for convert, x in zip(self._convert, args)])
-            except (TypeError, ValueError, OverflowError):
-                raise self._argument_error(args) from None
-            result = _lib.go_call(self.__name__, converted, _CLASSES, self._cancellable, False)
+            result = _lib.go_call(self.__name__, self._converted(args), _CLASSES, self._cancellable, False)
         return result
 
-    def _argument_error(self, args: tuple[object, ...]) -> Exception:
-        """The error of the first argument that does not convert, naming it."""
+    def _converted(self, args: tuple[object, ...]) -> tuple[object, ...]:
+        """Each argument as its parameter takes it; a TypeError names the
+        argument. (Converting may consume a producer, a stream's: each
+        argument is converted once.)"""
+        out = []
         for i, (convert, x) in enumerate(zip(self._convert, args)):
             try:
-                convert(x)
-            except (TypeError, ValueError, OverflowError) as e:
-                error = GodevarrowTypeError(f"{self.__name__}() argument {i + 1} ({self._names[i]}): {e}")
-                error.__cause__ = e
-                return error
-        return GodevarrowTypeError(f"{self.__name__}(): an argument changed while it was converted")
+                out.append(convert(x))
+            except (TypeError, OverflowError) as e:
+                raise GodevarrowTypeError(f"{self.__name__}() argument {i + 1} ({self._names[i]}): {e}") from e
+        return tuple(out)
 
     def _bind(self, args: tuple[object, ...], kwargs: dict[str, object]) -> tuple[object, ...]:
         try:

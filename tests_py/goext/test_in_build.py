@@ -138,6 +138,22 @@ def test_arguments_that_do_not_fit_are_type_errors(call, message):
     assert isinstance(info.value, gda.GodevarrowError)
 
 
+def test_a_stream_argument_is_converted_once_and_invalid_data_keeps_its_class(leak_check):
+    reader = pa.RecordBatchReader.from_batches(BATCH.schema, [BATCH])
+    with pytest.raises(gda.GodevarrowTypeError, match=r"stream_at_least\(\) argument 2 \(column\): must be a str"):
+        fx.stream_at_least(reader, 42, 1)  # the reader was converted (consumed) before argument 2 failed
+    with pytest.raises(ValueError, match="the producer's data is broken") as info:
+        fx.total(FailingProducer(), "n")
+    assert isinstance(info.value, gda.GodevarrowError) and not isinstance(info.value, TypeError)
+
+
+class FailingProducer:
+    """An array producer that fails as it exports."""
+
+    def __arrow_c_array__(self, requested_schema=None):
+        raise ValueError("the producer's data is broken")
+
+
 def test_a_go_error_is_a_python_exception_with_the_go_message(leak_check):
     with pytest.raises(gda.GoError, match="^fail: the disk is full$") as info:
         fx.fail("the disk is full")
