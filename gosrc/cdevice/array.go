@@ -330,10 +330,8 @@ func joinEvents(arrays ...*Array) (unsafe.Pointer, func(), error) {
 	dev := arrays[0].dev
 	if dev.Type != device.CUDA {
 		for _, a := range arrays {
-			if a.event != nil {
-				if err := device.SyncEventOnHost(int(max(a.dev.ID, 0)), *(*unsafe.Pointer)(a.event)); err != nil {
-					return nil, nil, err
-				}
+			if err := a.WaitOnHost(); err != nil {
+				return nil, nil, err
 			}
 		}
 		return nil, func() {}, nil

@@ -135,15 +135,13 @@ func copyTo(a *Array, dst device.Device) (*Array, error) {
 		return nil, err
 	}
 	defer stream.Destroy()
-	if a.event != nil {
-		ev := *(*unsafe.Pointer)(a.event)
-		if srcHost {
-			if err := device.SyncEventOnHost(int(max(src.ID, 0)), ev); err != nil {
-				return nil, err
-			}
-		} else if err := stream.WaitEvent(ev); err != nil {
-			return nil, err
-		}
+	if srcHost {
+		err = a.WaitOnHost()
+	} else {
+		err = a.WaitReadyOn(stream)
+	}
+	if err != nil {
+		return nil, err
 	}
 	c := copier{src: src, dst: dst, stream: stream}
 	data, err := c.copyData(a.data, 0)
@@ -349,10 +347,8 @@ func (h hostReader) Next() (*Array, error) {
 // copyOnHost copies host-readable memory (CPU, or pinned or managed memory
 // once its producer's event completed) into CPU memory with plain copies.
 func copyOnHost(a *Array) (*Array, error) {
-	if a.event != nil {
-		if err := device.SyncEventOnHost(int(max(a.dev.ID, 0)), *(*unsafe.Pointer)(a.event)); err != nil {
-			return nil, err
-		}
+	if err := a.WaitOnHost(); err != nil {
+		return nil, err
 	}
 	c := copier{src: a.dev, dst: device.Host}
 	data, err := c.copyData(a.data, 0)

@@ -665,7 +665,7 @@ func (a *Array) CUDAArrayInterfaceStream() (uintptr, error) {
 	}
 	dev := int(a.dev.ID)
 	if !device.CallerContextIs(dev) {
-		return 0, device.SyncEventOnHost(dev, *(*unsafe.Pointer)(a.event))
+		return 0, a.WaitOnHost()
 	}
 	s, err := device.ForeignStream(dev, device.LegacyDefaultStream)
 	if err != nil {

@@ -178,7 +178,7 @@ func Export(a *cdevice.Array, opts ExportOptions) (unsafe.Pointer, error) {
 	case ev != nil && a.Device().Type.HostAccessible():
 		// pinned or managed memory written by the device: DLPack has no
 		// stream for host memory, so the data must be complete now
-		if err := device.SyncEventOnHost(int(max(a.Device().ID, 0)), *(*unsafe.Pointer)(ev)); err != nil {
+		if err := a.WaitOnHost(); err != nil {
 			return nil, err
 		}
 	}
