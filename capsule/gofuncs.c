@@ -174,7 +174,7 @@ static PyObject* go_result(gda_go_value* v, PyObject* classes) {
   Py_RETURN_NONE;
 }
 
-// Releases a result nobody will take// Releases a result nobody will take (with an exception set: no Python code runs).
+// Releases a result nobody will take (with an exception set: no Python code runs).
 static void drop_go_result(gda_go_value* v) {
   if (v->kind == GDA_GO_STR) free(v->s);
   if (v->kind == GDA_GO_ARRAY || v->kind == GDA_GO_CHUNKED || v->kind == GDA_GO_STREAM) HOLDING_GIL(gdaHandleRelease(v->h));

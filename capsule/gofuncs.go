@@ -134,7 +134,8 @@ func gdaGoCall(name *C.char, nameLen C.int64_t, values *C.gda_go_value, n C.int6
 // reads.
 type sigintRegistry struct {
 	once    sync.Once
-	fd      int // the pipe's write end, -1 when it could not be made
+	w       *os.File // the pipe's write end, open for the life of the process
+	fd      int      // its descriptor, for the C handler; -1 when it could not be made
 	mu      sync.Mutex
 	next    uint64
 	cancels map[uint64]context.CancelFunc
@@ -162,12 +163,11 @@ func (s *sigintRegistry) start() {
 	if err != nil {
 		return
 	}
-	s.fd = int(w.Fd()) // w stays open for the life of the process
-	go s.watch(r, w)
+	s.w, s.fd = w, int(w.Fd())
+	go s.watch(r)
 }
 
-func (s *sigintRegistry) watch(r, w *os.File) {
-	defer w.Close() // never: the read end is not closed
+func (s *sigintRegistry) watch(r *os.File) {
 	buf := make([]byte, 64)
 	for {
 		if _, err := r.Read(buf); err != nil {

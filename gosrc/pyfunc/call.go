@@ -283,27 +283,26 @@ func (f *Function) invoke(in []reflect.Value) (out []reflect.Value, err error) {
 }
 
 // take turns the function's result into what Call returns; settle runs
-// now, or when a returned reader is closed.
+// now, or, for a returned reader, when that is closed.
 func (f *Function) take(out []reflect.Value, settle func()) (any, error) {
-	if f.Result == KindNone {
-		settle()
-		return nil, nil
+	var v reflect.Value
+	if f.Result != KindNone {
+		v = out[0]
 	}
-	v := out[0]
-	switch f.Result {
-	case KindArray, KindChunked, KindStream:
-		if v.IsNil() {
-			settle()
-			return nil, &Error{Func: f.Name, Err: fmt.Errorf("returned a nil %s and no error", f.ResultGoType)}
-		}
-		if f.Result == KindStream {
-			r := v.Interface().(cdevice.ArrayReader)
-			return cdevice.NewOneShotStream(&resultReader{r: r, name: f.Name, settle: settle}), nil
-		}
-		settle()
-		return v.Interface(), nil
+	if f.Result == KindStream && !v.IsNil() {
+		r := v.Interface().(cdevice.ArrayReader)
+		return cdevice.NewOneShotStream(&resultReader{r: r, name: f.Name, settle: settle}), nil
 	}
 	settle()
+	switch f.Result {
+	case KindNone:
+		return nil, nil
+	case KindArray, KindChunked, KindStream:
+		if v.IsNil() {
+			return nil, &Error{Func: f.Name, Err: fmt.Errorf("returned a nil %s and no error", f.ResultGoType)}
+		}
+		return v.Interface(), nil
+	}
 	switch {
 	case v.CanInt():
 		return v.Int(), nil
@@ -318,7 +317,7 @@ func (f *Function) take(out []reflect.Value, settle func()) (any, error) {
 	}
 }
 
-// discard releases a result nobody will take.
+// discard releases a result the function returned with an error.
 func discard(v any) {
 	switch v := v.(type) {
 	case *cdevice.Array:
@@ -329,8 +328,6 @@ func discard(v any) {
 		if v != nil {
 			v.Release()
 		}
-	case *cdevice.OneShotStream:
-		_, _ = v.Close()
 	case cdevice.ArrayReader:
 		if v != nil {
 			_ = v.Close()
