@@ -15,7 +15,9 @@ import sys
 
 import godevarrow as gda
 import pytest
+from conftest import run_python
 from godevarrow import _buildext
+from godevarrow._runtime import build_facts
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -77,9 +79,7 @@ def test_the_users_functions_in_the_users_build(built):
 @needs_go
 def test_the_package_refuses_a_process_that_runs_another_build(built):
     code = f"import godevarrow, {NAME}"
-    r = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(built)}
-    )
+    r = run_python(code, env={"PYTHONPATH": str(built)})
     assert r.returncode != 0
     assert f"{NAME} needs godevarrow's extension built with its Go functions" in r.stderr
     assert "Import gofuncs_under_test before godevarrow, or start Python with GODEVARROW_EXTENSION=" in r.stderr
@@ -88,25 +88,13 @@ def test_the_package_refuses_a_process_that_runs_another_build(built):
 @needs_go
 def test_the_extension_variable_chooses_the_build_and_children_do_not_inherit_it(built):
     code = f"import os, {NAME}, godevarrow as gda; print(len(gda.go), 'GODEVARROW_EXTENSION' in os.environ)"
-    r = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(built)}
-    )
+    r = run_python(code, env={"PYTHONPATH": str(built)})
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["25", "False"]
     so = built / NAME / "_godevarrow.abi3.so"
-    r = subprocess.run(
-        [sys.executable, "-c", "import godevarrow as gda; print(gda.go.shout('hi'))"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "GODEVARROW_EXTENSION": str(so)},
-    )
+    r = run_python("import godevarrow as gda; print(gda.go.shout('hi'))", env={"GODEVARROW_EXTENSION": str(so)})
     assert r.returncode == 0 and r.stdout.strip() == "HI!", r.stderr
-    r = subprocess.run(
-        [sys.executable, "-c", "import godevarrow"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "GODEVARROW_EXTENSION": str(built / "nope.so")},
-    )
+    r = run_python("import godevarrow", env={"GODEVARROW_EXTENSION": str(built / "nope.so")})
     assert "GODEVARROW_EXTENSION=" in r.stderr and "is not a file" in r.stderr
 
 
@@ -194,7 +182,7 @@ def test_build_refuses_what_it_cannot_build(tmp_path, monkeypatch):
 
 
 def test_toolchain_and_module_checks_name_what_to_install():
-    want = _buildext.installed_build()["go"].partition("-X:")[0]
+    want = build_facts()["go"].partition("-X:")[0]
     fake_go = shutil.which("false") or "/bin/false"
     with pytest.raises(
         _buildext.BuildError, match=f"built with Go {want}, and `go` here is not working.*GOTOOLCHAIN={want}"

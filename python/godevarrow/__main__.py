@@ -14,10 +14,10 @@ def info() -> int:
     import platform
 
     from . import _godevarrow as _lib
-    from ._runtime import cuda_status
+    from ._runtime import build_facts, cuda_status
     from ._version import __version__
 
-    build = dict(line.split("=", 1) for line in _lib.build_info().splitlines())
+    build = build_facts()
     print(f"godevarrow {__version__}")
     print(f"  Python        {platform.python_version()} ({sys.executable})")
     stable = _lib.__file__ is not None and _lib.__file__.endswith(".abi3.so")
@@ -62,14 +62,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def build_ext(packages: list[str], out: str, name: str | None) -> int:
-    from ._buildext import EXTENSION_FILE, BuildError, build, describe
+    from ._buildext import BuildError, build
 
     try:
-        package_dir = build(packages, out, name)
+        package_dir, functions = build(packages, out, name)
     except BuildError as e:
         print(f"build-ext: {e}", file=sys.stderr)
         return 1
-    functions = describe(os.path.join(package_dir, EXTENSION_FILE))
     print(f"built {package_dir}: {len(functions)} Go function(s)")
     for f in functions:
         print(f"  {f['name']}({', '.join(p['name'] for p in f['params'])}) -> {f['result']}")

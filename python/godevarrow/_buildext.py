@@ -33,10 +33,11 @@ import sysconfig
 import tempfile
 import textwrap
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import _gobuild
-from ._godevarrow import GodevarrowError, build_info
+from ._godevarrow import GodevarrowError
+from ._runtime import build_facts
 from ._version import __version__
 
 EXTENSION_FILE = "_godevarrow.abi3.so"
@@ -52,11 +53,6 @@ def _run(cmd: list[str], cwd: str, env: dict[str, str], what: str) -> str:
     if done.returncode != 0:
         raise BuildError(f"{what} failed ({' '.join(cmd)}):\n{done.stderr.strip() or done.stdout.strip()}")
     return done.stdout
-
-
-def installed_build() -> dict[str, str]:
-    """The installed extension's build facts (build_info): go, modules…"""
-    return dict(line.split("=", 1) for line in build_info().splitlines())
 
 
 def check_toolchain(go: str, want: str) -> None:
@@ -126,10 +122,15 @@ def workspace(go: str, root: str, user_modules: Sequence[str], env: dict[str, st
     return f"{go_line}\nuse (\n\t./godevarrow\n{uses})\n\n{replaces}"
 
 
-def build(packages: Sequence[str], out_dir: str = ".", name: str | None = None, go: str | None = None) -> str:
+class Built(NamedTuple):
+    package_dir: str  # the Python package written
+    functions: list[dict[str, Any]]  # the functions the build registers (go_functions())
+
+
+def build(packages: Sequence[str], out_dir: str = ".", name: str | None = None, go: str | None = None) -> Built:
     """Builds godevarrow's extension with the Go packages in the directories
-    packages linked in; writes the Python package out_dir/name (name: the
-    first Go package's name) and returns its directory."""
+    packages linked in, and writes the Python package out_dir/name (name: the
+    first Go package's name)."""
     if not packages:
         raise BuildError("name at least one directory of a Go package")
     dirs = [os.path.abspath(p) for p in packages]
@@ -139,7 +140,7 @@ def build(packages: Sequence[str], out_dir: str = ".", name: str | None = None, 
     go = go or shutil.which("go")
     if go is None:
         raise BuildError("build-ext needs the Go toolchain on PATH (https://go.dev/dl/)")
-    facts = installed_build()
+    facts = build_facts()
     # a build with Go experiments reports them after the version
     # ("go1.26.8-X:cgocheck2", make test-strict's): the rebuild uses them too
     version, _, experiments = facts["go"].partition("-X:")
@@ -205,7 +206,7 @@ def build(packages: Sequence[str], out_dir: str = ".", name: str | None = None, 
 
     functions = describe(extension)
     write_package(package_dir, name, [p["ImportPath"] for p in listed], functions)
-    return package_dir
+    return Built(package_dir, functions)
 
 
 _DESCRIBE = "import json, godevarrow._godevarrow as lib; print(lib.go_functions())"

@@ -28,6 +28,13 @@ def cuda_device_count() -> int:
     return cuda_status()[1]
 
 
+def build_facts() -> dict[str, str]:
+    """The extension's build, from build_info(): go (the toolchain, with
+    "-X:..." after it for a build with Go experiments), goarch, arrow_go,
+    and modules (every linked Go module, path@version, comma-separated)."""
+    return dict(line.split("=", 1) for line in _lib.build_info().splitlines())
+
+
 def debug_live_objects() -> dict[str, int]:
     """Live objects of the Go core, for leak checks: every counter returns to
     its baseline once Python dropped its objects and every consumer released
