@@ -15,19 +15,16 @@ SOURCE_SUFFIXES = (".go", ".c", ".h", ".mod", ".sum")
 
 
 def is_source(relpath: str) -> bool:
-    """Whether a file of the module (a path relative to its root) is part of
-    the build: Go, C and module files, without tests and test data."""
+    """Whether a file under SOURCE_ROOTS (a path relative to the module's
+    root) is part of the build: Go, C and module files, without tests and
+    test data."""
     parts = relpath.replace(os.sep, "/").split("/")
-    return (
-        parts[0] in SOURCE_ROOTS
-        and relpath.endswith(SOURCE_SUFFIXES)
-        and not relpath.endswith("_test.go")
-        and "testdata" not in parts
-    )
+    return relpath.endswith(SOURCE_SUFFIXES) and not relpath.endswith("_test.go") and "testdata" not in parts
 
 
 def source_files(root: str) -> list[str]:
-    """The module's source files under root (paths relative to it)."""
+    """The module's source files under root (paths relative to it): those
+    of SOURCE_ROOTS that is_source keeps."""
     found = []
     for top in SOURCE_ROOTS:
         if os.path.isfile(os.path.join(root, top)):
