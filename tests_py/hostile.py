@@ -1079,6 +1079,27 @@ def cuda_binary_view_without_buffers(p: Producer) -> None:
     gda().array(Offer(capsule(s, b"arrow_schema"), capsule(d, b"arrow_device_array"), device=True))
 
 
+@case("ValueError", "variadic buffer sizes .* neither device memory the driver knows nor readable host memory", fake_cuda=True)
+def cuda_binary_view_with_unmapped_variadic_sizes(p: Producer) -> None:
+    # The driver does not know the sizes' pointer, so they may be host memory
+    # (producers keep them there); here it points into the unmapped first page.
+    import fakecuda as fake
+
+    views = ctypes.c_ulonglong()
+    data = ctypes.c_ulonglong()
+    fake.make_current(0)
+    fake.check(fake.LIB.cuMemAlloc_v2(ctypes.byref(views), 16), "cuMemAlloc_v2")
+    fake.check(fake.LIB.cuMemAlloc_v2(ctypes.byref(data), 32), "cuMemAlloc_v2")
+    try:
+        s = p.schema(b"vu", root="schema")
+        d = p.device_array({"length": 1, "buffers": [None, views.value, data.value, 0x10]}, 2, 0, None)
+        gda().array(Offer(capsule(s, b"arrow_schema"), capsule(d, b"arrow_device_array"), device=True))
+    finally:
+        p.release_leftovers()
+        fake.LIB.cuMemFree_v2(views.value)
+        fake.LIB.cuMemFree_v2(data.value)
+
+
 @case("ValueError", "list view|bounds")
 def list_view_past_a_child_with_an_offset(p: Producer) -> None:
     s = p.schema(b"+vl", [p.schema(b"i", name=b"item")], root="schema")

@@ -172,3 +172,10 @@ struct ArrowDeviceArray* gda_held_array(gda_held* h);
 uintptr_t gda_held_go_schema(const gda_held* h);
 int64_t gda_live_held(void);
 int64_t gda_live_held_exports(void);
+
+// ---- host reads of memory nobody vouched for ----
+// Copies n bytes at src into dst through the kernel, which reports memory
+// that is not mapped readable (EFAULT) instead of faulting. Returns 0 or an
+// errno. For the few bytes an import must read from a pointer that no driver
+// placed (see readUnvouched in device_import.go).
+int gda_read_host_checked(void* dst, const void* src, size_t n);

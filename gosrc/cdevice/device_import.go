@@ -56,7 +56,7 @@ func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]dev
 		// The variadic sizes exist only in the C layout; producers (godevarrow
 		// among them) may keep them in host memory even for device arrays.
 		// Only the driver's "not memory I know" answer, or pinned memory,
-		// means the host may read them; any other driver error is an error.
+		// means they may be host memory; any other driver error is an error.
 		if nBuf <= 3 {
 			break // no variadic buffers (or a malformed array the import reports)
 		}
@@ -64,11 +64,13 @@ func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]dev
 			n := 8 * (nBuf - 3)
 			switch _, kind, err := device.PointerKind(p); {
 			case err != nil:
-				if *failed == nil {
-					*failed = errorf(ErrInvalid, "cannot tell where the variadic buffer sizes at %p live: %v", p, err)
-				}
+				setFailed(failed, errorf(ErrInvalid, "cannot tell where the variadic buffer sizes at %p live: %v", p, err))
 			case kind == device.MemoryUnknown || kind == device.MemoryPinned:
-				host[p] = C.GoBytes(p, C.int(n))
+				if b, err := readUnvouched(p, n); err != nil {
+					setFailed(failed, err)
+				} else {
+					host[p] = b
+				}
 			default:
 				*out = append(*out, deviceRead{p, n})
 			}
@@ -82,6 +84,28 @@ func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]dev
 	if c.dictionary != nil && s.Dictionary != nil {
 		collectDeviceReads(c.dictionary, s.Dictionary, depth+1, out, host, failed)
 	}
+}
+
+func setFailed(failed *error, err error) {
+	if *failed == nil {
+		*failed = err
+	}
+}
+
+// readUnvouched copies n bytes of what should be host memory at p, although
+// no driver vouched for it (a pointer the CUDA driver does not know, or
+// pinned memory whose extent it does not report): a pointer into unmapped
+// memory fails with ErrInvalid instead of crashing the process.
+func readUnvouched(p unsafe.Pointer, n int64) ([]byte, error) {
+	b := make([]byte, n)
+	if n == 0 {
+		return b, nil
+	}
+	// b holds no Go pointers: C may write into it (cgo's rules)
+	if rc := C.gda_read_host_checked(unsafe.Pointer(&b[0]), p, C.size_t(n)); rc != 0 {
+		return nil, errorf(ErrInvalid, "the variadic buffer sizes at %p (%d bytes) are neither device memory the driver knows nor readable host memory (errno %d)", p, n, int(rc))
+	}
+	return b, nil
 }
 
 // prepareDeviceImport makes the imported memory safe to use: it waits on the
