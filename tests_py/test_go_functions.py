@@ -38,7 +38,7 @@ def built(tmp_path_factory) -> pathlib.Path:
         timeout=900,
     )
     assert r.returncode == 0, r.stderr
-    assert f"built {out / NAME}: 25 Go function(s)" in r.stdout
+    assert f"built {out / NAME}: 30 Go function(s)" in r.stdout
     assert "  at_least(batch, column, min) -> array" in r.stdout
     return out
 
@@ -61,6 +61,7 @@ def test_the_users_functions_in_the_users_build(built):
             "-p",
             "no:cacheprovider",
             str(HERE / "goext" / "test_in_build.py"),
+            str(HERE / "goext" / "test_mistakes_in_build.py"),
         ],
         capture_output=True,
         text=True,
@@ -90,7 +91,7 @@ def test_the_extension_variable_chooses_the_build_and_children_do_not_inherit_it
     code = f"import os, {NAME}, godevarrow as gda; print(len(gda.go), 'GODEVARROW_EXTENSION' in os.environ)"
     r = run_python(code, env={"PYTHONPATH": str(built)})
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["25", "False"]
+    assert r.stdout.split() == ["30", "False"]
     so = built / NAME / "_godevarrow.abi3.so"
     r = run_python("import godevarrow as gda; print(gda.go.shout('hi'))", env={"GODEVARROW_EXTENSION": str(so)})
     assert r.returncode == 0 and r.stdout.strip() == "HI!", r.stderr

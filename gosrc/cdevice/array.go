@@ -151,6 +151,32 @@ func (a *Array) Release() {
 	}
 }
 
+// RefCount returns the number of references held now: 0 (or less) once the
+// array was released as often as it was retained. It is exact only for an
+// Array no other goroutine retains or releases meanwhile (a Share of it).
+func (a *Array) RefCount() int64 { return a.refs.Load() }
+
+// Share returns another Array for the same data (the same device, event and
+// producer) with a reference count of its own, which the caller owns. The
+// data stays alive while either is: a holder that releases its Share too
+// often cannot free what the holders of a still read.
+func (a *Array) Share() (*Array, error) {
+	if err := a.checkLive("share"); err != nil {
+		return nil, err
+	}
+	a.data.Retain()
+	return a.part(a.schema, a.data), nil
+}
+
+// checkLive refuses an operation on an Array released as often as it was
+// retained: its data may be gone.
+func (a *Array) checkLive(op string) error {
+	if a.refs.Load() <= 0 {
+		return errorf(ErrInvalid, "cannot %s an array that was released (Retain it while it is used)", op)
+	}
+	return nil
+}
+
 // derive makes an Array that shares this one's device, event and producer.
 func (a *Array) derive(schema *Schema, data arrow.ArrayData) *Array {
 	if a.owner != nil {
@@ -171,6 +197,9 @@ func (a *Array) part(schema *Schema, data arrow.ArrayData) *Array {
 
 // Slice returns a zero-copy view of length elements starting at offset.
 func (a *Array) Slice(offset, length int64) (*Array, error) {
+	if err := a.checkLive("slice"); err != nil {
+		return nil, err
+	}
 	if offset < 0 || length < 0 || offset > int64(a.Len()) || length > int64(a.Len())-offset {
 		return nil, errorf(ErrInvalid, "slice [%d, %d+%d) is out of bounds for an array of length %d", offset, offset, length, a.Len())
 	}
@@ -222,6 +251,9 @@ func (a *Array) NumChildren() int { return len(a.schema.Children) }
 // Column returns child i of a struct array with the parent's offset and length
 // applied, as a record batch's column. The parent's validity is not applied.
 func (a *Array) Column(i int) (*Array, error) {
+	if err := a.checkLive("take a column of"); err != nil {
+		return nil, err
+	}
 	if a.schema.info.Layout != LayoutStruct || a.schema.Dictionary != nil {
 		return nil, errorf(ErrInvalid, "columns exist only for struct arrays, not %q", a.schema.Format)
 	}

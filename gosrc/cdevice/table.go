@@ -155,6 +155,9 @@ func (c *ChunkedArray) CopyToDevice(dst device.Device) (*ChunkedArray, error) {
 // mapChunks is the ChunkedArray of schema on devType over op of every chunk
 // in order (a nil result leaves the chunk out).
 func (c *ChunkedArray) mapChunks(schema *Schema, devType device.Type, op func(*Array) (*Array, error)) (*ChunkedArray, error) {
+	if c.refs.Load() <= 0 {
+		return nil, errorf(ErrInvalid, "cannot use a chunked array that was released (Retain it while it is used)")
+	}
 	parts := make([]*Array, 0, len(c.chunks))
 	defer func() {
 		for _, p := range parts {
@@ -230,6 +233,23 @@ func (c *ChunkedArray) Equal(o *ChunkedArray, checkMetadata bool) (bool, error) 
 
 // Retain adds a reference.
 func (c *ChunkedArray) Retain() { c.refs.Add(1) }
+
+// RefCount returns the number of references held now (see Array.RefCount).
+func (c *ChunkedArray) RefCount() int64 { return c.refs.Load() }
+
+// Share returns another ChunkedArray over the same chunks with a reference
+// count of its own, which the caller owns (see Array.Share).
+func (c *ChunkedArray) Share() (*ChunkedArray, error) {
+	if c.refs.Load() <= 0 {
+		return nil, errorf(ErrInvalid, "cannot share a chunked array that was released (Retain it while it is used)")
+	}
+	for _, a := range c.chunks {
+		a.Retain()
+	}
+	s := &ChunkedArray{schema: c.schema, devType: c.devType, chunks: c.chunks, length: c.length}
+	s.refs.Store(1)
+	return s, nil
+}
 
 // Release drops a reference; the last one releases the chunks.
 func (c *ChunkedArray) Release() {

@@ -54,14 +54,9 @@ func (f *Function) Call(ctx context.Context, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var held []interface{ Release() }
+	var lent lentArgs
 	var readers []cdevice.ArrayReader
-	settleArgs := func() {
-		for _, h := range held {
-			h.Release()
-		}
-	}
-	defer settleArgs()
+	defer func() { lent.release() }() // lent as it is when the call ends
 	closeReaders := func() {
 		for _, r := range readers {
 			_ = r.Close()
@@ -69,14 +64,13 @@ func (f *Function) Call(ctx context.Context, args []any) (any, error) {
 	}
 	for i, p := range f.Params {
 		switch p.Kind {
-		case KindArray:
-			a := args[i].(*cdevice.Array)
-			a.Retain()
-			held = append(held, a)
-		case KindChunked:
-			c := args[i].(*cdevice.ChunkedArray)
-			c.Retain()
-			held = append(held, c)
+		case KindArray, KindChunked:
+			v, err := lent.lend(i, args[i])
+			if err != nil {
+				closeReaders()
+				return nil, fmt.Errorf("%s: argument %d (%s): %w", f.Name, i+1, p.Name, err)
+			}
+			in[i+f.offset()] = reflect.ValueOf(v)
 		case KindStream:
 			r, isReader := args[i].(cdevice.ArrayReader)
 			if !isReader { // check() let only these two through
@@ -108,11 +102,18 @@ func (f *Function) Call(ctx context.Context, args []any) (any, error) {
 		}
 	}
 	out, err := f.invoke(in)
+	if misuse := lent.check(f); misuse != nil {
+		if err == nil && f.Result != KindNone {
+			discard(out[0].Interface())
+		}
+		settle()
+		return nil, misuse
+	}
 	if err != nil {
 		settle()
 		return nil, err
 	}
-	return f.take(out, settle)
+	return f.take(out, settle, &lent)
 }
 
 func (f *Function) offset() int {
@@ -284,7 +285,7 @@ func (f *Function) invoke(in []reflect.Value) (out []reflect.Value, err error) {
 
 // take turns the function's result into what Call returns; settle runs
 // now, or, for a returned reader, when that is closed.
-func (f *Function) take(out []reflect.Value, settle func()) (any, error) {
+func (f *Function) take(out []reflect.Value, settle func(), lent *lentArgs) (any, error) {
 	var v reflect.Value
 	if f.Result != KindNone {
 		v = out[0]
@@ -300,6 +301,9 @@ func (f *Function) take(out []reflect.Value, settle func()) (any, error) {
 	case KindArray, KindChunked, KindStream:
 		if v.IsNil() {
 			return nil, &Error{Func: f.Name, Err: fmt.Errorf("returned a nil %s and no error", f.ResultGoType)}
+		}
+		if r, ok := v.Interface().(counted); ok {
+			return lent.own(f, r)
 		}
 		return v.Interface(), nil
 	}
@@ -317,15 +321,16 @@ func (f *Function) take(out []reflect.Value, settle func()) (any, error) {
 	}
 }
 
-// discard releases a result the function returned with an error.
+// discard releases a result the function returned with an error (one it
+// released itself already is left alone).
 func discard(v any) {
 	switch v := v.(type) {
 	case *cdevice.Array:
-		if v != nil {
+		if v != nil && v.RefCount() > 0 {
 			v.Release()
 		}
 	case *cdevice.ChunkedArray:
-		if v != nil {
+		if v != nil && v.RefCount() > 0 {
 			v.Release()
 		}
 	case cdevice.ArrayReader:
