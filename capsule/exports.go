@@ -478,18 +478,19 @@ func gdaStreamInfo(h C.uintptr_t, info *C.gda_stream_info, e *C.gda_error) C.int
 
 // gdaStreamNext is called without the GIL: it may block in a producer. It
 // returns the next array (0 in *out at the end), or GDA_PENDING when a
-// read-ahead stream had nothing within timeoutMs (the caller checks for
-// signals and calls again).
+// read-ahead stream, or another thread's read, had not delivered within
+// timeoutMs (the caller checks for signals and calls again). thread is the
+// caller's pthread_self, for the re-entry check (cdevice.ThreadID).
 //
 //export gdaStreamNext
-func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
+func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, thread C.uint64_t, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
 	pending := false
 	rc := call(e, func() error {
 		s, err := valueOf[*cdevice.OneShotStream](h)
 		if err != nil {
 			return err
 		}
-		hp, a, err, ready := s.NextHeld(time.Duration(timeoutMs) * time.Millisecond)
+		hp, a, err, ready := s.NextHeld(time.Duration(timeoutMs)*time.Millisecond, cdevice.ThreadID(thread))
 		switch {
 		case !ready:
 			pending = true

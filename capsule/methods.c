@@ -2,6 +2,7 @@
 // unpacks its arguments, makes one call into Go (or held.h), packs the result.
 #include "binding.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,10 +239,13 @@ static PyObject* stream_read(PyObject* handle, PyTypeObject* cls) {
   if (get_handle(handle, &h)) return NULL;
   gda_error e = {0};
   int rc;
-  // A read-ahead stream is waited on in slices, so that Ctrl-C is handled
-  // promptly while its producer blocks; other reads run to completion.
+  // A read-ahead stream, or another thread's read of this one, is waited on
+  // in slices, so that Ctrl-C is handled promptly while a producer blocks;
+  // other reads run to completion. The thread lets Go refuse a read from
+  // inside this stream's own producer, which would wait for itself.
+  uint64_t thread = (uint64_t)pthread_self();
   for (;;) {
-    Py_BEGIN_ALLOW_THREADS rc = gdaStreamNext(h, 100, &out, &held, &e);
+    Py_BEGIN_ALLOW_THREADS rc = gdaStreamNext(h, 100, thread, &out, &held, &e);
     Py_END_ALLOW_THREADS if (rc != GDA_PENDING) break;
     if (PyErr_CheckSignals() < 0) return NULL;
   }

@@ -2,6 +2,7 @@
 // the package is the only public surface.
 #pragma once
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include "arrow-c-abi.h"
@@ -179,3 +180,6 @@ int64_t gda_live_held_exports(void);
 // errno. For the few bytes an import must read from a pointer that no driver
 // placed (see readUnvouched in device_import.go).
 int gda_read_host_checked(void* dst, const void* src, size_t n);
+
+// The calling thread's name for OneShotStream's re-entry check (ThreadID).
+static inline uint64_t gda_current_thread(void) { return (uint64_t)pthread_self(); }

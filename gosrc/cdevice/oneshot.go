@@ -1,5 +1,10 @@
 package cdevice
 
+/*
+#include "cdevice.h"
+*/
+import "C"
+
 import (
 	"fmt"
 	"io"
@@ -20,7 +25,11 @@ import (
 // calling Close holds), so holding one across a read would deadlock. Instead
 // a read marks the stream busy:
 //
-//   - a second Next waits for the first to end;
+//   - a second Next waits for the first to end, in slices of at most its
+//     wait, so that its caller can attend to signals between them;
+//   - a read from the thread that is inside this stream's producer (the
+//     producer reads the stream it feeds, which would wait for itself) fails
+//     at once, when the caller says which thread it is (NextHeld);
 //   - Close during a read changes nothing and reports false: the caller waits
 //     with Settle, without its own locks, and calls Close again, so that the
 //     producer's release runs on the caller's thread (never on the reader's);
@@ -35,10 +44,13 @@ type OneShotStream struct {
 	reader   ArrayReader
 	prefetch *PrefetchReader // the read-ahead under reader, if any (see Settle)
 
-	mu      sync.Mutex
-	idle    sync.Cond // signalled when a read ends
-	reading bool
-	closed  bool
+	mu       sync.Mutex
+	reading  bool
+	closed   bool
+	readDone chan struct{} // closed when the read in progress ends; made by the first waiter
+	// readerThread is the thread of the read in progress, as its caller
+	// named it (0: not named); see NextHeld.
+	readerThread ThreadID
 	// unread is an array read but not delivered (its reader was interrupted,
 	// by Ctrl-C say): the next read returns it, so nothing is lost. At most
 	// one of unread and unreadHeld (a held record, see NextHeld) is set.
@@ -53,9 +65,7 @@ type heldReader interface {
 
 // NewOneShotStream makes a OneShotStream that owns r.
 func NewOneShotStream(r ArrayReader) *OneShotStream {
-	s := &OneShotStream{reader: r}
-	s.idle.L = &s.mu
-	return s
+	return &OneShotStream{reader: r}
 }
 
 func errStreamConsumed() error {
@@ -69,13 +79,14 @@ func (s *OneShotStream) Schema() *Schema { return s.reader.Schema() }
 func (s *OneShotStream) DeviceType() device.Type { return s.reader.DeviceType() }
 
 // Next returns the next array (the caller owns one reference), or (nil,
-// io.EOF) at the end. A read-ahead stream (Prefetch) is waited on for at most
-// wait: ready is false when nothing arrived in time (call again; nothing is
-// lost), so that a caller can attend to signals while a producer blocks.
+// io.EOF) at the end. A read-ahead stream (Prefetch), or a read of another
+// goroutine in progress, is waited on for at most wait (0: as long as it
+// takes): ready is false when nothing arrived in time (call again; nothing
+// is lost), so that a caller can attend to signals while a producer blocks.
 // Other streams are read on the calling goroutine, where a foreign producer
 // expects its reads.
 func (s *OneShotStream) Next(wait time.Duration) (a *Array, err error, ready bool) {
-	held, a, err, ready := s.next(wait, false)
+	held, a, err, ready := s.next(wait, false, 0)
 	if held != nil {
 		a, err = ImportHeld(held)
 		ReleaseHeld(held)
@@ -88,18 +99,38 @@ func (s *OneShotStream) Next(wait time.Duration) (a *Array, err error, ready boo
 // (the caller owns its reference), any other as an Array. Per array that
 // saves building Go data, which is most of the cost of reading a stream of
 // small batches (docs/performance.md).
-func (s *OneShotStream) NextHeld(wait time.Duration) (held unsafe.Pointer, a *Array, err error, ready bool) {
-	return s.next(wait, true)
+//
+// thread names the calling OS thread (CurrentThread; 0: unnamed). A named
+// read from the thread on which this stream's producer is running — a
+// producer that reads the stream it feeds — fails with ErrInvalid instead
+// of waiting for itself.
+func (s *OneShotStream) NextHeld(wait time.Duration, thread ThreadID) (held unsafe.Pointer, a *Array, err error, ready bool) {
+	return s.next(wait, true, thread)
 }
 
-func (s *OneShotStream) next(wait time.Duration, wantHeld bool) (held unsafe.Pointer, a *Array, err error, ready bool) {
+func errReentrantRead() error {
+	return errorf(ErrInvalid, "the stream's producer read the stream it feeds: a read from inside its own get_next would wait for itself")
+}
+
+func (s *OneShotStream) next(wait time.Duration, wantHeld bool, thread ThreadID) (held unsafe.Pointer, a *Array, err error, ready bool) {
 	s.mu.Lock()
 	for s.reading {
-		s.idle.Wait()
+		if thread != 0 && s.readerThread == thread {
+			s.mu.Unlock()
+			return nil, nil, errReentrantRead(), true
+		}
+		if !s.waitIdleLocked(wait) {
+			s.mu.Unlock()
+			return nil, nil, nil, false
+		}
 	}
 	if s.closed {
 		s.mu.Unlock()
 		return nil, nil, errStreamConsumed(), true
+	}
+	if thread != 0 && s.prefetch != nil && s.prefetch.producerThread.Load() == uint64(thread) {
+		s.mu.Unlock()
+		return nil, nil, errReentrantRead(), true
 	}
 	if s.unread != nil || s.unreadHeld != nil {
 		a, held = s.unread, s.unreadHeld
@@ -107,14 +138,9 @@ func (s *OneShotStream) next(wait time.Duration, wantHeld bool) (held unsafe.Poi
 		s.mu.Unlock()
 		return held, a, nil, true
 	}
-	s.reading = true
+	s.reading, s.readerThread = true, thread
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.reading = false
-		s.idle.Signal()
-		s.mu.Unlock()
-	}()
+	defer s.endRead()
 	if s.prefetch != nil && s.reader == ArrayReader(s.prefetch) {
 		if wantHeld {
 			return s.prefetch.NextWithinHeld(wait)
@@ -149,15 +175,45 @@ func (s *OneShotStream) TryNextHeld() (held unsafe.Pointer, a *Array, err error,
 		s.mu.Unlock()
 		return held, a, nil, true
 	}
-	s.reading = true
+	s.reading, s.readerThread = true, 0
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.reading = false
-		s.idle.Signal()
-		s.mu.Unlock()
-	}()
+	defer s.endRead()
 	return s.prefetch.TryNextHeld()
+}
+
+// endRead marks the read in progress ended and wakes those waiting for it.
+func (s *OneShotStream) endRead() {
+	s.mu.Lock()
+	s.reading, s.readerThread = false, 0
+	if s.readDone != nil {
+		close(s.readDone)
+		s.readDone = nil
+	}
+	s.mu.Unlock()
+}
+
+// waitIdleLocked waits (s.mu held, and released meanwhile) until the read in
+// progress ends, or for at most wait when wait > 0: false when it had not
+// ended by then.
+func (s *OneShotStream) waitIdleLocked(wait time.Duration) bool {
+	if s.readDone == nil {
+		s.readDone = make(chan struct{})
+	}
+	done := s.readDone
+	s.mu.Unlock()
+	defer s.mu.Lock()
+	if wait <= 0 {
+		<-done
+		return true
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // SetWakeFD and ArmWake are those of the stream's read-ahead (see
@@ -217,10 +273,10 @@ func (s *OneShotStream) UnreadHeld(held unsafe.Pointer) {
 // stream is idle. Call it without the locks a producer may need (a binding:
 // without the GIL) before Close.
 func (s *OneShotStream) Settle(d time.Duration) bool {
-	if s.prefetch != nil {
-		s.prefetch.Stop()
-	}
 	deadline := time.Now().Add(d)
+	if s.prefetch != nil && !s.prefetch.StopWithin(d) {
+		return false
+	}
 	for {
 		s.mu.Lock()
 		busy := s.reading
@@ -384,3 +440,12 @@ func (s *OneShotStream) ReadAll() (*ChunkedArray, error) {
 	}
 	return ReadChunkedArray(r)
 }
+
+// ThreadID names an OS thread for the re-entry check of NextHeld: what
+// CurrentThread returns on it. 0 names none.
+type ThreadID uint64
+
+// CurrentThread names the calling goroutine's OS thread. The name is stable
+// only while the goroutine is locked to its thread (runtime.LockOSThread, or
+// a call from C, which runs locked).
+func CurrentThread() ThreadID { return ThreadID(C.gda_current_thread()) }

@@ -3,7 +3,9 @@ package cdevice
 import (
 	"errors"
 	"io"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -42,6 +44,10 @@ type PrefetchReader struct {
 	cleaned   bool       // the producer's arrays and stream were released
 	final     error      // the sticky end: io.EOF or the producer's error
 	readerMu  sync.Mutex // serializes Next callers
+	// producerThread is the thread the goroutine is on while it is inside
+	// the producer's Next (0 otherwise): a read of this stream from that
+	// thread is the producer reading what it feeds (OneShotStream.NextHeld).
+	producerThread atomic.Uint64
 }
 
 // prefetched is one read: an array (a held record when the reader holds
@@ -107,7 +113,11 @@ func (p *PrefetchReader) run() {
 		p.mu.Unlock()
 
 		start := time.Now()
+		runtime.LockOSThread() // so that the thread named is the producer's
+		p.producerThread.Store(uint64(CurrentThread()))
 		res := p.nextFromProducer()
+		p.producerThread.Store(0)
+		runtime.UnlockOSThread()
 		urgent := res.err != nil || time.Since(start) > slowRead
 		p.mu.Lock()
 		p.inNext = false
@@ -267,12 +277,28 @@ func (p *PrefetchReader) ArmWake(on bool) {
 
 // Stop ends the background reading and waits for a read in progress to
 // return. Arrays already read stay queued until Close. Idempotent.
-func (p *PrefetchReader) Stop() {
+func (p *PrefetchReader) Stop() { p.StopWithin(0) }
+
+// StopWithin is Stop that waits at most d (0: as long as it takes) for the
+// read in progress: false when that read had not ended by then (the reading
+// stops when it does; call again to wait for it).
+func (p *PrefetchReader) StopWithin(d time.Duration) bool {
 	p.mu.Lock()
 	p.stopping = true
 	p.mu.Unlock()
 	p.stopOnce.Do(func() { close(p.stop) })
-	<-p.done
+	if d <= 0 {
+		<-p.done
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // Close stops the background reading and releases the queued arrays and the

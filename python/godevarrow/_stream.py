@@ -6,6 +6,8 @@ waits for that read without the GIL."""
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import os
 import threading
 import weakref
@@ -25,11 +27,18 @@ ASYNC_DEPTH = 64
 class _WakePipe:
     """The pipe on which a read-ahead stream wakes the event loop (see
     ArrayStream.__anext__). Python owns it: Go writes to it only while a wait
-    is armed and the stream is open, and it is closed once, after the stream."""
+    is armed and the stream is open, and it is closed once, after the stream.
+
+    Several tasks may await ``__anext__`` of one stream at once: the pipe has
+    one reader callback on the loop, which wakes every waiter, and the
+    waiters are kept in the order their ``__anext__`` began (their tickets),
+    so the first to ask is the first to try the array that arrived."""
 
     def __init__(self) -> None:
         self.read_fd, self.write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-        self.waiters = 0
+        self.waiters: list[tuple[int, Any]] = []  # (ticket, future), in ticket order
+        self.loop: Any = None  # the event loop the reader callback is on
+        self.tickets = itertools.count()
         self.closing = False
         self._lock = threading.Lock()  # close() may run on two threads at once
 
@@ -41,15 +50,16 @@ class _WakePipe:
             os.close(fds[0])
             os.close(fds[1])
 
-    def woken(self, future: Any) -> None:
-        """The event loop's reader callback: drain the pipe, wake the waiter."""
+    def woken(self) -> None:
+        """The event loop's reader callback: drain the pipe, wake every waiter."""
         try:
             while os.read(self.read_fd, 4096):
                 pass
         except OSError:  # drained (EAGAIN)
             pass
-        if not future.done():
-            future.set_result(None)
+        for _, future in self.waiters:
+            if not future.done():
+                future.set_result(None)
 
 
 _A = TypeVar("_A", bound=Array)  # what a stream yields: Array, or RecordBatch for a stream of struct arrays
@@ -143,18 +153,20 @@ class ArrayStream(Generic[_A]):
             self._h = _lib.stream_prefetch(self._h, ASYNC_DEPTH)
             self._reads_ahead = True
         cls = (self._info or self._stream_info())[2]
+        ticket: Optional[int] = None  # this call's place among concurrent ones
         while True:
             arr = _lib.stream_try_next(self._h, cls)
             if arr is not NotImplemented:
                 break
-            await self._ready()
+            ticket = await self._ready(ticket)
         if arr is None:
             raise StopAsyncIteration
         return cast("_A", arr)
 
-    async def _ready(self) -> None:
+    async def _ready(self, ticket: Optional[int]) -> int:
         """Waits until the read-ahead has an array or ended (or the stream was
-        closed meanwhile: the next read then says so)."""
+        closed meanwhile: the next read then says so). Returns the caller's
+        ticket (see _WakePipe), given on its first wait."""
         import asyncio
 
         loop = asyncio.get_running_loop()
@@ -163,23 +175,35 @@ class ArrayStream(Generic[_A]):
             pipe = self._wake = _WakePipe()
             weakref.finalize(self, pipe.close)
             _lib.stream_set_wake(self._h, pipe.write_fd)
+        if pipe.loop is not None and pipe.loop is not loop:
+            raise GodevarrowError(
+                "the stream is being awaited in another event loop; read a stream from one loop at a time"
+            )
+        if ticket is None:
+            ticket = next(pipe.tickets)
         woken: asyncio.Future[None] = loop.create_future()
+        entry = (ticket, woken)
         fd = pipe.read_fd
-        loop.add_reader(fd, pipe.woken, woken)
-        pipe.waiters += 1
+        if pipe.loop is None:
+            loop.add_reader(fd, pipe.woken)
+            pipe.loop = loop
+        bisect.insort(pipe.waiters, entry, key=lambda w: w[0])
         try:
             _lib.stream_arm_wake(self._h, True)
             await woken
         finally:
-            loop.remove_reader(fd)
-            pipe.waiters -= 1
-            if pipe.closing and not pipe.waiters:
-                pipe.close()
-            else:
-                try:
-                    _lib.stream_arm_wake(self._h, False)
-                except GodevarrowError:
-                    pass  # closed meanwhile: nothing is armed any more
+            pipe.waiters.remove(entry)
+            if not pipe.waiters:
+                loop.remove_reader(fd)
+                pipe.loop = None
+                if pipe.closing:
+                    pipe.close()
+                else:
+                    try:
+                        _lib.stream_arm_wake(self._h, False)
+                    except GodevarrowError:
+                        pass  # closed meanwhile: nothing is armed any more
+        return ticket
 
     async def aclose(self) -> None:
         """Close the stream without blocking the event loop (after a read in
