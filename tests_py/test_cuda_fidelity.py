@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 from conftest import REPO, run_python
 
-pytestmark = pytest.mark.fakecuda
+pytestmark = [pytest.mark.fakecuda, pytest.mark.usefixtures("device_leak_check")]
 PATHS = {"PYTHONPATH": f"{REPO / 'tests_py'}:{REPO / 'tests_py' / 'standins'}"}
 
 
