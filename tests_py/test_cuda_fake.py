@@ -3,6 +3,7 @@ memory is unreadable from the host, so any host read would crash the run."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import pathlib
 import subprocess
@@ -53,6 +54,16 @@ def test_exported_cuda_array_carries_its_event_and_device(device_leak_check):
     g = gda.array(pa.array([1, 2, 3])).to_device("cuda:1")
     caps = g.__arrow_c_device_array__()
     assert "arrow_device_array" in repr(caps[1])
+    d = fake.device_array_struct(caps[1])
+    assert (d.device_type, d.device_id) == (2, 1)  # ARROW_DEVICE_CUDA, device 1
+    # sync_event points at a CUevent (the C Device Data Interface): one the
+    # strict fake driver knows, whatever its state (INVALID_HANDLE otherwise)
+    assert d.sync_event, "the export carries no sync_event"
+    event = ctypes.c_void_p.from_address(d.sync_event).value
+    assert event, "sync_event points at a null CUevent"
+    fake.make_current(1)
+    fake.LIB.cuEventQuery.argtypes = [ctypes.c_void_p]
+    assert fake.LIB.cuEventQuery(event) in (0, 600)  # CUDA_SUCCESS or CUDA_ERROR_NOT_READY
     again = gda.array(DeviceCapsules(array=caps))
     assert again.device == gda.Device.cuda(1)
     assert again.null_count == 0
