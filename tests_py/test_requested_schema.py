@@ -382,8 +382,9 @@ def test_consumer_applies_request_the_producer_ignored(leak_check):
 
 def test_consumer_record_batch_request_with_another_field_count_raises(leak_check):
     batch = pa.record_batch({"a": [1], "b": [2]})
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="requested schema has 1 fields but the data has 2") as info:
         gda.record_batch(batch, requested_schema=pa.schema({"a": pa.int64()}))
+    assert isinstance(info.value, gda.GodevarrowError)
 
 
 def test_consumer_record_batch_request_castable(leak_check):
@@ -406,8 +407,9 @@ def test_consumer_stream_request_castable(leak_check):
 
 def test_consumer_stream_request_with_another_field_count_raises(leak_check):
     reader, _ = int32_reader()
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="requested schema has 1 fields but the data has 2") as info:
         gda.stream(reader, requested_schema=pa.schema({"x": pa.int32()}))
+    assert isinstance(info.value, gda.GodevarrowError)
 
 
 def test_consumer_request_arro3_producer(leak_check):
