@@ -70,7 +70,8 @@ def _forget_last_failure() -> None:
 def pytest_runtest_makereport(item, call):
     report = yield
     if report.when == "call":
-        item.stash[_CALL_FAILED] = report.failed
+        # an expected failure (xfail) keeps its traceback as a failure does
+        item.stash[_CALL_FAILED] = report.failed or hasattr(report, "wasxfail")
     return report
 
 

@@ -1387,15 +1387,48 @@ def run_followup(name: str, p: Producer) -> dict[str, Any]:
 
     op("slice", sliced)
 
+    def own_type() -> Any:
+        return pa.DataType._import_from_c_capsule(x.schema.__arrow_c_schema__())
+
+    # what was compared with an oracle independent of godevarrow, per op
+    compared: dict[str, str] = {}
+
+    def reference() -> Any:
+        """The values as pyarrow builds them from the literal list (godevarrow
+        plays no part), or None where pyarrow cannot build the type from
+        Python values (unions, run-end encoding)."""
+        try:
+            ref = pa.array(values, type=own_type())
+        except (pa.ArrowException, TypeError, ValueError):
+            return None
+        check(same(ref.to_pylist(), values), f"pyarrow built {ref.to_pylist()} from {values}")
+        return ref
+
     def cast_to() -> None:
         # the request a consumer makes; the answer may be the data's own type
         # (the PyCapsule spec allows it for encodings no cast produces)
         pair = x.__arrow_c_array__(requested_schema=pa.field("x", cast).__arrow_c_schema__())
         got = pa.Array._import_from_c_capsule(*pair)
-        own = pa.DataType._import_from_c_capsule(x.schema.__arrow_c_schema__())
-        check(got.type in (cast, own), f"cast gave {got.type}")
-        if valid:
-            got.validate(full=True)
+        check(got.type in (cast, own_type()), f"cast gave {got.type}")
+        if not valid:
+            return
+        got.validate(full=True)
+        if got.type != cast:
+            check(same(got.to_pylist(), values), f"the uncast answer reads {got.to_pylist()}")
+            compared["cast"] = "the values (answered in the data's own type)"
+            return
+        # pyarrow's cast of the same values is the oracle (pyarrow reads the
+        # input as `values`: the pyarrow op checks that)
+        source = reference()
+        source = pa.array(x) if source is None else source
+        try:
+            want = source.cast(cast)
+        except pa.ArrowNotImplementedError:
+            return  # pyarrow has no such cast: nothing to compare with (the test fails on it)
+        except pa.ArrowInvalid as e:
+            raise AssertionError(f"pyarrow refuses this cast ({e}) but godevarrow gave {got.to_pylist()}") from None
+        check(same(got.to_pylist(), want.to_pylist()), f"cast gave {got.to_pylist()}, pyarrow's {want.to_pylist()}")
+        compared["cast"] = "pyarrow's cast"
 
     op("cast", cast_to)
 
@@ -1423,20 +1456,31 @@ def run_followup(name: str, p: Producer) -> dict[str, Any]:
 
         op("pyarrow", to_pyarrow)
 
+        # a peer reads godevarrow's export as it reads pyarrow's array of the
+        # same literal values (its own conversions, maps as dicts, a struct
+        # as a table's rows, on both sides)
         def to_polars() -> None:
             import polars as pl
 
-            check(len(pl.Series(x)) == len(values), "polars length")
+            got = pl.Series(x).to_list()
+            ref = reference()
+            want = values if ref is None else pl.Series(ref).to_list()
+            check(same(got, want), f"polars reads {got}, and {want} from pyarrow")
+            compared["polars"] = "values" if ref is None else "polars reading pyarrow's array"
 
         op("polars", to_polars)
 
         def to_duckdb() -> None:
             import duckdb
 
-            check(len(duckdb.from_arrow(x).fetchall()) == len(values), "duckdb rows")
+            got = duckdb.from_arrow(x).fetchall()
+            ref = reference()
+            want = [(v,) for v in values] if ref is None else duckdb.from_arrow(ref).fetchall()
+            check(same(got, want), f"duckdb reads {got}, and {want} from pyarrow")
+            compared["duckdb"] = "values" if ref is None else "duckdb reading pyarrow's array"
 
         op("duckdb", to_duckdb)
-    return {"ops": ops, "valid": valid, "expect_valid": values is not None}
+    return {"ops": ops, "valid": valid, "expect_valid": values is not None, "compared": compared}
 
 
 def health() -> Optional[str]:
