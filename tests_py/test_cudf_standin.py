@@ -48,6 +48,48 @@ def test_the_gpu_cudf_round_trip_runs_against_the_stand_ins():
     )
 
 
+# Stand-ins broken on purpose: the round trip above must fail on each (its
+# oracle is a literal table, so a value changed or a row lost anywhere
+# between cudf and godevarrow shows, even where both sides of the old
+# df.to_arrow() comparison would have read the same wrong data).
+BROKEN = {
+    "a-value-changed-before-the-device-copy": """
+        init = cudf.DataFrame.__init__
+        def broken_init(self, data=None):
+            init(self, None if data is None else dict(data, a=[1, 5, None]))
+        cudf.DataFrame.__init__ = broken_init
+        """,
+    "a-row-dropped-by-from_pylibcudf": """
+        build = cudf.DataFrame.from_pylibcudf.__func__
+        def broken_build(cls, table, metadata):
+            host = gda.record_batch(table).to_device("cpu").to_pyarrow().slice(0, 2)
+            return build(cls, pylibcudf.Table.from_arrow(gda.record_batch(host).to_device("cuda:0")), metadata)
+        cudf.DataFrame.from_pylibcudf = classmethod(broken_build)
+        """,
+}
+
+
+@pytest.mark.parametrize("breakage", list(BROKEN.values()), ids=list(BROKEN))
+def test_the_cudf_round_trip_fails_against_a_broken_stand_in(breakage):
+    sub(
+        """
+        import traceback, cudf, pylibcudf, godevarrow as gda
+        from cudf_round_trips import round_trip_keeps_names
+        """
+        + breakage
+        + """
+        try:
+            round_trip_keeps_names(cudf)
+        except AssertionError as e:
+            # the value check failed, not some other assert on the way
+            assert traceback.extract_tb(e.__traceback__)[-1].name == "assert_is_expected", traceback.format_exc()
+            print("ok")
+        else:
+            print("the round trip passed against a broken stand-in")
+        """
+    )
+
+
 def test_item8_to_cudf_carries_known_null_counts():
     sub(
         """
