@@ -24,26 +24,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MUST_WORK_ON_VALID = {"len", "null_count", "validate", "slice", "pyarrow"}
 
 
-# Cases where godevarrow's cast gives other values than pyarrow's cast of the
-# same input: product bugs the value comparison found, kept failing (strict)
-# until they are fixed.
-CAST_BUGS = {
-    "bool_sliced": "a cast of a bool array with an offset reads the bits from the wrong position "
-    "(gda.array(pa.array([True, None, False, True]).slice(1)) cast to string gives "
-    "[None, 'false', 'false'] instead of [None, 'false', 'true'])",
-    "float64_sliced": "a float64 array with an offset cast to int32 turns NaN into -2147483648 "
-    "(the unsliced array's NaN is refused, as pyarrow refuses it)",
-}
-
-
-def followup_param(name: str):
-    if name in CAST_BUGS:
-        return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=CAST_BUGS[name]))
-    return name
-
-
 @pytest.mark.fakecuda
-@pytest.mark.parametrize("name", [followup_param(n) for n in hostile.FOLLOWUPS])
+@pytest.mark.parametrize("name", list(hostile.FOLLOWUPS))
 def test_followups_of_an_accepted_input(name):
     result = run_hostile_case(name, timeout=120)
     assert result["exception"] is None, f"the input was not accepted:\n{result.get('traceback')}"
