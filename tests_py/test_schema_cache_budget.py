@@ -48,6 +48,14 @@ def test_a_schema_larger_than_the_byte_budget_is_imported_but_not_cached():
     )
     assert first is not second and first == second
     assert first.metadata == {b"k": b"A" * (24 * MiB)}
+    # its data is imported by the general path, twice alike
+    batch = pa.record_batch([pa.array([1, 2], pa.int8())], schema=pa.schema([big]))
+    for _ in range(2):
+        got = gda.record_batch(batch)
+        assert got.to_pyarrow().equals(batch, check_metadata=True)
+    del got
+    after = lib.debug_counters()
+    assert after.schema_cache_bytes <= SCHEMA_CACHE_BYTES
 
 
 _DROP_LARGE_SCHEMAS = """
