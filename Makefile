@@ -11,7 +11,7 @@ FAKECUDA := $(CURDIR)/tests_go/fakecuda/libfakecuda.so
 # The test suites run the CUDA paths against the strict fake driver.
 TEST_ENV := GODEVARROW_LIBCUDA=$(FAKECUDA) FAKECUDA_DEVICES=2
 
-.PHONY: all venv build fakecuda test test-gpu test-go test-py typecheck docs wheel test-wheel test-sdist test-pythons test-strict fuzz fuzz-smoke valgrind valgrind-if-present demo info bench bench-abi3 bench-compare profile lint fmt clean
+.PHONY: all venv build fakecuda test test-gpu test-go test-py typecheck docs wheel test-wheel test-sdist test-pythons test-strict fuzz fuzz-smoke stress valgrind valgrind-if-present demo info bench bench-abi3 bench-compare profile lint fmt clean
 
 all: build
 
@@ -53,12 +53,30 @@ fuzz:
 	  go test -run XXX -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*}/ || exit 1; \
 	done
 
-# CI machines have valgrind; elsewhere the run is skipped with a note.
+# CI machines have valgrind (.ci/run installs it), and under CI=true a
+# missing one fails the run; elsewhere the run is skipped with a note.
 valgrind-if-present:
-	@if command -v valgrind >/dev/null; then $(MAKE) -s valgrind; else echo "valgrind not installed: memcheck run skipped"; fi
+	@if command -v valgrind >/dev/null; then $(MAKE) -s valgrind; \
+	elif [ "$${CI:-}" = true ]; then echo "valgrind-if-present: valgrind is not installed, and CI=true needs the memcheck run (apt-get install valgrind)" >&2; exit 1; \
+	else echo "valgrind not installed: memcheck run skipped"; fi
 
 fuzz-smoke:
 	$(MAKE) -s fuzz FUZZTIME=5s
+
+# The async close paths, where a reader's Close races the producer's
+# deliveries, run STRESS_COUNT times under -race while a busy loop runs on
+# every core, so that the scheduler interleaves them in as many ways as it
+# can (.ci/run calls it after make test; 1000 runs take under a minute on 2 cores).
+STRESS_COUNT ?= 1000
+STRESS_RUN := TestAsync.*Close
+STRESS_PKGS := ./gosrc/cdevice/ ./tests_go/
+stress:
+	$(MAKE) -s -C tests_go/fakecuda
+	$(TEST_ENV) go test -race -count=1 -run '^$$' $(STRESS_PKGS)
+	@hogs=""; for i in $$(seq $$(nproc)); do (while :; do :; done) & hogs="$$hogs $$!"; done; \
+	trap 'kill $$hogs' EXIT; \
+	echo "stress: $(STRESS_COUNT) runs of $(STRESS_RUN) under -race with $$(nproc) busy loops"; \
+	$(TEST_ENV) go test -race -count=$(STRESS_COUNT) -run '$(STRESS_RUN)' $(STRESS_PKGS)
 
 # The CPythons godevarrow supports (requires-python in pyproject.toml), oldest first.
 SUPPORTED_PYTHONS := 3.10 3.11 3.12 3.13
