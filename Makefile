@@ -66,8 +66,8 @@ fuzz-smoke:
 # The async close paths, where a reader's Close races the producer's
 # deliveries, run STRESS_COUNT times under -race while a busy loop runs on
 # every core, so that the scheduler interleaves them in as many ways as it
-# can (.ci/run calls it after make test; 1000 runs take under a minute on 2 cores).
-STRESS_COUNT ?= 1000
+# can (.ci/run calls it after make test; 5000 runs take about half a minute on 2 busy cores).
+STRESS_COUNT ?= 5000
 STRESS_RUN := TestAsync.*Close
 STRESS_PKGS := ./gosrc/cdevice/ ./tests_go/
 stress:
