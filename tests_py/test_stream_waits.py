@@ -10,13 +10,16 @@ import pytest
 from conftest import run_python
 
 SELF_READING_PRODUCER = """
+import threading
 import pyarrow as pa, godevarrow as gda
 schema = pa.schema([("x", pa.int64())])
 fed = {}
 seen = []
+known = threading.Event()  # a read-ahead starts reading before `fed` is filled
 
 def batches():
     yield pa.record_batch({"x": [1]}, schema=schema)
+    known.wait(60)
     try:
         next(fed["stream"])  # the stream this generator feeds
     except gda.ArrowInvalid as e:
@@ -27,6 +30,7 @@ def batches():
 s = gda.stream(pa.RecordBatchReader.from_batches(schema, batches()))
 s = s.prefetch(2) if AHEAD else s
 fed["stream"] = s
+known.set()
 got = []
 try:
     for b in s:
