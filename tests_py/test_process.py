@@ -176,54 +176,90 @@ def test_a_read_that_holds_the_gil_fails_the_gil_release_check():
     assert "given while the read waited: 0" in out, out
 
 
+# A read interrupted by Ctrl-C. The producer's second batch waits on an Event
+# that the script sets only after the read was interrupted (10 s is a hang
+# guard), and prints a marker when it resumes; SIGINT is sent once the
+# producer waits and the main thread is inside blocking_read, so the order of
+# "interrupted" and the marker says whether the wait was cut short.
 CTRL_C = """
-import os, signal, threading, time
+import os, signal, sys, threading, time
 import pyarrow as pa, godevarrow as gda
 schema = pa.schema([("x", pa.int64())])
+inside, resume = threading.Event(), threading.Event()
 def gen():
     yield pa.record_batch({"x": [0]}, schema=schema)
-    time.sleep(2)
+    inside.set()
+    resume.wait(10)
+    print("producer resumed", flush=True)
     yield pa.record_batch({"x": [1]}, schema=schema)
 s = gda.stream(pa.RecordBatchReader.from_batches(schema, gen()))
 if PREFETCH:
     s = s.prefetch(1)
 next(s)
-threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
-start = time.perf_counter()
+
+def blocking_read():
+    return next(s)
+
+def in_blocking_read(frame):
+    while frame is not None and frame.f_code.co_name != "blocking_read":
+        frame = frame.f_back
+    return frame is not None
+
+def interrupt():
+    main = threading.main_thread().ident
+    inside.wait(30)
+    deadline = time.monotonic() + 30  # a hang guard: the script fails below if it runs out
+    while not in_blocking_read(sys._current_frames()[main]) and time.monotonic() < deadline:
+        time.sleep(0.001)
+    os.kill(os.getpid(), signal.SIGINT)
+
+threading.Thread(target=interrupt).start()
 try:
-    next(s)
-    print("not interrupted")
+    blocking_read()
+    print("not interrupted", flush=True)
 except KeyboardInterrupt:
-    print(f"interrupted after {time.perf_counter() - start:.2f}s")
-# the interrupted read is not lost: the next call returns it
+    print("interrupted", flush=True)
+resume.set()
+"""
+
+# read ahead: the batch read meanwhile is not lost, the next call returns it
+PREFETCH_TAIL = """
 b = next(s)
 print("then", b.to_pyarrow().column(0)[0].as_py())
 """
 
-
-def ctrl_c(prefetch: bool) -> tuple[float, str]:
-    r = run_python(f"PREFETCH = {prefetch}\n" + CTRL_C)
-    assert r.returncode == 0, r.stderr
-    assert "interrupted after" in r.stdout, r.stdout
-    return float(r.stdout.split("interrupted after ")[1].split("s")[0]), r.stdout
+# a direct read ran the producer on this thread, where the interrupt ended
+# it: the stream reports that it ended with an error
+DIRECT_TAIL = """
+try:
+    next(s)
+    print("then a batch")
+except gda.ArrowInvalid as e:
+    print("then:", repr(str(e)))  # one line
+"""
 
 
 def test_ctrl_c_interrupts_a_blocking_read_ahead_promptly():
     """Waiting on a read-ahead stream is interruptible: KeyboardInterrupt comes
-    within a fraction of a second, and the batch read meanwhile is kept."""
-    waited, out = ctrl_c(prefetch=True)
-    assert waited < 1.0, f"KeyboardInterrupt came after {waited}s of a 2s read"
-    assert "then 1" in out
+    while the producer still waits (before its marker), and the batch read
+    meanwhile is kept."""
+    r = run_python("PREFETCH = True\n" + CTRL_C + PREFETCH_TAIL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines == ["interrupted", "producer resumed", "then 1"], r.stdout
 
 
 def test_ctrl_c_during_a_direct_read_of_a_python_producer():
     """A direct read runs the producer's get_next on the calling thread, so a
-    Python producer is interrupted where it is (here in time.sleep) and
-    reports it; godevarrow raises the KeyboardInterrupt promptly."""
-    r = run_python("PREFETCH = False\n" + CTRL_C)
-    assert "interrupted after" in r.stdout, (r.stdout, r.stderr)
-    waited = float(r.stdout.split("interrupted after ")[1].split("s")[0])
-    assert waited < 1.0, waited
+    Python producer is interrupted where it is (here in its wait, which never
+    resumes) and reports it; godevarrow raises the KeyboardInterrupt."""
+    r = run_python("PREFETCH = False\n" + CTRL_C + DIRECT_TAIL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "interrupted", r.stdout
+    assert "producer resumed" not in lines, r.stdout
+    assert len(lines) == 2 and lines[1].startswith("then: "), r.stdout
+    assert "ended with an error on an earlier read" in lines[1] and "KeyboardInterrupt" in lines[1], r.stdout
 
 
 def test_threads_exchange_concurrently(leak_check):
