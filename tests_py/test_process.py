@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
-import time
 
 import godevarrow as gda
 import pyarrow as pa
