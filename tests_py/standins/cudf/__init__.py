@@ -1,24 +1,54 @@
 """A test-only stand-in for cudf (never shipped), over the pylibcudf
-stand-in: what godevarrow.cudf uses of cudf 25.08.
+stand-in: what godevarrow.cudf uses of cudf, at the version chosen by
+``CUDF_STANDIN_VERSION`` (rapidsai/cudf v25.08.00 or v26.08.00,
+python/cudf/cudf/core/dataframe.py and series.py unless said otherwise).
 
-- ``DataFrame.to_pylibcudf()`` returns ``(Table, {"columns": names})`` and
-  ``Series.to_pylibcudf()`` ``(Column, metadata)`` (cudf/core/dataframe.py,
-  cudf/core/series.py, ``to_pylibcudf``).
-- ``DataFrame.from_pylibcudf(table, metadata)`` names the columns from
-  ``metadata["columns"]`` (cudf/core/dataframe.py, ``from_pylibcudf``).
-- ``DataFrame.to_arrow()`` is a host ``pyarrow.Table`` with the column
-  names (cudf/core/dataframe.py, ``to_arrow``).
+- ``DataFrame.to_pylibcudf()`` returns ``(Table, {"index": index,
+  "columns": names})``, the columns as they are (zero-copy, a slice keeps its
+  offset); ``Series.to_pylibcudf()`` ``(Column, {"name": ..., "index": ...})``.
+- ``DataFrame.from_pylibcudf(table, metadata)`` checks the metadata keys
+  (25.08: ``columns`` and optionally ``index``; 26.08: also
+  ``child_names``), builds its columns through a dict ``{name: column}``
+  (duplicate names collapse), and without an index has as many rows as its
+  first column (none without columns). 26.08 first normalises what cuDF
+  does not hold (``_normalize_types_column`` in core/column/column.py: date32
+  becomes timestamp[s], a null-type column an all-null string column).
+- ``DataFrame.columns = names`` refuses duplicates ("Duplicate column names
+  are not allowed") and then other lengths ("Length mismatch: ...").
+- ``DataFrame.iloc[a:b]``/``Series.iloc[a:b]`` slice without copying (the
+  columns' offset moves, cudf::slice).
+- ``DataFrame.to_arrow()`` is a host ``pyarrow.Table`` of the rows as cuDF
+  holds them (core/frame.py ``to_arrow``), every field nullable.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
-import godevarrow as gda
 import pyarrow as pa
 import pylibcudf
+from pylibcudf import _column_from_arrow, _to_arrow
 
-__version__ = "25.08.00"
+__version__ = pylibcudf.__version__
+
+
+class RangeIndex:
+    def __init__(self, n: int) -> None:
+        self._n = int(n)
+
+    def __len__(self) -> int:
+        return self._n
+
+
+class _ILoc:
+    def __init__(self, obj: Any) -> None:
+        self._obj = obj
+
+    def __getitem__(self, key: slice) -> Any:
+        if not isinstance(key, slice) or key.step not in (None, 1):
+            raise NotImplementedError("the stand-in slices rows with a[b:c] only")
+        start, stop, _ = key.indices(len(self._obj))
+        return self._obj._sliced(start, stop)
 
 
 class Series:
@@ -26,44 +56,127 @@ class Series:
         self._column = column
         self.name = name
 
+    def __len__(self) -> int:
+        return self._column.size()
+
+    @property
+    def iloc(self) -> _ILoc:
+        return _ILoc(self)
+
+    def _sliced(self, start: int, stop: int) -> Series:
+        return Series(self._column.sliced(start, stop), self.name)
+
     def to_pylibcudf(self) -> tuple[pylibcudf.Column, dict[str, Any]]:
-        return self._column, {"name": self.name}
+        return self._column, {"name": self.name, "index": RangeIndex(len(self))}
 
     @property
     def null_count(self) -> int:
         return self._column.null_count()
 
+    def to_arrow(self) -> pa.Array:
+        return _to_arrow(self._column)
+
 
 class DataFrame:
     def __init__(self, data: Any = None) -> None:
-        self._names: list[Any] = []
-        self._table = pylibcudf.Table([])
+        self._data: dict[Any, pylibcudf.Column] = {}
+        self._index = RangeIndex(0)
         if data is not None:
             host = pa.record_batch(data) if isinstance(data, dict) else data
-            self._table = pylibcudf.Table.from_arrow(gda.record_batch(host).to_device("cuda:0"))
-            self._names = list(pa.record_batch(host).schema.names)
+            for name, arr in zip(host.schema.names, host.columns):
+                self._data[name] = _column_from_arrow(arr, keep_mask=arr.null_count > 0)
+            self._index = RangeIndex(host.num_rows)
+
+    def __len__(self) -> int:
+        return len(self._index)
 
     @property
     def columns(self) -> list[Any]:
-        return list(self._names)
+        return list(self._data)
 
     @columns.setter
     def columns(self, names: list[Any]) -> None:
-        self._names = list(names)
+        names = list(names)
+        if len(set(names)) != len(names):
+            raise ValueError("Duplicate column names are not allowed")
+        if len(names) != len(self._data):
+            raise ValueError(f"Length mismatch: expected {len(self._data)} elements, got {len(names)} elements")
+        self._data = dict(zip(names, self._data.values()))
+
+    @property
+    def iloc(self) -> _ILoc:
+        return _ILoc(self)
+
+    def _sliced(self, start: int, stop: int) -> DataFrame:
+        out = DataFrame()
+        out._data = {k: c.sliced(start, stop) for k, c in self._data.items()}
+        out._index = RangeIndex(max(0, stop - start))
+        return out
 
     def __getitem__(self, name: Any) -> Series:
-        return Series(self._table.columns()[self._names.index(name)], name)
+        return Series(self._data[name], name)
+
+    @property
+    def index(self) -> RangeIndex:
+        return self._index
 
     def to_pylibcudf(self) -> tuple[pylibcudf.Table, dict[str, Any]]:
-        return self._table, {"columns": list(self._names)}
+        return pylibcudf.Table(list(self._data.values())), {"index": self._index, "columns": list(self._data)}
 
     @classmethod
-    def from_pylibcudf(cls, table: pylibcudf.Table, metadata: dict[str, Any]) -> DataFrame:
+    def from_pylibcudf(cls, table: pylibcudf.Table, metadata: Optional[dict[str, Any]] = None) -> DataFrame:
+        allowed = {"columns", "child_names", "index"} if pylibcudf.VERSION >= (26, 8) else {"columns", "index"}
+        if not (isinstance(metadata, dict) and "columns" in metadata and not set(metadata) - allowed):
+            raise ValueError("Must pass a metadata dict with column names and optionally indices only")
+        columns = table.columns()
+        if pylibcudf.VERSION >= (26, 8):
+            columns = [_normalize_types_column(c) for c in columns]
         df = cls()
-        df._table = table
-        df._names = list(metadata["columns"])
+        # ColumnAccessor({name: cudf_col for name, cudf_col in zip(...)})
+        df._data = {name: col for name, col in zip(metadata["columns"], columns, strict=True)}
+        index = metadata.get("index")
+        df._index = index if index is not None else RangeIndex(columns[0].size() if columns else 0)
         return df
 
     def to_arrow(self) -> pa.Table:
-        host = gda.record_batch(self._table).to_device("cpu").to_pyarrow()
-        return pa.Table.from_batches([host]).rename_columns([str(n) for n in self._names])
+        arrays = [_to_arrow(c) for c in self._data.values()]
+        fields = [pa.field(str(n), a.type) for n, a in zip(self._data, arrays)]
+        return pa.Table.from_arrays(arrays, schema=pa.schema(fields)) if arrays else pa.table({})
+
+
+def _normalize_types_column(col: pylibcudf.Column) -> pylibcudf.Column:
+    """26.08 core/column/column.py ``_normalize_types_column``: TIMESTAMP_DAYS
+    is cast to TIMESTAMP_SECONDS, EMPTY becomes an all-null string column,
+    children are normalised too."""
+    kind = col.type().id()
+    if kind == "fixed" and col.type().arrow == pa.date32():
+        return _column_from_arrow(_to_arrow(col).cast(pa.timestamp("s")), keep_mask=col.nullable())
+    if kind == "empty":
+        return _column_from_arrow(pa.nulls(col.size(), pa.string()))
+    if kind in ("struct", "list") and any(_needs_normalizing(c) for c in col.children()):
+        return _column_from_arrow(_normalized_arrow(_to_arrow(col)), keep_mask=col.nullable())
+    return col
+
+
+def _needs_normalizing(col: pylibcudf.Column) -> bool:
+    kind = col.type().id()
+    if kind == "empty" or (kind == "fixed" and col.type().arrow == pa.date32()):
+        return True
+    return any(_needs_normalizing(c) for c in col.children())
+
+
+def _normalized_arrow(arr: pa.Array) -> pa.Array:
+    def norm(t: pa.DataType) -> pa.DataType:
+        if t == pa.date32():
+            return pa.timestamp("s")
+        if pa.types.is_null(t):
+            return pa.string()
+        if pa.types.is_struct(t):
+            return pa.struct([f.with_type(norm(f.type)) for f in t])
+        if pa.types.is_list(t):
+            return pa.list_(t.value_field.with_type(norm(t.value_type)))
+        return t
+
+    return arr.cast(norm(arr.type))
+
+
