@@ -336,7 +336,8 @@ def _refusal(path: str, t: Any, pa: Any, string_views: bool) -> Optional[str]:
     from_arrow_device), with the cast that would work; None when it can."""
     if pa.types.is_dictionary(t):
         if not pa.types.is_signed_integer(t.index_type):
-            return f"{path} is {t}: cuDF needs signed dictionary indices; cast to pa.dictionary(pa.int32(), {t.value_type})"
+            signed = f"dictionary<values={t.value_type}, indices=int32>"
+            return f"{path} is {t}, which cuDF cannot hold (unsigned indices): cast to {signed}"
         return _refusal(f"{path} (dictionary values)", t.value_type, pa, string_views)
     if pa.types.is_struct(t):
         for f in t:

@@ -69,6 +69,15 @@ VERSION = tuple(int(p) for p in _VERSION.split("."))
 
 CPU, CUDA, CUDA_HOST, CUDA_MANAGED = 1, 2, 3, 13
 
+# the current CUDA device (cudaSetDevice): where new columns are made and
+# what an export stamps as its device_id
+_CURRENT = [0]
+
+
+def set_current_device(device: int) -> None:
+    """Test-only: cudaSetDevice (cupy.cuda.Device(n).use() in a real program)."""
+    _CURRENT[0] = device
+
 _GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
 _GetPointer.restype = ctypes.c_void_p
 _GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
@@ -117,7 +126,7 @@ def _upload(data: bytes) -> Optional[_Buf]:
     if not data:
         return None
     host = pa.Array.from_buffers(pa.uint8(), len(data), [None, pa.py_buffer(data)])
-    dev = gda.array(host).to_device("cuda:0")
+    dev = gda.array(host).to_device(f"cuda:{_CURRENT[0]}")
     _s, cap = dev.__arrow_c_device_array__()
     return _Buf(_struct(cap).array.buffers[1], (dev, cap))
 
@@ -275,7 +284,7 @@ class Table:
             # arrow_table(ArrowSchema&&, ArrowDeviceArray&&), case
             # ARROW_DEVICE_CPU: from_arrow_host copies the data to the
             # device; the schema is only read (the capsule frees it)
-            host = gda.record_batch(_Pair(s, a)).to_device("cuda:0")
+            host = gda.record_batch(_Pair(s, a)).to_device(f"cuda:{_CURRENT[0]}")
             return _table_from_device(*host.__arrow_c_device_array__(), internal=True)
         return _table_from_device(s, a)
 
@@ -371,7 +380,7 @@ def _column_from_arrow(arr: pa.Array, keep_mask: bool = True) -> Column:
     if not keep_mask and arr.null_count == 0 and arr.buffers()[0] is not None:
         arr = pa.Array.from_buffers(arr.type, len(arr), [None, *arr.buffers()[1:]], 0)
     batch = pa.RecordBatch.from_arrays([arr], ["x"])
-    dev = gda.record_batch(batch).to_device("cuda:0")
+    dev = gda.record_batch(batch).to_device(f"cuda:{_CURRENT[0]}")
     col = _table_from_device(*dev.__arrow_c_device_array__(), internal=True).columns()[0]
     _count_nulls(col)
     return col
@@ -531,7 +540,7 @@ def _export(top: _ExportedArray, owner: Any) -> object:
     _LIVE[key] = [0, keep]
     dev = ArrowDeviceArray()
     dev.array = _build(top, key, keep)
-    dev.device_id, dev.device_type = 0, CUDA
+    dev.device_id, dev.device_type = _CURRENT[0], CUDA
     capsule = _CapsuleNew(ctypes.addressof(dev), b"arrow_device_array", None)
     return gil_producer.wrap(capsule, owner)
 
