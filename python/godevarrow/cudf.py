@@ -245,7 +245,18 @@ def _all_nullable(t: Any, pa: Any) -> Any:
     return t
 
 
-def _restored(batch: RecordBatch, names: list[str], given: Any) -> RecordBatch:
+def _named(t: Any, dtype: Any, pa: Any) -> Any:
+    """``t`` with the nested names cuDF keeps in its dtype (StructDtype.fields,
+    ListDtype.element_type) where its export has empty ones."""
+    fields = getattr(dtype, "fields", None)
+    if pa.types.is_struct(t) and isinstance(fields, dict) and len(fields) == t.num_fields:
+        return pa.struct([f.with_name(str(n)).with_type(_named(f.type, d, pa)) for f, (n, d) in zip(t, fields.items())])
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_named(t.value_type, getattr(dtype, "element_type", None), pa)))
+    return t
+
+
+def _restored(batch: RecordBatch, names: list[str], given: Any, dtypes: list[Any]) -> RecordBatch:
     """The batch with the names cuDF dropped, each field as ``given`` had it
     where cuDF's type is still the one it made of it (else all-nullable, as
     ``df.to_arrow()``)."""
@@ -261,7 +272,7 @@ def _restored(batch: RecordBatch, names: list[str], given: Any) -> RecordBatch:
                 continue
             fields.append(old.with_nullable(True))
             continue
-        fields.append(pa.field(str(name), _all_nullable(f.type, pa)))
+        fields.append(pa.field(str(name), _all_nullable(_named(f.type, dtypes[i], pa), pa)))
     target = pa.schema(fields, metadata=given.metadata if given is not None and given.names == names else None)
     if target.equals(got, check_metadata=True):
         return batch
@@ -284,9 +295,7 @@ def _same_storage(want: Any, got: Any, pa: Any) -> bool:
     """Whether ``want`` differs from ``got`` in names and nullability only
     (a relabel, which array_cast does anywhere)."""
     if pa.types.is_struct(want) and pa.types.is_struct(got):
-        return want.num_fields == got.num_fields and all(
-            _same_storage(w.type, g.type, pa) for w, g in zip(want, got)
-        )
+        return want.num_fields == got.num_fields and all(_same_storage(w.type, g.type, pa) for w, g in zip(want, got))
     if pa.types.is_list(want) and pa.types.is_list(got):
         return _same_storage(want.value_type, got.value_type, pa)
     return bool(want == got)
@@ -316,7 +325,11 @@ def from_cudf(obj: Any) -> Union[RecordBatch, Array]:
     cudf, plc = _cudf()
     if isinstance(obj, cudf.Series):
         column, _meta = obj.to_pylibcudf()
-        return array(_Stamped(_unsliced(column)))
+        arr = array(_Stamped(_unsliced(column)))
+        pa = require("pyarrow", "godevarrow.cudf")
+        got = pa.field(arr.schema)
+        want = got.with_nullable(True).with_type(_all_nullable(_named(got.type, getattr(obj, "dtype", None), pa), pa))
+        return arr if want.equals(got) else Array(_lib.array_cast(arr._h, schema(want)._h))
     if not isinstance(obj, cudf.DataFrame):
         raise TypeError(f"from_cudf() takes a cudf.DataFrame or cudf.Series, not {type(obj).__name__}")
     table, _meta = obj.to_pylibcudf()
@@ -325,28 +338,29 @@ def from_cudf(obj: Any) -> Union[RecordBatch, Array]:
     if any(a is not b for a, b in zip(fixed, columns)):
         table = plc.Table(fixed)
     names = [str(c) for c in obj.columns]
-    return _restored(record_batch(_Stamped(table)), names, _GIVEN.get(id(obj)))
+    dtypes = [getattr(obj[c], "dtype", None) for c in obj.columns]
+    return _restored(record_batch(_Stamped(table)), names, _GIVEN.get(id(obj)), dtypes)
 
 
 # ------------------------------------------------------------------ to_cudf
 
 
-def _refusal(path: str, t: Any, pa: Any, string_views: bool) -> Optional[str]:
+def _refusal(path: str, t: Any, pa: Any) -> Optional[str]:
     """Why cuDF cannot take ``t`` (libcudf's arrow_to_cudf_type and
     from_arrow_device), with the cast that would work; None when it can."""
     if pa.types.is_dictionary(t):
         if not pa.types.is_signed_integer(t.index_type):
             signed = f"dictionary<values={t.value_type}, indices=int32>"
             return f"{path} is {t}, which cuDF cannot hold (unsigned indices): cast to {signed}"
-        return _refusal(f"{path} (dictionary values)", t.value_type, pa, string_views)
+        return _refusal(f"{path} (dictionary values)", t.value_type, pa)
     if pa.types.is_struct(t):
         for f in t:
-            why = _refusal(f"{path}.{f.name}", f.type, pa, string_views)
+            why = _refusal(f"{path}.{f.name}", f.type, pa)
             if why:
                 return why
         return None
     if pa.types.is_list(t):
-        return _refusal(f"{path}[]", t.value_type, pa, string_views)
+        return _refusal(f"{path}[]", t.value_type, pa)
     ok = (
         pa.types.is_null(t)
         or pa.types.is_boolean(t)
@@ -359,7 +373,7 @@ def _refusal(path: str, t: Any, pa: Any, string_views: bool) -> Optional[str]:
         or pa.types.is_string(t)
         or pa.types.is_large_string(t)
         or (pa.types.is_decimal(t) and t.bit_width <= 128)
-        or (pa.types.is_string_view(t) and string_views)
+        or pa.types.is_string_view(t)  # converted to strings for cuDF < 26.04
     )
     if ok:
         return None
@@ -431,8 +445,7 @@ def _flattened(rb: RecordBatch, pa: Any) -> RecordBatch:
     from_arrow_device reads the children only (their offsets and masks), so
     the struct's nulls and offset are merged into the children (a host
     round trip; pyarrow's StructArray.flatten)."""
-    host = rb.to_device("cpu").to_pyarrow()
-    struct = host.to_struct_array() if isinstance(host, pa.RecordBatch) else host
+    struct = Array(rb._h).to_device("cpu").to_pyarrow()
     flat = pa.RecordBatch.from_arrays(struct.flatten(), schema=pa.schema(list(struct.type)))
     return record_batch(flat).to_device(rb.device)
 
@@ -464,14 +477,17 @@ def to_cudf(batch: Any) -> Any:
         raise ValueError(f"to_cudf: duplicate column names {duplicates}: a cuDF DataFrame holds one column per name")
     views = _version(getattr(cudf, "__version__", "0")) >= STRING_VIEW_CUDF
     for f in given:
-        why = _refusal(repr(f.name), f.type, pa, views)
+        why = _refusal(repr(f.name), f.type, pa)
         if why:
             raise GodevarrowTypeError(f"to_cudf: column {why}")
     if rb.device_type == DeviceType.CPU:
         rb = rb.to_device("cuda:0")  # cuDF copies host data anyway, and releases it without the GIL
     wanted = pa.schema([f.with_type(_without_views(f.type, pa)) for f in given])
     if not views and not wanted.equals(given):
-        rb = RecordBatch(_lib.array_cast(rb.to_device("cpu")._h, schema(wanted)._h)).to_device(rb.device)
+        # a host round trip through pyarrow's cast (godevarrow's array_cast
+        # leaves a string view as it is)
+        host = Array(rb._h).to_device("cpu").to_pyarrow().cast(pa.struct(list(wanted)))
+        rb = record_batch(pa.RecordBatch.from_struct_array(host)).to_device(rb.device)
     # libcudf copies null_count verbatim and reads -1 as "no nulls": count
     # the unknown ones first (a device-to-host copy of those bitmaps)
     rb = RecordBatch(_lib.array_known_null_counts(rb._h))

@@ -32,6 +32,28 @@ from pylibcudf import _column_from_arrow, _to_arrow
 __version__ = pylibcudf.__version__
 
 
+class StructDtype:
+    """cudf.StructDtype: ``fields`` maps the field names to their dtypes."""
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        self.fields = fields
+
+
+class ListDtype:
+    """cudf.ListDtype: ``element_type`` is the dtype of the elements."""
+
+    def __init__(self, element_type: Any) -> None:
+        self.element_type = element_type
+
+
+def _dtype_of(t: Any) -> Any:
+    if pa.types.is_struct(t):
+        return StructDtype({f.name: _dtype_of(f.type) for f in t})
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return ListDtype(_dtype_of(t.value_type))
+    return t  # the pyarrow type stands for the numpy/pandas dtype
+
+
 class RangeIndex:
     def __init__(self, n: int) -> None:
         self._n = int(n)
@@ -52,9 +74,10 @@ class _ILoc:
 
 
 class Series:
-    def __init__(self, column: pylibcudf.Column, name: Any = None) -> None:
+    def __init__(self, column: pylibcudf.Column, name: Any = None, dtype: Any = None) -> None:
         self._column = column
         self.name = name
+        self.dtype = dtype
 
     def __len__(self) -> int:
         return self._column.size()
@@ -64,7 +87,7 @@ class Series:
         return _ILoc(self)
 
     def _sliced(self, start: int, stop: int) -> Series:
-        return Series(self._column.sliced(start, stop), self.name)
+        return Series(self._column.sliced(start, stop), self.name, self.dtype)
 
     def to_pylibcudf(self) -> tuple[pylibcudf.Column, dict[str, Any]]:
         return self._column, {"name": self.name, "index": RangeIndex(len(self))}
@@ -80,12 +103,21 @@ class Series:
 class DataFrame:
     def __init__(self, data: Any = None) -> None:
         self._data: dict[Any, pylibcudf.Column] = {}
+        self._dtypes: dict[Any, Any] = {}
         self._index = RangeIndex(0)
         if data is not None:
             host = pa.record_batch(data) if isinstance(data, dict) else data
             for name, arr in zip(host.schema.names, host.columns):
+                arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
                 self._data[name] = _column_from_arrow(arr, keep_mask=arr.null_count > 0)
+                self._dtypes[name] = _dtype_of(arr.type)
             self._index = RangeIndex(host.num_rows)
+
+    @classmethod
+    def from_arrow(cls, table: pa.Table) -> DataFrame:
+        """A frame holding a copy of ``table`` (struct field names kept in the
+        dtypes, as cudf's ``from_arrow``)."""
+        return cls(table)
 
     def __len__(self) -> int:
         return len(self._index)
@@ -101,6 +133,7 @@ class DataFrame:
             raise ValueError("Duplicate column names are not allowed")
         if len(names) != len(self._data):
             raise ValueError(f"Length mismatch: expected {len(self._data)} elements, got {len(names)} elements")
+        self._dtypes = dict(zip(names, [self._dtypes.get(k) for k in self._data]))
         self._data = dict(zip(names, self._data.values()))
 
     @property
@@ -110,11 +143,12 @@ class DataFrame:
     def _sliced(self, start: int, stop: int) -> DataFrame:
         out = DataFrame()
         out._data = {k: c.sliced(start, stop) for k, c in self._data.items()}
+        out._dtypes = dict(self._dtypes)
         out._index = RangeIndex(max(0, stop - start))
         return out
 
     def __getitem__(self, name: Any) -> Series:
-        return Series(self._data[name], name)
+        return Series(self._data[name], name, self._dtypes.get(name))
 
     @property
     def index(self) -> RangeIndex:
@@ -178,5 +212,3 @@ def _normalized_arrow(arr: pa.Array) -> pa.Array:
         return t
 
     return arr.cast(norm(arr.type))
-
-

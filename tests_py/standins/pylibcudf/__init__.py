@@ -78,6 +78,7 @@ def set_current_device(device: int) -> None:
     """Test-only: cudaSetDevice (cupy.cuda.Device(n).use() in a real program)."""
     _CURRENT[0] = device
 
+
 _GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
 _GetPointer.restype = ctypes.c_void_p
 _GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
@@ -376,7 +377,8 @@ def _to_arrow(col: Column) -> pa.Array:
 def _column_from_arrow(arr: pa.Array, keep_mask: bool = True) -> Column:
     """A new column holding ``arr`` at offset 0 (what libcudf's factories and
     copies make)."""
-    arr = pa.concat_arrays([arr]) if arr.offset else arr
+    # compact, children included (a copy's children start at offset 0)
+    arr = pa.concat_arrays([arr])
     if not keep_mask and arr.null_count == 0 and arr.buffers()[0] is not None:
         arr = pa.Array.from_buffers(arr.type, len(arr), [None, *arr.buffers()[1:]], 0)
     batch = pa.RecordBatch.from_arrays([arr], ["x"])
@@ -758,4 +760,3 @@ def _string_view(arr: Any, n: int, off: int, skip_mask: bool, holder: _Holder) -
             values.append(_read(data[index] + start, size))
     host = pa.array(values, pa.binary()).cast(pa.string())
     return _column_from_arrow(host)
-
