@@ -458,7 +458,7 @@ def to_cudf(batch: Any) -> Any:
     Zero-copy for device data: cuDF takes the batch's buffers, so a write
     through the DataFrame changes what the batch reads, and the other way
     round, with no event (order such writes yourself). Copied first: host
-    data (to the current CUDA device), booleans (cuDF converts them to a
+    data (to ``cuda:0``), booleans (cuDF converts them to a
     byte per value), string views for cuDF < 26.04 and a top-level struct
     with nulls of its own. Types cuDF cannot hold (large_list, binary,
     float16, time, map, unsigned dictionary indices, ...) raise
