@@ -121,11 +121,13 @@ _CapsuleNew.restype = ctypes.py_object
 _CapsuleNew.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 
-@_SCHEMA_RELEASE
-def _release_nothing(s: Any) -> None:
+def _clear_release(s: Any) -> None:
     # the schema handed to libcudf owns nothing: its strings and children
     # belong to the real export, which godevarrow frees itself
     s.contents.release = None
+
+
+_release_nothing = _SCHEMA_RELEASE(_clear_release)
 
 
 class _Handover:
