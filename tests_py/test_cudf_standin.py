@@ -279,7 +279,12 @@ TYPES_CUDF_CANNOT_TAKE = {
     "map": ("pa.array([[('k', 1)]], pa.map_(pa.string(), pa.int64()))", "cast to list<"),
     "unsigned-dictionary": (
         "pa.DictionaryArray.from_arrays(pa.array([0], pa.uint8()), pa.array(['x']))",
-        "indices=int32",
+        "decode it (cast to string)",
+    ),
+    # libcudf takes it, then cudf's from_pylibcudf has no dtype for it
+    "dictionary": (
+        "pa.DictionaryArray.from_arrays(pa.array([0], pa.int32()), pa.array(['x']))",
+        "then .astype('category') in cuDF",
     ),
     "nested-binary": ("pa.array([{'b': b'x'}], pa.struct([('b', pa.binary())]))", "'v'.b is binary"),
 }
@@ -441,4 +446,22 @@ def test_to_cudf_memory_stays_flat_over_many_calls():
         print("ok")
         """,
         timeout=600,
+    )
+
+
+def test_from_cudf_says_categoricals_arrive_as_codes(version):
+    sub(
+        """
+        import warnings, cudf, godevarrow.cudf as gcudf
+        df = cudf.DataFrame({"c": [0, 1, 0], "n": [1.0, 2.0, 3.0]})
+        cudf.as_categorical(df, "c", ["x", "y"])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            batch = gcudf.from_cudf(df)
+        said = [str(w.message) for w in caught]
+        assert said == ["from_cudf: categorical columns arrive as their integer codes: ['c']"], said
+        assert batch.to_pyarrow().column(0).to_pylist() == [0, 1, 0]
+        print("ok")
+        """,
+        version,
     )

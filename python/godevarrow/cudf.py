@@ -341,6 +341,10 @@ def from_cudf(obj: Any) -> Union[RecordBatch, Array]:
         table = plc.Table(fixed)
     names = [str(c) for c in obj.columns]
     dtypes = [getattr(obj[c], "dtype", None) for c in obj.columns]
+    codes = [n for n, d in zip(names, dtypes) if hasattr(d, "categories") and hasattr(d, "ordered")]
+    if codes:
+        # cuDF exports a categorical column as its codes (ColumnBase.to_pylibcudf)
+        warnings.warn(f"from_cudf: categorical columns arrive as their integer codes: {codes}", stacklevel=2)
     return _restored(record_batch(_Stamped(table)), names, _GIVEN.get(id(obj)), dtypes)
 
 
@@ -351,10 +355,12 @@ def _refusal(path: str, t: Any, pa: Any) -> Optional[str]:
     """Why cuDF cannot take ``t`` (libcudf's arrow_to_cudf_type and
     from_arrow_device), with the cast that would work; None when it can."""
     if pa.types.is_dictionary(t):
-        if not pa.types.is_signed_integer(t.index_type):
-            signed = f"dictionary<values={t.value_type}, indices=int32>"
-            return f"{path} is {t}, which cuDF cannot hold (unsigned indices): cast to {signed}"
-        return _refusal(f"{path} (dictionary values)", t.value_type, pa)
+        # libcudf takes signed indices only, and cudf's from_pylibcudf has no
+        # dtype for a dictionary column (KeyError) in 25.08 to 26.08
+        return (
+            f"{path} is {t}, which cuDF cannot hold: decode it (cast to {t.value_type}), "
+            "then .astype('category') in cuDF"
+        )
     if pa.types.is_struct(t):
         for f in t:
             why = _refusal(f"{path}.{f.name}", f.type, pa)
@@ -463,7 +469,7 @@ def to_cudf(batch: Any) -> Any:
     data (to ``cuda:0``), booleans (cuDF converts them to a
     byte per value), string views for cuDF < 26.04 and a top-level struct
     with nulls of its own. Types cuDF cannot hold (large_list, binary,
-    float16, time, map, unsigned dictionary indices, ...) raise
+    float16, time, map, dictionaries, ...) raise
     `GodevarrowTypeError` naming the column and the cast that works, and
     duplicate column names raise ``ValueError``, before anything is handed
     over."""

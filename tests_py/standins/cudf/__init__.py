@@ -10,9 +10,14 @@ python/cudf/cudf/core/dataframe.py and series.py unless said otherwise).
   (25.08: ``columns`` and optionally ``index``; 26.08: also
   ``child_names``), builds its columns through a dict ``{name: column}``
   (duplicate names collapse), and without an index has as many rows as its
-  first column (none without columns). 26.08 first normalises what cuDF
-  does not hold (``_normalize_types_column`` in core/column/column.py: date32
-  becomes timestamp[s], a null-type column an all-null string column).
+  first column (none without columns). Each column is first normalised, at
+  any depth (25.08: ``ColumnBase.from_pylibcudf`` in core/column/column.py,
+  date32 becomes timestamp[s], a null-type column an all-null int8 column;
+  26.08: ``_normalize_types_column`` there, the same but an all-null string
+  column), then given a dtype by ``dtype_from_pylibcudf_column``
+  (utils/dtypes.py): struct fields are named "0", "1", ..., and a dictionary
+  column has none (``KeyError``: DICTIONARY32 is not in
+  ``PYLIBCUDF_TO_SUPPORTED_NUMPY_TYPES``).
 - ``DataFrame.columns = names`` refuses duplicates ("Duplicate column names
   are not allowed") and then other lengths ("Length mismatch: ...").
 - ``DataFrame.iloc[a:b]``/``Series.iloc[a:b]`` slice without copying (the
@@ -52,6 +57,22 @@ def _dtype_of(t: Any) -> Any:
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         return ListDtype(_dtype_of(t.value_type))
     return t  # the pyarrow type stands for the numpy/pandas dtype
+
+
+class CategoricalDtype:
+    """cudf.CategoricalDtype (core/dtypes.py): ``categories`` and ``ordered``.
+    A categorical column is its codes column with this dtype: what
+    ``ColumnBase.to_pylibcudf`` exports (core/column/column.py, 25.08:
+    ``col = self.base_children[0]``)."""
+
+    def __init__(self, categories: Any, ordered: bool = False) -> None:
+        self.categories = categories
+        self.ordered = ordered
+
+
+def as_categorical(df: DataFrame, name: Any, categories: list[Any]) -> None:
+    """Test-only: make column ``name`` (integer codes) a categorical."""
+    df._dtypes[name] = CategoricalDtype(categories)
 
 
 class RangeIndex:
@@ -162,12 +183,12 @@ class DataFrame:
         allowed = {"columns", "child_names", "index"} if pylibcudf.VERSION >= (26, 8) else {"columns", "index"}
         if not (isinstance(metadata, dict) and "columns" in metadata and not set(metadata) - allowed):
             raise ValueError("Must pass a metadata dict with column names and optionally indices only")
-        columns = table.columns()
-        if pylibcudf.VERSION >= (26, 8):
-            columns = [_normalize_types_column(c) for c in columns]
+        columns = [_normalize_types_column(c) for c in table.columns()]
+        dtypes = [_dtype_from_column(c) for c in columns]
         df = cls()
         # ColumnAccessor({name: cudf_col for name, cudf_col in zip(...)})
         df._data = {name: col for name, col in zip(metadata["columns"], columns, strict=True)}
+        df._dtypes = {name: dtype for name, dtype in zip(metadata["columns"], dtypes)}
         index = metadata.get("index")
         df._index = index if index is not None else RangeIndex(columns[0].size() if columns else 0)
         return df
@@ -179,17 +200,20 @@ class DataFrame:
 
 
 def _normalize_types_column(col: pylibcudf.Column) -> pylibcudf.Column:
-    """26.08 core/column/column.py ``_normalize_types_column``: TIMESTAMP_DAYS
-    is cast to TIMESTAMP_SECONDS, EMPTY becomes an all-null string column,
-    children are normalised too."""
+    """TIMESTAMP_DAYS is cast to TIMESTAMP_SECONDS; EMPTY becomes an all-null
+    int8 (25.08, ``ColumnBase.from_pylibcudf``) or string (26.08,
+    ``_normalize_types_column``) column; children too."""
     kind = col.type().id()
     if kind == "fixed" and col.type().arrow == pa.date32():
         return _column_from_arrow(_to_arrow(col).cast(pa.timestamp("s")), keep_mask=col.nullable())
     if kind == "empty":
-        return _column_from_arrow(pa.nulls(col.size(), pa.string()))
+        return _column_from_arrow(pa.nulls(col.size(), _EMPTY_AS))
     if kind in ("struct", "list") and any(_needs_normalizing(c) for c in col.children()):
         return _column_from_arrow(_normalized_arrow(_to_arrow(col)), keep_mask=col.nullable())
     return col
+
+
+_EMPTY_AS = pa.string() if pylibcudf.VERSION >= (26, 8) else pa.int8()
 
 
 def _needs_normalizing(col: pylibcudf.Column) -> bool:
@@ -204,7 +228,7 @@ def _normalized_arrow(arr: pa.Array) -> pa.Array:
         if t == pa.date32():
             return pa.timestamp("s")
         if pa.types.is_null(t):
-            return pa.string()
+            return _EMPTY_AS
         if pa.types.is_struct(t):
             return pa.struct([f.with_type(norm(f.type)) for f in t])
         if pa.types.is_list(t):
@@ -212,3 +236,17 @@ def _normalized_arrow(arr: pa.Array) -> pa.Array:
         return t
 
     return arr.cast(norm(arr.type))
+
+
+def _dtype_from_column(col: pylibcudf.Column) -> Any:
+    """utils/dtypes.py ``dtype_from_pylibcudf_column``."""
+    kind = col.type().id()
+    if kind == "list":
+        return ListDtype(_dtype_from_column(col.children()[1]))
+    if kind == "struct":
+        return StructDtype({str(i): _dtype_from_column(c) for i, c in enumerate(col.children())})
+    if kind == "dictionary":
+        raise KeyError("<TypeId.DICTIONARY32: 27>")  # PYLIBCUDF_TO_SUPPORTED_NUMPY_TYPES[tid]
+    if kind == "string":
+        return pa.string()
+    return col.type().arrow
