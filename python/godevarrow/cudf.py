@@ -214,8 +214,11 @@ _GIVEN: dict[int, Any] = {}
 
 def _remember(df: Any, given: Any) -> None:
     key = id(df)
+    try:
+        weakref.finalize(df, _GIVEN.pop, key, None)
+    except TypeError:  # a frame without weak references: nothing to forget it by
+        return
     _GIVEN[key] = given
-    weakref.finalize(df, _GIVEN.pop, key, None)
 
 
 def _cuda_view(t: Any, pa: Any) -> Any:
