@@ -135,8 +135,9 @@ class _Handover:
     shallow copy of its schema whose release frees nothing. libcudf moves
     the schema into its arrow_array_container and never releases it
     (arrow_data_structures.cpp in cuDF 25.08 to 26.08): a real schema would
-    leak once per call. It reads the schema only while it builds its views,
-    so the real one (``self.keep``) is freed once ``from_arrow`` returns."""
+    leak once per call. It reads the schema only while it builds its views
+    (pylibcudf never asks an arrow_table for its schema back), so the real
+    one (``self.keep``) is freed once ``from_arrow`` returns."""
 
     def __init__(self, batch: RecordBatch) -> None:
         self.keep, self.array = batch.__arrow_c_device_array__()
@@ -482,8 +483,7 @@ def to_cudf(batch: Any) -> Any:
     rb = record_batch(batch)
     given = pa.schema(rb.schema)
     names = list(given.names)
-    seen: set[str] = set()
-    duplicates = sorted({n for n in names if n in seen or seen.add(n)})  # type: ignore[func-returns-value]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ValueError(f"to_cudf: duplicate column names {duplicates}: a cuDF DataFrame holds one column per name")
     views = _version(getattr(cudf, "__version__", "0")) >= STRING_VIEW_CUDF
