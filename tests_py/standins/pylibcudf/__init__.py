@@ -93,13 +93,10 @@ _RELEASE_WITHOUT_GIL = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _RELEASE_OFFSET = ArrowArray.release.offset
 
 
-class CudfFailure(Exception):
-    """Carries the exception class libcudf_exception_handler maps a C++
-    exception to (pylibcudf/exception_handler.pxd: cudf::data_type_error ->
-    TypeError, std::invalid_argument -> ValueError, std::overflow_error ->
-    OverflowError, others -> RuntimeError)."""
-
-
+# libcudf's C++ exceptions as pylibcudf raises them
+# (pylibcudf/exception_handler.pxd: cudf::data_type_error -> TypeError,
+# std::invalid_argument -> ValueError, std::overflow_error -> OverflowError,
+# others -> RuntimeError), with CUDF_FAIL's "CUDF failure at:" prefix
 def _fail(cls: type, where: str, message: str) -> Exception:
     return cls(f"CUDF failure at: {where}: {message}")
 
