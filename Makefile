@@ -159,18 +159,31 @@ test-py: build
 	$(TEST_ENV) $(PY) -m pytest -q -m "not nocuda" tests_py
 	GODEVARROW_LIBCUDA=/nonexistent/libcuda.so.1 $(PY) -m pytest -q -m nocuda tests_py
 
-# The gpu-marked tests and the demo against the real driver, CuPy and cuDF
-# (installed here, not by `make test`), ending with a report to paste into a
-# bug report. Without a device it says why and succeeds.
-test-gpu: build
+# The gpu-marked tests and the demo against the real driver, CuPy and cuDF,
+# ending with a report to paste into a bug report (the versions they ran
+# with first). Without a device it says why and succeeds. cuDF pins pyarrow
+# (cudf-cu12 25.08: pyarrow < 20; 26.08: pyarrow < 24 and Python >= 3.11), so
+# the tests run in a venv of their own, $(GPU_VENV), with godevarrow's wheel
+# and a combination cuDF supports; .venv keeps requirements-test.txt's pyarrow.
+GPU_VENV := .venv-gpu
+GPU_CUDF_NEW := 'cudf-cu12==26.08.*' 'pyarrow>=19,<24'
+GPU_CUDF_OLD := 'cudf-cu12==25.08.*' 'pyarrow>=19,<20'
+test-gpu: wheel
 	@if ! ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1'; then \
 	  echo "test-gpu: skipped: no CUDA driver (libcuda.so.1) on this machine"; exit 0; fi; \
-	$(PY) -m pip install -q 'cupy-cuda12x>=13' 'cudf-cu12>=25.08' || { echo "test-gpu: skipped: CuPy/cuDF could not be installed"; exit 0; }; \
-	$(PY) -m pytest -q -m gpu tests_py; rc=$$?; \
-	$(PY) -m godevarrow demo >/dev/null 2>&1 && demo=ok || demo=failed; \
+	rm -rf $(GPU_VENV) && python3 -m venv $(GPU_VENV) || exit 1; \
+	if $(GPU_VENV)/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then cudf="$(GPU_CUDF_NEW)"; \
+	else cudf="$(GPU_CUDF_OLD)"; fi; \
+	eval "$(GPU_VENV)/bin/python -m pip install -q $$cudf 'cupy-cuda12x>=13' pytest dist/*.whl" \
+	  || { echo "test-gpu: skipped: cuDF/CuPy could not be installed ($$cudf)"; exit 0; }; \
+	echo "---- godevarrow test-gpu: versions ----"; \
+	$(GPU_VENV)/bin/python -c 'import sys, pyarrow, cupy, cudf, godevarrow; \
+	  print("python", sys.version.split()[0], "pyarrow", pyarrow.__version__, "cudf", cudf.__version__, \
+	        "cupy", cupy.__version__, "godevarrow", godevarrow.__version__)'; \
+	$(GPU_VENV)/bin/python -m pytest -q tests_py/test_gpu.py; rc=$$?; \
+	$(GPU_VENV)/bin/python -m godevarrow demo >/dev/null 2>&1 && demo=ok || demo=failed; \
 	echo "---- godevarrow test-gpu report ----"; \
-	$(PY) -m godevarrow info 2>&1 | head -20; \
-	$(PY) -c 'import cupy, cudf; print("cupy", cupy.__version__, "cudf", cudf.__version__)' 2>&1 | tail -1; \
+	$(GPU_VENV)/bin/python -m godevarrow info 2>&1 | head -20; \
 	echo "gpu tests exit $$rc, demo $$demo"; exit $$rc
 
 # Without a real CUDA driver, the demo's GPU leg runs on the strict fake one.

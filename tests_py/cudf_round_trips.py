@@ -59,3 +59,47 @@ def round_trip_keeps_names(cudf: Any) -> None:
     assert series.to_pyarrow().to_pylist() == [0.5, 1.5, 2.5]
     del batch, back, series
     gc.collect()
+
+
+# Rows 0..4 of a frame with nulls in every kind of column cuDF exports
+# differently (fixed width, bool, strings, lists, structs).
+NESTED = pa.struct([pa.field("x", pa.int64()), pa.field("y", pa.string())])
+ROWS = {
+    "i": pa.array([1, None, 3, 4, None], pa.int64()),
+    "b": pa.array([True, None, False, True, None], pa.bool_()),
+    "s": pa.array(["v", "w", None, "y", "z"], pa.string()),
+    "l": pa.array([[1], None, [2, 3], [], [4]], pa.list_(pa.int64())),
+    "st": pa.array([{"x": 1, "y": "a"}, None, {"x": 3, "y": None}, {"x": 4, "y": "d"}, None], NESTED),
+}
+# the rows each slice must give, written out (not computed by slicing)
+SLICES = {
+    (2, 5): {
+        "i": [3, 4, None],
+        "b": [False, True, None],
+        "s": [None, "y", "z"],
+        "l": [[2, 3], [], [4]],
+        "st": [{"x": 3, "y": None}, {"x": 4, "y": "d"}, None],
+    },
+    (1, 3): {
+        "i": [None, 3],
+        "b": [None, False],
+        "s": ["w", None],
+        "l": [None, [2, 3]],
+        "st": [None, {"x": 3, "y": None}],
+    },
+}
+
+
+def slices_give_their_rows(cudf: Any) -> None:
+    """``from_cudf`` of ``df.iloc[a:b]`` (and of a sliced Series) holds
+    exactly the rows of the slice, with their nulls."""
+    import godevarrow.cudf as gcudf
+
+    df = cudf.DataFrame.from_arrow(pa.table(ROWS))
+    for (start, stop), want in SLICES.items():
+        got = gcudf.from_cudf(df.iloc[start:stop]).to_pyarrow()
+        assert got.schema.names == list(ROWS), got.schema
+        assert got.to_pydict() == want, (start, stop, got.to_pydict())
+        for name in ROWS:
+            series = gcudf.from_cudf(df[name].iloc[start:stop]).to_pyarrow()
+            assert series.to_pylist() == want[name], (name, start, stop, series)

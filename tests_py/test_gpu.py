@@ -87,3 +87,10 @@ def test_cudf_round_trip_keeps_names(cp):
     from cudf_round_trips import round_trip_keeps_names
 
     round_trip_keeps_names(cudf)  # also run against the stand-ins: test_cudf_standin.py
+
+
+def test_cudf_slices_give_their_rows(cp):
+    cudf = pytest.importorskip("cudf", reason="cuDF is not installed")
+    from cudf_round_trips import slices_give_their_rows
+
+    slices_give_their_rows(cudf)  # also run against the stand-ins: test_cudf_standin.py
