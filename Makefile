@@ -181,7 +181,7 @@ GPU_KIT := build/gpu-kit
 gpu-kit: wheel
 	rm -rf build/gpu-kit-wheels
 	$(PY) -m pip download -q --only-binary=:all: --python-version 3.10 -d build/gpu-kit-wheels \
-	  "$$(grep -m1 '^pytest==' requirements-test.txt)"
+	  "$$(grep -m1 '^pytest==' requirements-test.txt)" exceptiongroup tomli
 	$(PY) tests_py/gpukit/assemble.py --wheel 'dist/*x86_64.whl' --pytest-wheels build/gpu-kit-wheels --out $(GPU_KIT)
 	@du -sh $(GPU_KIT)
 

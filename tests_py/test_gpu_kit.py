@@ -14,6 +14,7 @@ import sys
 import xml.etree.ElementTree as ET
 import zipfile
 
+import godevarrow as gda
 import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -26,17 +27,17 @@ NO_DRIVER = {"GODEVARROW_LIBCUDA": "/nonexistent/libcuda.so.1"}
 
 @pytest.fixture(scope="module")
 def kit(tmp_path_factory) -> pathlib.Path:
-    """The kit, with the wheel `make wheel` left in dist/ when there is one;
-    otherwise with a stand-in archive of the same name (the layout is under
-    test here, not the wheel: test-wheel tests that)."""
+    """The kit, with a stand-in for the wheel: an archive of the godevarrow
+    this suite runs (its installed files, as a wheel holds them), which
+    run.sh's KIT_NO_VENV mode unpacks onto PYTHONPATH. The layout and run.sh
+    are under test here; test-wheel tests the wheel itself."""
     root = tmp_path_factory.mktemp("gpukit")
-    built = sorted((REPO / "dist").glob("*x86_64.whl"))
-    if built:
-        wheel = built[-1]
-    else:
-        wheel = root / "godevarrow-0.0.0-cp310-abi3-manylinux_2_17_x86_64.whl"
-        with zipfile.ZipFile(wheel, "w") as z:
-            z.writestr("godevarrow/__init__.py", "")
+    package = pathlib.Path(gda.__file__).resolve().parent
+    wheel = root / "godevarrow-0.0.0-cp310-abi3-manylinux_2_17_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as z:
+        for p in sorted(package.rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts:
+                z.write(p, p.relative_to(package.parent).as_posix())
     out = root / "gpu-kit"
     notes = assemble.assemble(str(wheel), out, None)
     assert any("MB" in n for n in notes), notes
@@ -144,3 +145,18 @@ def test_the_bench_device_only_mode_and_the_report_run_without_a_gpu(kit, tmp_pa
         "device rows skipped",
     ):
         assert part in text, (part, text[:2000])
+
+
+def test_run_sh_writes_its_report_without_a_gpu(kit, tmp_path):
+    out = tmp_path / "out"
+    env = dict(NO_DRIVER, PYTHON=sys.executable, KIT_NO_VENV="1", KIT_QUICK="1", OUT=str(out))
+    r = run(["bash", str(kit / "run.sh")], tmp_path, env, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert {"report.md", "run.log", "junit.xml", "bench.md", "pytest.log"} <= {p.name for p in out.iterdir()}
+    report = (out / "report.md").read_text()
+    cases = _junit(out / "junit.xml")
+    assert cases and all(c[1] == "skipped" for c in cases), cases[:5]
+    assert f"0 passed, 0 failed, 0 error, {len(cases)} skipped (pytest exit 0)" in report, report[:3000]
+    assert "godevarrow-gpu-kit." in report, "the kit's godevarrow was not the one imported"
+    for part in ("CUDA driver: cannot be loaded", "## Device bench (exit 0)", "device rows skipped"):
+        assert part in report, (part, report[:3000])

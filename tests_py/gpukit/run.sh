@@ -10,6 +10,7 @@
 #
 #   OUT=/some/dir bash gpu-kit/run.sh        # PYTHON=python3.12 to pick one
 #   KIT_QUICK=1 ...                          # the bench's small sizes
+#   KIT_NO_VENV=1 ...                        # $PYTHON as it is, the wheel unpacked onto PYTHONPATH
 set -u
 KIT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PYTHON="${PYTHON:-python3}"
@@ -32,7 +33,7 @@ WHEEL="${wheels[0]}"
 # pip is missing (Debian without python3-venv), it is unpacked onto
 # PYTHONPATH instead: a wheel is a zip of its installed files.
 unpack() { "$PYTHON" -c 'import sys, zipfile; [zipfile.ZipFile(w).extractall(sys.argv[1]) for w in sys.argv[2:]]' "$@"; }
-if "$PYTHON" -m venv --system-site-packages "$WORK/venv" >>"$LOG" 2>&1 \
+if [ -z "${KIT_NO_VENV:-}" ] && "$PYTHON" -m venv --system-site-packages "$WORK/venv" >>"$LOG" 2>&1 \
   && "$WORK/venv/bin/python" -m pip install -q --no-index --no-deps --disable-pip-version-check "$WHEEL" >>"$LOG" 2>&1; then
   VPY="$WORK/venv/bin/python"
   INSTALL="Installed into a venv with --system-site-packages ($VPY)."
@@ -42,7 +43,7 @@ if "$PYTHON" -m venv --system-site-packages "$WORK/venv" >>"$LOG" 2>&1 \
     INSTALL="$INSTALL pytest from the kit's wheels."
   fi
 else
-  say "no venv with pip here ($PYTHON -m venv failed, see run.log): the wheel is unpacked onto PYTHONPATH"
+  [ -z "${KIT_NO_VENV:-}" ] && say "no venv with pip here ($PYTHON -m venv failed, see run.log)"
   rm -rf "$WORK/venv"
   unpack "$WORK/site" "$WHEEL"
   if ! "$PYTHON" -c 'import pytest' 2>/dev/null; then unpack "$WORK/site" "$KIT"/wheels/*.whl; fi
