@@ -1009,8 +1009,9 @@ def device_jobs_section(args: argparse.Namespace) -> str:
         drv.cuMemFree_v2(dptr.value)
 
     # large copies: 1 GiB on a GPU; the fake driver never reuses device
-    # addresses (2 GiB per device for the whole run), so 64 MiB there
-    nbytes = (64 << 20) if fake or args.quick else (1 << 30)
+    # addresses (2 GiB per device for the whole run, the section above
+    # included, which takes most of it), so 4 MiB there
+    nbytes = (4 << 20) if fake else (64 << 20) if args.quick else (1 << 30)
     size = f"{nbytes >> 20} MiB" if nbytes < (1 << 30) else "1 GiB"
     big_host = gda.array(pa.array(np.arange(nbytes // 8, dtype=np.int64)))
     big_dev = big_host.to_device("cuda:0")
@@ -1067,6 +1068,20 @@ def device_jobs_section(args: argparse.Namespace) -> str:
 
     header = ["device job", "godevarrow", "reference (same run)", "ratio (95% interval, verdict)", "target"]
     lines = ["", f"## Device jobs, one per row of the GPU table (via `{os.path.basename(library)}`)", ""]
+    lines += [
+        "One row per job measured on a GPU, each against its reference in the same run; the targets are the",
+        "device work's. On a machine with a GPU these rows come from the GPU kit: `make gpu-kit` (on a",
+        "machine with Go) writes `build/gpu-kit/` (the x86-64 wheel, the GPU tests with the gold corpus,",
+        "this bench, `run.sh`; under 20 MB). On the GPU machine, with only a CUDA driver, Python with",
+        "pyarrow and numpy, and whichever of CuPy and PyTorch it has (no Go, no network), one call",
+        "`OUT=<dir> bash build/gpu-kit/run.sh` installs the wheel into a venv over the machine's packages,",
+        "runs the GPU tests and `bench.py --device-only`, and writes `<dir>/report.md`: the GPU, its driver,",
+        "the versions, every test's outcome and these rows. A session lent a GPU through a device tool that",
+        "copies the working tree runs that one call with `build/gpu-kit` carried (it is an ignored path)",
+        "and `OUT` the folder the tool brings back, within a few minutes, and commits the report's rows",
+        "here, naming the GPU.",
+        "",
+    ]
     if fake:
         lines += [
             "On the fake CUDA driver: these rows measure godevarrow's own cost around each driver call, not a",
