@@ -18,6 +18,7 @@ import gc
 import threading
 
 import godevarrow as gda
+import numpy as np
 import pyarrow as pa
 import pytest
 from cabi import ArrowDeviceArray, struct_of
@@ -235,6 +236,16 @@ def test_a_slow_kernel_on_a_torch_side_stream_is_never_read_early(torch, path):
     stream.synchronize()
 
 
+def test_a_consumers_stream_waits_for_godevarrows_copy(cp):
+    n = 8 << 20  # 64 MiB of int64: a copy that takes a while over the link
+    host = gda.array(pa.array(np.arange(n, dtype=np.int64)))
+    stream = cp.cuda.Stream(non_blocking=True)
+    on_device = host.to_device("cuda:0")
+    with stream:  # the consumer's stream is named to __dlpack__, which orders it after the copy
+        total = int(cp.from_dlpack(on_device).sum())
+    assert total == n * (n - 1) // 2
+
+
 # ------------------------------------------------ the caller's context
 
 
@@ -304,6 +315,7 @@ def _free_device_memory(driver) -> int:
     ctx = ctypes.c_void_p()
     assert driver.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0) == 0
     assert driver.cuCtxSetCurrent(ctx) == 0
+    assert driver.cuCtxSynchronize() == 0  # frees ordered on streams have run
     free, total = ctypes.c_size_t(), ctypes.c_size_t()
     assert driver.cuMemGetInfo_v2(ctypes.byref(free), ctypes.byref(total)) == 0
     return free.value
