@@ -71,4 +71,10 @@ say "device bench: exit $bench_rc"
 "$VPY" "$KIT/report.py" --out "$OUT/report.md" --junit "$OUT/junit.xml" --pytest-log "$OUT/pytest.log" \
   --pytest-rc "$pytest_rc" --bench "$OUT/bench.md" --bench-rc "$bench_rc" --install "$INSTALL" 2>&1 | tee -a "$LOG"
 rm -rf "$WORK"
+# the gist on stdout too, for a caller that sees only the output's tail:
+# failed tests, then the bench's rows
+if [ -f "$OUT/report.md" ]; then
+  grep -E '^## Tests|^- (GPU|CUDA driver|cuda:)|\| (failed|error) \|' "$OUT/report.md"
+  [ -f "$OUT/bench.md" ] && grep -E '^\|' "$OUT/bench.md"
+fi
 [ "$pytest_rc" -eq 0 ] && [ "$bench_rc" -eq 0 ]
