@@ -11,7 +11,7 @@ FAKECUDA := $(CURDIR)/tests_go/fakecuda/libfakecuda.so
 # The test suites run the CUDA paths against the strict fake driver.
 TEST_ENV := GODEVARROW_LIBCUDA=$(FAKECUDA) FAKECUDA_DEVICES=2
 
-.PHONY: all venv build fakecuda test test-gpu test-go test-py typecheck docs wheel test-wheel test-sdist test-pythons test-strict fuzz fuzz-smoke stress valgrind valgrind-if-present demo info bench bench-abi3 bench-compare profile lint fmt clean
+.PHONY: all venv build fakecuda test test-gpu test-go test-py typecheck docs wheel test-wheel test-sdist test-pythons test-strict fuzz fuzz-smoke stress valgrind valgrind-if-present demo info bench bench-abi3 bench-compare profile lint fmt clean gpu-kit
 
 all: build
 
@@ -185,6 +185,18 @@ test-gpu: wheel
 	echo "---- godevarrow test-gpu report ----"; \
 	$(GPU_VENV)/bin/python -m godevarrow info 2>&1 | head -20; \
 	echo "gpu tests exit $$rc, demo $$demo"; exit $$rc
+
+# The GPU kit: everything a machine with a GPU needs to run the GPU tests and
+# the device bench without Go or a network (the x86-64 abi3 wheel, the tests,
+# the gold corpus, the bench, pytest's wheels, run.sh), under 20 MB. There:
+# `OUT=dir bash build/gpu-kit/run.sh` writes dir/report.md (docs/benchmarks.md).
+GPU_KIT := build/gpu-kit
+gpu-kit: wheel
+	rm -rf build/gpu-kit-wheels
+	$(PY) -m pip download -q --only-binary=:all: --python-version 3.10 -d build/gpu-kit-wheels \
+	  "$$(grep -m1 '^pytest==' requirements-test.txt)" exceptiongroup tomli
+	$(PY) tests_py/gpukit/assemble.py --wheel 'dist/*x86_64.whl' --pytest-wheels build/gpu-kit-wheels --out $(GPU_KIT)
+	@du -sh $(GPU_KIT)
 
 # Without a real CUDA driver, the demo's GPU leg runs on the strict fake one.
 DEMO_ENV = $(shell ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1' || echo "$(TEST_ENV)")

@@ -3,7 +3,8 @@
 No machine of this project has a GPU, so these skip here and in CI, saying
 why; they are written to pass the first time they meet one (the same
 behaviours are proven against the fake driver in test_cuda_fake.py and
-test_cuda_bridges.py)."""
+test_cuda_bridges.py). The GPU kit (``make gpu-kit``) carries them, with
+test_gpu_exchange.py, to a machine that has one."""
 
 from __future__ import annotations
 
