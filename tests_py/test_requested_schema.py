@@ -401,6 +401,27 @@ def test_a_requested_cast_of_a_sliced_float_array_refuses_nan(leak_check):
         gda.array(src).__arrow_c_array__(requested_schema=pa.int32().__arrow_c_schema__())
 
 
+SLICED_CASTS = [
+    (pa.array([b"ab", None, b"cd", b"ef"], pa.binary(2)), pa.binary()),
+    (pa.array([b"ab", None, b"cd", b"ef"], pa.binary(2)), pa.large_binary()),
+    (pa.array([1, None, 3, 4], pa.int32()), pa.string()),
+    (pa.array([1, None, 3, 4], pa.int64()), pa.float64()),
+    (pa.array(["1", None, "3", "4"]), pa.int64()),
+    (pa.array(["a", None, "c", "d"]), pa.large_string()),
+    (pa.array([True, None, False, True]), pa.int8()),
+    (pa.array([1.5, None, 2.5, -1.0]), pa.float32()),
+    (pa.array([0, None, 86_400_000, 172_800_000], pa.date64()), pa.date32()),
+]
+
+
+@pytest.mark.parametrize("src, target", SLICED_CASTS, ids=[f"{s.type}-{t}" for s, t in SLICED_CASTS])
+@pytest.mark.parametrize("start", [1, 3])
+def test_a_requested_cast_of_a_sliced_array_gives_pyarrows_values(src, target, start, leak_check):
+    sliced = src.slice(start)
+    got = pa.array(gda.array(sliced), type=target)
+    assert got.to_pylist() == sliced.cast(target).to_pylist()
+
+
 def test_consumer_record_batch_request_castable(leak_check):
     batch = pa.record_batch({"a": pa.array([1], pa.int32()), "b": ["x"]})
     target = pa.schema({"a": pa.int64(), "b": pa.large_string()})

@@ -277,13 +277,17 @@ func castData(from, to *Schema, d arrow.ArrayData, dev device.Device) (arrow.Arr
 	defer in.Release()
 	alloc := &castAllocator{live: map[uintptr][]byte{}}
 	defer alloc.freeAll()
-	if in.Data().Offset() != 0 {
-		// Arrow Go v17's cast kernels misread inputs with an offset (a bool
-		// array's bits, a float array's NaN check): they get a copy at 0
-		// where Arrow Go can make one
+	if in.Data().Offset() != 0 && len(from.Children) == 0 && from.Dictionary == nil {
+		// Arrow Go v17's cast kernels misread leaf inputs with an offset (a
+		// bool array's bits, a float array's NaN check): they get a copy at
+		// offset 0, prepared for the kernels as the input was
 		if flat, err := array.Concatenate([]arrow.Array{in}, alloc); err == nil {
-			defer flat.Release()
-			in = flat
+			prepared, err := hostArray(device.Host, from, flat.Data(), true)
+			flat.Release()
+			if err == nil {
+				defer prepared.Release()
+				in = prepared
+			}
 		}
 	}
 	ctx := compute.WithAllocator(context.Background(), alloc)
