@@ -62,7 +62,8 @@ BANDWIDTH_GBS = {
 }
 
 MiB, GiB = 1 << 20, 1 << 30
-c_ull, c_void_p, c_size_t, c_uint, c_int = ctypes.c_ulonglong, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint, ctypes.c_int
+c_ull, c_void_p, c_size_t = ctypes.c_ulonglong, ctypes.c_void_p, ctypes.c_size_t
+c_uint, c_int = ctypes.c_uint, ctypes.c_int
 
 
 def best_per_call(calls: int, runs: int, *steps: tuple) -> float:
@@ -72,7 +73,7 @@ def best_per_call(calls: int, runs: int, *steps: tuple) -> float:
     preempted."""
     best = float("inf")
     if len(steps) == 1:  # the common case, without a loop over steps
-        (fn, args), = steps
+        ((fn, args),) = steps
         for _ in range(runs):
             t = time.perf_counter_ns()
             for _ in range(calls):
@@ -122,7 +123,7 @@ def measure(library: str) -> dict:
 
     d, d2, d8 = c_ull(dptr.value), c_ull(dptr2.value), c_ull(dptr.value + 8)
     h_pin, h_page = c_void_p(pinned.value), c_void_p(ctypes.addressof(pageable))
-    eight, flags0 = c_size_t(8), c_uint(0)
+    eight = c_size_t(8)
     out_uint, out_int, out_ptr, out_ull, out_size = c_uint(), c_int(), c_void_p(), c_ull(), c_size_t()
     r_uint, r_int, r_ptr, r_ull, r_size = (ctypes.byref(x) for x in (out_uint, out_int, out_ptr, out_ull, out_size))
     r_size2 = ctypes.byref(c_size_t())
@@ -143,7 +144,9 @@ def measure(library: str) -> dict:
     small = (200, 60)  # calls, runs: short runs, so that some run is never preempted
     rows: dict[str, float] = {}
     rows["cuPointerGetAttribute(MEMORY_TYPE)"] = best_per_call(*small, checked(lib.cuPointerGetAttribute, r_uint, 2, d))
-    rows["cuPointerGetAttribute(DEVICE_ORDINAL)"] = best_per_call(*small, checked(lib.cuPointerGetAttribute, r_int, 9, d))
+    rows["cuPointerGetAttribute(DEVICE_ORDINAL)"] = best_per_call(
+        *small, checked(lib.cuPointerGetAttribute, r_int, 9, d)
+    )
     rows["cuMemGetAddressRange"] = best_per_call(*small, checked(lib.cuMemGetAddressRange_v2, r_ull, r_size, d8))
     rows["cuCtxGetCurrent"] = best_per_call(*small, checked(lib.cuCtxGetCurrent, r_ptr))
     rows["cuCtxPushCurrent + cuCtxPopCurrent"] = best_per_call(
