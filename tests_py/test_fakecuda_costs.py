@@ -17,6 +17,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import run_python
 from fakecuda_costs import BANDWIDTH_GBS, LATENCY_US
 
 pytestmark = pytest.mark.fakecuda
@@ -97,3 +98,39 @@ def test_unknown_cost_table_stops_the_process():
     )
     assert out.returncode != 0
     assert "FAKECUDA_COSTS=h100 is not a known cost table" in out.stderr
+
+
+def test_costed_fake_stays_as_strict_as_the_free_one():
+    """Costs add time, never leniency: with FAKECUDA_COSTS=h200 an async copy
+    (into pinned or pageable memory, the latter charged as synchronous) still
+    lands only at a synchronization point, and the stream and an event
+    recorded after it say not ready until then."""
+    code = """
+        import ctypes, os
+        L = ctypes.CDLL(os.environ["GODEVARROW_LIBCUDA"])
+        assert L.fakecuda_costs_enabled() == 1
+        u, v = ctypes.c_ulonglong, ctypes.c_void_p
+        assert L.cuInit(0) == 0
+        ctx = v()
+        assert L.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0) == 0 and L.cuCtxSetCurrent(ctx) == 0
+        d = u()
+        assert L.cuMemAlloc_v2(ctypes.byref(d), ctypes.c_size_t(8)) == 0
+        src = ctypes.create_string_buffer(b"AAAAAAAA", 8)
+        assert L.cuMemcpyHtoD_v2(d, src, ctypes.c_size_t(8)) == 0
+        pinned = v()
+        assert L.cuMemHostAlloc(ctypes.byref(pinned), ctypes.c_size_t(8), 0) == 0
+        pageable = ctypes.create_string_buffer(8)
+        s, e = v(), v()
+        assert L.cuStreamCreate(ctypes.byref(s), 1) == 0 and L.cuEventCreate(ctypes.byref(e), 2) == 0
+        for host in (pinned.value, ctypes.addressof(pageable)):
+            assert L.cuMemcpyDtoHAsync_v2(v(host), d, ctypes.c_size_t(8), s) == 0
+            assert L.cuEventRecord(e, s) == 0
+            assert ctypes.string_at(host, 8) == bytes(8), "read before the sync"
+            assert L.cuStreamQuery(s) == 600 and L.cuEventQuery(e) == 600
+            assert L.cuStreamSynchronize(s) == 0
+            assert ctypes.string_at(host, 8) == b"AAAAAAAA"
+            assert L.cuStreamQuery(s) == 0 and L.cuEventQuery(e) == 0
+        print("ok")
+    """
+    r = run_python(code, env={"FAKECUDA_COSTS": "h200"})
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
