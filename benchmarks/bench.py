@@ -340,6 +340,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--memory-trips", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--go-call-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    costed_fake_by_default()
     if args.memory_worker:
         return memory_worker(args.memory_worker, args.memory_bytes, args.memory_trips)
     if args.go_call_worker:
@@ -599,6 +600,16 @@ def hundred_columns() -> pa.RecordBatch:
     return pa.record_batch(cols)
 
 
+def costed_fake_by_default() -> None:
+    """Where the CUDA driver is the test suite's fake (no GPU here), the device
+    rows run on its costed mode (FAKECUDA_COSTS=h200: each driver call costs
+    what an H200 charges, docs/cuda.md), so that they predict hardware; an
+    explicit FAKECUDA_COSTS (0: free) wins. The fake reads the variable when
+    it is loaded, which is after this."""
+    if "fakecuda" in os.path.basename(os.environ.get("GODEVARROW_LIBCUDA", "")):
+        os.environ.setdefault("FAKECUDA_COSTS", "h200")
+
+
 def device_section(args: argparse.Namespace) -> str:
     """Device rows: copy bandwidth against a plain memcpy of the same bytes in
     the same run, and the import cost of a 100-column CUDA batch against the
@@ -702,7 +713,17 @@ def device_section(args: argparse.Namespace) -> str:
         f"## Devices ({count} CUDA device(s) via `{os.path.basename(library)}`)",
         "",
     ]
-    if "fake" in os.path.basename(library):
+    costed = "fake" in os.path.basename(library) and ctypes.CDLL(library).fakecuda_costs_enabled() == 1
+    if costed:
+        lines += [
+            "**Costed fake (H200 table).** These rows ran on the test suite's fake CUDA driver with",
+            "`FAKECUDA_COSTS=h200`, not on a GPU: each driver call busy-waits for what an NVIDIA H200 charges",
+            "(the table in docs/cuda.md), pageable copies are synchronous at the pageable bandwidths and pinned",
+            "ones asynchronous at the link's 55.2 GB/s. So the per-call costs here predict the GPU's; a large",
+            "copy does not: the fake still moves its bytes with this host's memmove, slower than the link.",
+            "",
+        ]
+    elif "fake" in os.path.basename(library):
         lines += [
             "These rows ran on the test suite's fake CUDA driver, not a GPU: its device memory is host memory",
             "and its copies are `memcpy` calls behind the driver API's queues, events and checks. So a row here",

@@ -55,6 +55,42 @@
 //    stale pointer aliases new data instead of failing.
 //  * Several devices (FAKECUDA_DEVICES, default 2), counters and fault
 //    injection through the fakecuda_* functions.
+//
+// Costs (FAKECUDA_COSTS=h200; unset, every call is free). The fake charges
+// what an NVIDIA H200 charges, from the table in docs/cuda.md ("What a GPU
+// charges"); every figure lives in the "costs" section below. Rules:
+//  * A call costs its table figure less CTYPES_NS (the table was measured
+//    through ctypes, which adds about that much to each call), charged by a
+//    busy-wait on CLOCK_MONOTONIC after the lock is released, so profilers
+//    see the time in the driver call and other threads are not serialized.
+//    The fake's own work inside the call counts against the charge. A pair
+//    measured together (create + destroy, push + pop, alloc + free, retain
+//    + release) is split evenly between its two calls. Calls the table does
+//    not list cost nothing, except those said to cost "as" a listed one.
+//  * Each stream has a timeline: busy_until, when its queued work would have
+//    finished on the GPU. The data still moves only at synchronization points,
+//    as above (the costs never make the fake more lenient); the timeline only
+//    decides how long a synchronization waits.
+//  * Copies to or from pinned memory (cuMemHostAlloc, cuMemAllocHost,
+//    cuMemHostRegister) and device-to-device copies are asynchronous: the call
+//    costs the issue time; the copy completes a latency after its issue, or
+//    after the stream's earlier work if that ends later, plus its bytes at
+//    the link's bandwidth (latencies overlap, transfers queue).
+//  * A "async" copy to or from pageable memory is synchronous: the call waits
+//    for the stream's earlier work, then costs a latency plus bytes at the
+//    pageable bandwidth (device to pageable 15.4 GB/s, pageable to device
+//    9.2 GB/s). The pages' first touch is not charged: it really happens in
+//    the fake's own memmove.
+//  * Synchronous copies wait for the legacy stream (and what it waits for),
+//    then cost the synchronous latency plus bytes at the bandwidth of the
+//    host side (pinned 55.2 GB/s, pageable as above).
+//  * Synchronizations (cuStreamSynchronize, cuEventSynchronize,
+//    cuCtxSynchronize, cuMemFree, cuMemFreeHost) wait until the work they
+//    wait for is done on its timeline, then cost their idle figure.
+//  * Allocations cost by size, interpolated linearly between the table's
+//    sizes and extrapolated from the nearest two beyond them.
+//  * The fake's memmove is real work on this host: a large copy cannot run
+//    faster than this host's memcpy, however fast the modelled link.
 #define _GNU_SOURCE
 #include "fakecuda.h"
 
@@ -64,6 +100,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef int CUresult;
@@ -110,6 +147,7 @@ typedef struct {
   int unavailable;       // retaining fails (exclusive-process / prohibited mode)
   CUresult sticky;       // a 700-class error that poisoned the context
   stream* legacy;        // the legacy default stream
+  uint64_t blocking_busy;  // costs: when the work of its blocking streams ends
 } context;
 static context contexts[MAX_DEVICES];
 
@@ -134,7 +172,8 @@ typedef struct {
   char* addr;
   size_t size;
   int device, kind;
-  unsigned flags;  // cuMemHostAlloc flags of pinned memory
+  unsigned flags;  // cuMemHostAlloc / cuMemHostRegister flags of pinned memory
+  int registered;  // host memory pinned by cuMemHostRegister (not ours to free)
 } allocation;
 // The live allocations, sorted by address (they never overlap: sizes are
 // never 0), so a lookup is a binary search however many a program makes.
@@ -170,7 +209,7 @@ static void add_alloc(char* addr, size_t size, int device, int kind) {
   }
   size_t i = first_after(addr);
   memmove(&allocs[i + 1], &allocs[i], (n_allocs - i) * sizeof(allocation));
-  allocs[i] = (allocation){addr, size, device, kind, 0};
+  allocs[i] = (allocation){addr, size, device, kind, 0, 0};
   n_allocs++;
 }
 
@@ -195,7 +234,9 @@ typedef struct {
   long long calls;
   long long fail_at;  // call number that fails (0: none)
   int error;
+  long long cost_ns;  // what the call costs when costs are on (see "costs")
 } call_stat;
+static long long base_cost(const char* fn);
 static call_stat stats[128];
 static int n_stats;
 
@@ -206,17 +247,22 @@ static call_stat* stat_for(const char* fn) {
   call_stat* s = &stats[n_stats++];
   memset(s, 0, sizeof(*s));
   snprintf(s->name, sizeof(s->name), "%s", fn);
+  s->cost_ns = base_cost(fn);
   return s;
 }
 
 // Every API entry point starts with ENTER: it takes the lock, counts the
 // call and applies an injected fault. Each entry point finds its counter
 // once (counters are never removed).
+// With costs on it also starts the call's clock and sets its base cost;
+// RETURN unlocks and charges (see "costs").
 #define ENTER(fn)                                    \
+  if (costs_on) call_t0 = now_ns(), call_after = 0;  \
   pthread_mutex_lock(&mu);                           \
   do {                                               \
     static call_stat* st_;                           \
     if (!st_) st_ = stat_for(fn);                    \
+    call_cost = st_ ? st_->cost_ns : 0;              \
     if (st_) {                                       \
       st_->calls++;                                  \
       if (st_->fail_at && st_->calls == st_->fail_at) { \
@@ -232,6 +278,7 @@ static call_stat* stat_for(const char* fn) {
   do {                         \
     CUresult r_ = (v);         \
     pthread_mutex_unlock(&mu); \
+    if (costs_on) charge();    \
     return r_;                 \
   } while (0)
 #define NEED_INIT() \
@@ -259,12 +306,14 @@ struct stream {
   int special;  // a default stream (legacy or per-thread): never destroyed
   op* ops;
   size_t n_ops, cap_ops, done;  // ops[done..n_ops) are pending
+  uint64_t busy_until;          // costs: when its queued work ends on the GPU
 };
 
 struct event {
   int device, live;
   stream* recorded_on;
   unsigned long long generation, completed;  // recorded and completed record generations
+  uint64_t done_at;                          // costs: when its latest record completes
 };
 
 #define STREAM_LEGACY ((void*)0x1)
@@ -415,6 +464,214 @@ static void submit(stream* s, op o) {
     s->ops = realloc(s->ops, s->cap_ops * sizeof(op));
   }
   s->ops[s->n_ops++] = o;
+}
+
+// -------------------------------------------------------------------- costs
+// Everything FAKECUDA_COSTS=h200 charges; the rules are at the top of the
+// file. Figures are nanoseconds as the table in docs/cuda.md ("What a GPU
+// charges") gives them, ctypes overhead included; bandwidths are GB/s, which
+// are bytes per nanosecond.
+static int costs_on;
+// What ctypes adds to a call: the table's calls, with costs off (the fake's
+// own work is a few tens of ns), measured 0.11 us (one argument) to 0.17 us
+// (three or four) through tests_py/fakecuda_costs.py on the machine this was
+// written on; the table's figures include about 0.25 us of it on the H200's
+// host. The fake charges the figure less this, so the same ctypes
+// measurement here reproduces the table.
+#define CTYPES_NS 150
+
+// Driver calls (docs/cuda.md, "Driver calls").
+#define T_POINTER_ATTRIBUTE 840  // cuPointerGetAttribute (0.83 for DEVICE_ORDINAL)
+#define T_ADDRESS_RANGE 930      // cuMemGetAddressRange
+#define T_CTX_GET_CURRENT 320
+#define T_CTX_PUSH_POP 610       // push + pop
+#define T_STREAM_CREATE_DESTROY 4590
+#define T_EVENT_CREATE_DESTROY 950
+#define T_EVENT_RECORD 520
+#define T_STREAM_WAIT_EVENT 540
+#define T_EVENT_SYNC 520         // on a completed event
+#define T_STREAM_SYNC 950        // on an idle stream
+#define T_STREAM_QUERY 840       // on an idle stream
+#define T_CTX_GET_DEVICE 550
+#define T_CTX_SET_CURRENT 540
+#define T_PRIMARY_RETAIN_RELEASE 1070
+#define T_MEM_GET_INFO 7330
+// Copies of 8 bytes (docs/cuda.md, "Driver calls").
+#define T_DTOH_SYNC 9460               // cuMemcpyDtoH into pageable memory
+#define T_HTOD_SYNC 6060               // cuMemcpyHtoD from pageable memory
+#define T_PINNED_ASYNC_AND_SYNC 7540   // cuMemcpyDtoHAsync into pinned memory + cuStreamSynchronize
+#define T_PINNED_68_AND_SYNC 186000    // 68 of them, then one cuStreamSynchronize
+#define T_PAGEABLE_68_AND_SYNC 555000  // 68 cuMemcpyDtoHAsync into pageable memory, then one sync
+#define T_HTOD_ASYNC_AND_SYNC 8410     // cuMemcpyHtoDAsync from pageable memory + sync
+#define T_DTOD_ASYNC_AND_SYNC 11980    // cuMemcpyDtoDAsync + sync
+// Bandwidths (docs/cuda.md, "Bandwidth").
+#define BW_PINNED 55.2        // either way, pinned or registered host memory
+#define BW_DTOH_PAGEABLE 15.4  // into pageable memory allocated (touched) beforehand
+#define BW_HTOD_PAGEABLE 9.2
+#define BW_DTOD 2000.0         // not measured: an assumption, far above the link
+// Allocation sizes and costs (docs/cuda.md, "Driver calls" and "Host memory").
+static const double alloc_sizes[] = {256, 1 << 20, 64 << 20};
+static const double alloc_free_ns[] = {90000, 88000, 152000};  // cuMemAlloc + cuMemFree
+static const double host_sizes[] = {1 << 20, 64 << 20, 1 << 30};
+static const double host_alloc_figures[] = {0.98e6, 26.5e6, 428e6};  // cuMemHostAlloc
+static const double host_free_figures[] = {0.44e6, 6.6e6, 120e6};    // cuMemFreeHost
+#define T_REGISTER_PER_GIB 44e6    // cuMemHostRegister of touched memory, per GiB
+#define T_UNREGISTER_PER_GIB 19e6  // cuMemHostUnregister, per GiB
+
+// Derived. The table's one-copy and 68-copy rows give the issue time of an
+// asynchronous copy (the difference of the two is 67 issues) and the time the
+// GPU takes to complete it after the issue: a measured pair issue + sync
+// spans issue + latency + sync, less one CTYPES_NS (the sync starts before
+// the latency has run out).
+#define T_ASYNC_ISSUE ((T_PINNED_68_AND_SYNC - T_PINNED_ASYNC_AND_SYNC) / 67)
+#define LATENCY_PINNED (T_PINNED_ASYNC_AND_SYNC - T_ASYNC_ISSUE - T_STREAM_SYNC + CTYPES_NS)
+#define LATENCY_DTOD (T_DTOD_ASYNC_AND_SYNC - T_ASYNC_ISSUE - T_STREAM_SYNC + CTYPES_NS)
+// A pageable "async" copy is the whole copy, in the call.
+#define T_PAGEABLE_DTOH_ASYNC ((T_PAGEABLE_68_AND_SYNC - T_STREAM_SYNC) / 68)
+#define T_PAGEABLE_HTOD_ASYNC (T_HTOD_ASYNC_AND_SYNC - T_STREAM_SYNC)
+
+static long long call_ns(long long figure) { return figure > CTYPES_NS ? figure - CTYPES_NS : 0; }
+static long long half_pair_ns(long long figure) { return call_ns(figure - CTYPES_NS) / 2; }
+
+static const struct {
+  const char* fn;
+  long long figure;  // ns, ctypes included
+  int pair;          // the figure is of a pair, half of it is this call's
+} cost_table[] = {
+    {"cuPointerGetAttribute", T_POINTER_ATTRIBUTE, 0},
+    {"cuMemGetAddressRange_v2", T_ADDRESS_RANGE, 0},
+    {"cuCtxGetCurrent", T_CTX_GET_CURRENT, 0},
+    {"cuStreamGetCtx", T_CTX_GET_CURRENT, 0},  // as cuCtxGetCurrent
+    {"cuCtxPushCurrent_v2", T_CTX_PUSH_POP, 1},
+    {"cuCtxPopCurrent_v2", T_CTX_PUSH_POP, 1},
+    {"cuStreamCreate", T_STREAM_CREATE_DESTROY, 1},
+    {"cuStreamDestroy_v2", T_STREAM_CREATE_DESTROY, 1},
+    {"cuEventCreate", T_EVENT_CREATE_DESTROY, 1},
+    {"cuEventDestroy_v2", T_EVENT_CREATE_DESTROY, 1},
+    {"cuEventRecord", T_EVENT_RECORD, 0},
+    {"cuStreamWaitEvent", T_STREAM_WAIT_EVENT, 0},
+    {"cuEventSynchronize", T_EVENT_SYNC, 0},
+    {"cuStreamSynchronize", T_STREAM_SYNC, 0},
+    {"cuCtxSynchronize", T_STREAM_SYNC, 0},  // as cuStreamSynchronize
+    {"cuStreamQuery", T_STREAM_QUERY, 0},
+    {"cuEventQuery", T_STREAM_QUERY, 0},  // as cuStreamQuery
+    {"cuCtxGetDevice", T_CTX_GET_DEVICE, 0},
+    {"cuCtxSetCurrent", T_CTX_SET_CURRENT, 0},
+    {"cuDevicePrimaryCtxRetain", T_PRIMARY_RETAIN_RELEASE, 1},
+    {"cuDevicePrimaryCtxRelease_v2", T_PRIMARY_RETAIN_RELEASE, 1},
+    {"cuMemGetInfo_v2", T_MEM_GET_INFO, 0},
+    // copies, memsets, allocations and frees are charged by size, in the call
+};
+
+static long long base_cost(const char* fn) {
+  for (size_t i = 0; i < sizeof(cost_table) / sizeof(cost_table[0]); i++)
+    if (!strcmp(cost_table[i].fn, fn)) return cost_table[i].pair ? half_pair_ns(cost_table[i].figure) : call_ns(cost_table[i].figure);
+  return 0;
+}
+
+// Linear through the points (xs ascending), extrapolated from the nearest
+// two beyond them, never below zero.
+static double interpolate(const double* xs, const double* ys, int n, double x) {
+  int i = 1;
+  while (i < n - 1 && x > xs[i]) i++;
+  double y = ys[i - 1] + (ys[i] - ys[i - 1]) * (x - xs[i - 1]) / (xs[i] - xs[i - 1]);
+  return y > 0 ? y : 0;
+}
+
+static long long device_alloc_ns(size_t n) {  // cuMemAlloc or cuMemFree: half the pair
+  double x = (double)n < alloc_sizes[0] ? alloc_sizes[0] : (double)n;
+  return half_pair_ns((long long)interpolate(alloc_sizes, alloc_free_ns, 3, x));
+}
+static long long host_alloc_ns(size_t n) { return call_ns((long long)interpolate(host_sizes, host_alloc_figures, 3, (double)n)); }
+static long long host_free_ns(size_t n) { return call_ns((long long)interpolate(host_sizes, host_free_figures, 3, (double)n)); }
+static long long register_ns(size_t n, double per_gib) { return call_ns((long long)(per_gib * (double)n / (double)(1 << 30))); }
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+// The current call: when it started, what it costs, and the time it must wait
+// for before its cost starts (work it synchronizes with); set by ENTER.
+static __thread uint64_t call_t0, call_after;
+static __thread long long call_cost;
+static uint64_t all_busy;  // when the work of every stream ends
+// Modelled transfer time of the copies so far (fakecuda_modelled_copy_ns):
+// the bandwidth part of the model, which a wall clock cannot check where this
+// host's memmove is slower than the modelled link.
+static long long modelled_copy_ns;
+
+static void charge(void) {
+  uint64_t end = max64(call_t0, call_after) + (uint64_t)call_cost;
+  while (now_ns() < end) {
+  }
+}
+
+// When work queued on s at time t can start on its timeline: after s's
+// earlier work and, by the legacy stream's rules, after the blocking streams'
+// (for the legacy stream) or the legacy stream's (for a blocking stream).
+static uint64_t start_on(stream* s, uint64_t t) {
+  context* c = &contexts[s->device];
+  uint64_t start = max64(t, s->busy_until);
+  if (s == c->legacy)
+    start = max64(start, c->blocking_busy);
+  else if (!s->non_blocking)
+    start = max64(start, c->legacy->busy_until);
+  return start;
+}
+
+static void occupy(stream* s, uint64_t until) {
+  context* c = &contexts[s->device];
+  s->busy_until = max64(s->busy_until, until);
+  if (s != c->legacy && !s->non_blocking) c->blocking_busy = max64(c->blocking_busy, until);
+  all_busy = max64(all_busy, until);
+}
+
+// Is host memory [p, p+n) pinned (or managed: the driver reaches it directly)?
+static allocation* find_alloc(const void* p, size_t n);
+static int pinned_host(const void* p, size_t n) {
+  allocation* a = find_alloc(p, n);
+  return a && a->kind != MEM_DEVICE;
+}
+
+enum { HTOD = 1, DTOH = 2, DTOD = 3, HTOH = 4 };
+
+// Charges a copy of n bytes in direction dir on stream s, from the host side's
+// kind (pinned when pinned is set); sync: a synchronous copy.
+static void charge_copy(stream* s, size_t n, int dir, int pinned, int sync) {
+  double bw = dir == DTOD ? BW_DTOD : pinned ? BW_PINNED : dir == HTOD ? BW_HTOD_PAGEABLE : BW_DTOH_PAGEABLE;
+  long long bytes_ns = (long long)((double)n / bw);
+  modelled_copy_ns += bytes_ns;
+  if (sync) {
+    long long latency = dir == HTOD ? T_HTOD_SYNC : dir == DTOD ? T_DTOD_ASYNC_AND_SYNC : T_DTOH_SYNC;
+    call_after = start_on(s, call_t0);
+    call_cost = call_ns(latency) + bytes_ns;
+    occupy(s, call_after + (uint64_t)call_cost);
+  } else if (dir == DTOD || pinned) {
+    // the latency overlaps the stream's earlier work (copies pipeline), the
+    // bytes do not (the link is shared)
+    call_cost = call_ns(T_ASYNC_ISSUE);
+    uint64_t ready = call_t0 + (uint64_t)call_cost + (uint64_t)(dir == DTOD ? LATENCY_DTOD : LATENCY_PINNED);
+    occupy(s, start_on(s, ready) + (uint64_t)bytes_ns);
+  } else {  // pageable: synchronous, in the call
+    call_after = start_on(s, call_t0);
+    call_cost = call_ns(dir == HTOD ? T_PAGEABLE_HTOD_ASYNC : T_PAGEABLE_DTOH_ASYNC) + bytes_ns;
+    occupy(s, call_after + (uint64_t)call_cost);
+  }
+}
+
+// FAKECUDA_COSTS: unset, empty or "0" is free; "h200" charges the table; any
+// other value is a mistake worth stopping for (a typo would measure nothing).
+__attribute__((constructor)) static void read_costs(void) {
+  const char* env = getenv("FAKECUDA_COSTS");
+  if (!env || !*env || !strcmp(env, "0")) return;
+  if (strcmp(env, "h200") != 0) {
+    fprintf(stderr, "fakecuda: FAKECUDA_COSTS=%s is not a known cost table (known: h200)\n", env);
+    abort();
+  }
+  costs_on = 1;
 }
 
 // ---------------------------------------------------------------- translate
@@ -607,6 +864,7 @@ CUresult cuCtxSynchronize(void) {
   NEED_CONTEXT();
   run_all();
   syncs++;
+  if (costs_on) call_after = all_busy;
   RETURN(OK);
 }
 
@@ -634,6 +892,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t n) {
   }
   add_alloc(addr, n, d, MEM_DEVICE);
   live_bytes += (long long)n;
+  if (costs_on) call_cost = device_alloc_ns(n);
   *p = (CUdeviceptr)(uintptr_t)addr;
   RETURN(OK);
 }
@@ -648,6 +907,7 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
   if (a && a->kind == MEM_MANAGED) RETURN(free_host((void*)(uintptr_t)p, MEM_MANAGED));
   if (!a || a->kind != MEM_DEVICE || a->addr != (char*)(uintptr_t)p) RETURN(E_INVALID_VALUE);
   run_all();  // cuMemFree synchronizes
+  if (costs_on) call_after = all_busy, call_cost = device_alloc_ns(a->size);
   live_bytes -= (long long)a->size;
   // give the pages back (the address range stays reserved and invalid)
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -671,6 +931,7 @@ static CUresult host_alloc(void** p, size_t n, const char* fn, int kind) {
   void* m = calloc(1, n);
   if (!m) return E_OUT_OF_MEMORY;
   add_alloc(m, n, current ? current->device : 0, kind);
+  if (costs_on) call_cost = kind == MEM_MANAGED ? device_alloc_ns(n) : host_alloc_ns(n);
   *p = m;
   return OK;
 }
@@ -709,8 +970,9 @@ CUresult cuMemAllocManaged(CUdeviceptr* p, size_t n, unsigned int flags) {
 
 static CUresult free_host(void* p, int kind) {
   allocation* a = find_alloc(p, 0);
-  if (!a || a->kind != kind || a->addr != p) return E_INVALID_VALUE;
+  if (!a || a->kind != kind || a->addr != p || a->registered) return E_INVALID_VALUE;
   run_all();
+  if (costs_on) call_after = all_busy, call_cost = kind == MEM_MANAGED ? device_alloc_ns(a->size) : host_free_ns(a->size);
   remove_alloc(a);
   free(p);
   return OK;
@@ -722,8 +984,64 @@ CUresult cuMemFreeHost(void* p) {
   RETURN(free_host(p, MEM_HOST));
 }
 
+enum { E_NOT_FOUND = 500, E_HOST_MEMORY_ALREADY_REGISTERED = 712, E_HOST_MEMORY_NOT_REGISTERED = 713 };
+
+// Page-locks host memory the caller owns (CUDA Driver API, cuMemHostRegister):
+// flags PORTABLE (1), DEVICEMAP (2), IOMEMORY (4), READ_ONLY (8); a range that
+// overlaps memory already registered (or allocated pinned) is
+// CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED.
+CUresult cuMemHostRegister_v2(void* p, size_t n, unsigned int flags) {
+  ENTER("cuMemHostRegister_v2");
+  NEED_CONTEXT();
+  if (!p || n == 0 || (flags & ~15u) || in_region(p)) RETURN(E_INVALID_VALUE);
+  size_t i = first_after((const char*)p + n - 1);
+  if (i > 0 && allocs[i - 1].addr + allocs[i - 1].size > (char*)p) RETURN(E_HOST_MEMORY_ALREADY_REGISTERED);
+  add_alloc(p, n, current->device, MEM_HOST);
+  allocation* a = find_alloc(p, 0);
+  a->flags = flags;
+  a->registered = 1;
+  if (costs_on) call_cost = register_ns(n, T_REGISTER_PER_GIB);
+  RETURN(OK);
+}
+
+// "Unmaps the memory range whose base address is specified by p" (CUDA Driver
+// API, cuMemHostUnregister): p must be the base of a registration.
+CUresult cuMemHostUnregister(void* p) {
+  ENTER("cuMemHostUnregister");
+  NEED_CONTEXT();
+  allocation* a = find_alloc(p, 0);
+  if (!a || !a->registered || a->addr != p) RETURN(E_HOST_MEMORY_NOT_REGISTERED);
+  run_all();  // copies queued on the memory land before it is unpinned
+  if (costs_on) call_after = all_busy, call_cost = register_ns(a->size, T_UNREGISTER_PER_GIB);
+  remove_alloc(a);
+  RETURN(OK);
+}
+
+// Free and total memory of the current context's device: free is the address
+// space cuMemAlloc has not handed out yet.
+CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total) {
+  ENTER("cuMemGetInfo_v2");
+  NEED_CONTEXT();
+  if (!free_bytes || !total) RETURN(E_INVALID_VALUE);
+  *free_bytes = REGION_PER_DEVICE - bump[current->device];
+  *total = REGION_PER_DEVICE;
+  RETURN(OK);
+}
+
+// The allocation holding p (CUDA Driver API, cuMemGetAddressRange: "Both
+// parameters pbase and psize are optional"); a pointer no allocation holds is
+// CUDA_ERROR_NOT_FOUND.
+CUresult cuMemGetAddressRange_v2(CUdeviceptr* base, size_t* size, CUdeviceptr p) {
+  ENTER("cuMemGetAddressRange_v2");
+  NEED_CONTEXT();
+  allocation* a = find_alloc((void*)(uintptr_t)p, 0);
+  if (!a || a->kind == MEM_HOST) RETURN(E_NOT_FOUND);
+  if (base) *base = (CUdeviceptr)(uintptr_t)a->addr;
+  if (size) *size = a->size;
+  RETURN(OK);
+}
+
 // --------------------------------------------------------------- API: copies
-enum { HTOD = 1, DTOH = 2, DTOD = 3, HTOH = 4 };
 
 static CUresult copy(void* dst, const void* src, size_t n, int dst_dev, int src_dev, void* sh, int sync) {
   stream* s = stream_of(sync ? NULL : sh);
@@ -736,6 +1054,7 @@ static CUresult copy(void* dst, const void* src, size_t n, int dst_dev, int src_
   if (r != OK) return r;
   int dir = in_region(dst) ? (in_region(src) ? DTOD : HTOD) : (in_region(src) ? DTOH : HTOH);
   copy_calls[dir]++;
+  if (costs_on) charge_copy(s, n, dir, pinned_host(dir == HTOD ? src : dst, n), sync);
   op o = {.kind = OP_COPY, .dst = d, .src = sr, .n = n, .dir = dir};
   submit(s, o);
   if (sync) {  // synchronous copies are ordered on the legacy stream and wait for it
@@ -804,6 +1123,7 @@ static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t n, void* sh, in
   char* d;
   CUresult r = resolve((void*)(uintptr_t)dst, n, 1, &d, NULL);
   if (r != OK) return r;
+  if (costs_on) charge_copy(s, n, DTOD, 0, sync);  // a memset costs as a device-to-device copy
   op o = {.kind = OP_MEMSET, .dst = d, .n = n, .value = v};
   submit(s, o);
   if (sync) sync_stream(s);
@@ -852,6 +1172,7 @@ CUresult cuStreamSynchronize(void* sp) {
   if (!s) RETURN(E_INVALID_HANDLE);
   sync_stream(s);
   syncs++;
+  if (costs_on) call_after = start_on(s, 0);
   RETURN(OK);
 }
 
@@ -881,6 +1202,7 @@ CUresult cuStreamWaitEvent(void* sp, void* ep, unsigned int flags) {
   if (!s || !valid_event(e)) RETURN(E_INVALID_HANDLE);
   op o = {.kind = OP_WAIT, .ev = e, .seq = e->generation};
   submit(s, o);
+  if (costs_on && e->generation) occupy(s, e->done_at);
   RETURN(OK);
 }
 
@@ -912,6 +1234,7 @@ CUresult cuEventRecord(void* ep, void* sp) {
   e->recorded_on = s;
   op o = {.kind = OP_RECORD, .ev = e, .seq = e->generation};
   submit(s, o);
+  if (costs_on) e->done_at = start_on(s, call_t0 + (uint64_t)call_cost);
   RETURN(OK);
 }
 
@@ -931,6 +1254,7 @@ CUresult cuEventSynchronize(void* ep) {
   op wait = {.kind = OP_WAIT, .ev = e, .seq = e->generation};
   run_op(&wait);
   syncs++;
+  if (costs_on && e->generation) call_after = e->done_at;
   RETURN(OK);
 }
 
@@ -1010,7 +1334,11 @@ static const struct {
     {E_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
     {E_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
     {E_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {E_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {E_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {E_HOST_MEMORY_ALREADY_REGISTERED, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
+     "part or all of the requested memory range is already mapped"},
+    {E_HOST_MEMORY_NOT_REGISTERED, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "pointer does not correspond to a registered memory region"},
     {E_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
     {E_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
 };
@@ -1073,6 +1401,7 @@ void fakecuda_reset_counters(void) {
   memset(bytes_copied, 0, sizeof(bytes_copied));
   memset(copy_calls, 0, sizeof(copy_calls));
   syncs = 0;
+  modelled_copy_ns = 0;
   for (int i = 0; i < n_stats; i++) stats[i].calls = 0, stats[i].fail_at = 0;
   pthread_mutex_unlock(&mu);
 }
@@ -1113,3 +1442,6 @@ int fakecuda_device_of(unsigned long long p) {
   pthread_mutex_unlock(&mu);
   return d;
 }
+
+int fakecuda_costs_enabled(void) { return costs_on; }
+long long fakecuda_modelled_copy_ns(void) { LOCKED(modelled_copy_ns); }

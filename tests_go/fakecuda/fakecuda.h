@@ -22,3 +22,8 @@ long long fakecuda_primary_ctx_retains(int device);  // cuDevicePrimaryCtxRetain
 int fakecuda_context_depth(void);                    // the calling thread's context stack depth
 int fakecuda_sticky_error(int device);               // the sticky error poisoning device's context, or 0
 long long fakecuda_host_flags(void* p);              // cuMemHostAlloc flags of pinned memory, -1 if not pinned
+// FAKECUDA_COSTS=h200: 1 when the fake charges the H200 table (docs/cuda.md).
+int fakecuda_costs_enabled(void);
+// Cumulative modelled transfer time of copies (bytes over the modelled
+// bandwidth, without latencies), in ns; zeroed by fakecuda_reset_counters.
+long long fakecuda_modelled_copy_ns(void);
