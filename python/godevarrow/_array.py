@@ -14,7 +14,7 @@ from . import _dlpack, _ipc
 from . import _godevarrow as _lib
 from ._device import Device, DeviceLike, DeviceType, as_device
 from ._godevarrow import ArrowInvalid, GodevarrowTypeError
-from ._optional import require
+from ._optional import pandas_frame, require
 from ._protocol import check_kwargs, no_protocol, producer_error, schema_capsule
 from ._runtime import cuda_available, cuda_device_count
 from ._schema import Schema, column_index, requested_handle, schema
@@ -23,6 +23,7 @@ from ._values import MAKERS, Values
 if TYPE_CHECKING:  # pragma: no cover
     from types import NotImplementedType
 
+    import pandas
     import pyarrow
 
 _A = TypeVar("_A", bound="Array")
@@ -191,7 +192,11 @@ class Array(Values, _lib.ArrayBase):
             )
 
         if host._is_struct():
-            raise refuse("a struct (record batch) has no single numpy dtype")
+            raise ArrowInvalid(
+                f"cannot make a numpy array of this godevarrow record batch or table ({self.schema}): a struct "
+                "has no single numpy dtype. For a pandas DataFrame use .to_pandas() (through pyarrow) or, "
+                "with pandas 3, pandas.DataFrame.from_arrow(...); for Python values, to_pylist() or to_pydict()"
+            )
         if host.null_count:
             raise refuse(f"it has {host.null_count} nulls, which numpy cannot hold without a copy")
         try:
@@ -267,6 +272,11 @@ class RecordBatch(Array):
         pa = require("pyarrow", "to_pyarrow()")
 
         return pa.record_batch(self._on_host())
+
+    def to_pandas(self, **kwargs: Any) -> pandas.DataFrame:
+        """A ``pandas.DataFrame``, through pyarrow: ``to_pyarrow().to_pandas(**kwargs)``
+        (see `Table.to_pandas`)."""
+        return pandas_frame(self, kwargs)
 
 
 def _array_from_ipc(data: bytes, device_type: int, device_id: int) -> Array:

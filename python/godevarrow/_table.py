@@ -15,13 +15,14 @@ from . import _godevarrow as _lib
 from ._array import Array, RecordBatch, array, clamp_slice
 from ._device import DeviceLike, DeviceType, as_device
 from ._godevarrow import ArrowInvalid
-from ._optional import require
+from ._optional import pandas_frame, require
 from ._protocol import check_kwargs, no_protocol
 from ._schema import Schema, column_index, requested_handle, schema
 from ._stream import ArrayStream, stream
 from ._values import Values
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas
     import pyarrow
 
 
@@ -213,6 +214,13 @@ class Table(ChunkedArray):
         """A ``pyarrow.Table`` (zero-copy for CPU data, else a copy to the host)."""
         pa = require("pyarrow", "to_pyarrow()")
         return pa.table(self)  # __arrow_c_stream__ copies device chunks to the host
+
+    def to_pandas(self, **kwargs: Any) -> pandas.DataFrame:
+        """A ``pandas.DataFrame``, through pyarrow: ``to_pyarrow().to_pandas(**kwargs)``
+        (pyarrow's keywords, e.g. ``types_mapper=pd.ArrowDtype``). Needs
+        pandas and pyarrow (``pip install 'godevarrow[pandas]'``); with
+        pandas 3, ``pandas.DataFrame.from_arrow(table)`` reads it too."""
+        return pandas_frame(self, kwargs)
 
 
 def _from_chunks(cls: type[ChunkedArray], chunks: list[Array], schema_: Schema) -> ChunkedArray:
