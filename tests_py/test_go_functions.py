@@ -38,7 +38,7 @@ def built(tmp_path_factory) -> pathlib.Path:
         timeout=900,
     )
     assert r.returncode == 0, r.stderr
-    assert f"built {out / NAME}: 30 Go function(s)" in r.stdout
+    assert f"built {out / NAME}: 31 Go function(s)" in r.stdout
     assert "  at_least(batch, column, min) -> array" in r.stdout
     return out
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 
-from . import _dlpack, _ipc
+from . import _dlpack, _ipc, _repr
 from . import _godevarrow as _lib
 from ._device import Device, DeviceLike, DeviceType, as_device
 from ._godevarrow import ArrowInvalid, GodevarrowTypeError
@@ -262,6 +262,14 @@ class RecordBatch(Array):
         if isinstance(key, str):
             return self.column(key)
         return super().__getitem__(key)
+
+    def __repr__(self) -> str:
+        """The shape and device, the schema, then each column's first and last
+        values (only those are read), as pyarrow prints them."""
+        head = "godevarrow.RecordBatch: " + _repr.shape(len(self), self.num_columns, None, str(self.device))
+        fields = [str(c) for c in self.schema.children]
+        columns = [(name, self.column(i)._values) for i, name in enumerate(self.column_names[: _repr.MAX_COLUMNS])]
+        return _repr.render(head, fields, columns, len(self))
 
     def to_pydict(self) -> dict[str, list[Any]]:
         """Each column's values (``to_pylist``) by column name."""
