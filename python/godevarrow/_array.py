@@ -8,7 +8,7 @@ properties, the tensor protocols, pickling, and operations."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union, cast
 
 from . import _dlpack, _ipc, _repr
 from . import _godevarrow as _lib
@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     import pandas
     import pyarrow
+    from typing_extensions import CapsuleType  # (numpy's from_dlpack protocol asks for it)
 
 _A = TypeVar("_A", bound="Array")
 
@@ -120,9 +121,10 @@ class Array(Values, _lib.ArrayBase):
         max_version: Optional[tuple[int, int]] = None,
         dl_device: Optional[tuple[int, int]] = None,
         copy: Optional[bool] = None,
-    ) -> object:
+    ) -> CapsuleType:
         """A DLPack capsule over the values of a 1-D numeric array without nulls."""
-        return _dlpack.export(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+        capsule = _dlpack.export(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+        return cast("CapsuleType", capsule)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         """DLPack's ``(device_type, device_id)`` of the tensor ``__dlpack__`` would export."""

@@ -273,7 +273,7 @@ def check_name(name: str, package_dir: str) -> None:
     if spec is None:
         return
     locations = list(spec.submodule_search_locations or [])
-    if any(os.path.exists(d) and os.path.samefile(d, package_dir) for d in locations):
+    if any(os.path.realpath(d) == os.path.realpath(package_dir) for d in locations):
         return
     where = locations[0] if locations else spec.origin
     raise BuildError(

@@ -70,12 +70,14 @@ def validate(obj: object, full: bool = True) -> None:
 
 def _as_values(obj: object) -> Union[Array, ChunkedArray]:
     """obj when it is a godevarrow array or chunked array, else what reads
-    it: a stream producer (a table, a data frame) as a Table or
-    ChunkedArray, an array producer as an Array (a RecordBatch for structs)."""
+    it: an array producer as an Array (a RecordBatch for structs), a stream
+    producer (a table, a data frame) as a Table or ChunkedArray."""
     if isinstance(obj, (Array, ChunkedArray)):
         return obj
-    if isinstance(obj, ArrayStream) or hasattr(obj, "__arrow_c_device_stream__") or hasattr(obj, "__arrow_c_stream__"):
-        read = chunked_array(obj)
-        return Table(read._h) if read._get_info().is_struct else read
-    arr = array(obj)
-    return RecordBatch(arr._h) if arr._is_struct() else arr
+    if hasattr(obj, "__arrow_c_device_array__") or hasattr(obj, "__arrow_c_array__") or not (
+        isinstance(obj, ArrayStream) or hasattr(obj, "__arrow_c_device_stream__") or hasattr(obj, "__arrow_c_stream__")
+    ):  # an array (a pyarrow RecordBatch speaks both), or DLPack, or an error naming the protocols
+        arr = array(obj)
+        return RecordBatch(arr._h) if arr._is_struct() else arr
+    read = chunked_array(obj)
+    return Table(read._h) if read._get_info().is_struct else read
