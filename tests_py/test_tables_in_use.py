@@ -7,13 +7,15 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import sys
+import textwrap
+import types
 
 import godevarrow as gda
 import numpy as np
-import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
+from conftest import run_python
 from godevarrow import _repr
 from godevarrow._table import ChunkedArray
 
@@ -27,27 +29,56 @@ TABLE = pa.table(
 )
 
 
-# -- pandas
+# -- pandas (in child processes: this one hides pandas, see conftest.py)
+
+PANDAS_SETUP = """
+import datetime as dt
+import numpy as np, pandas as pd, pyarrow as pa, godevarrow as gda
+TABLE = pa.table(
+    {
+        "n": pa.array([1, None, 3], pa.int64()),
+        "s": ["a", None, 'say "hi"'],
+        "ok": [True, False, None],
+        "at": pa.array([dt.datetime(2024, 5, 1, 12, 30), None, dt.datetime(1999, 12, 31)], pa.timestamp("us", "UTC")),
+    }
+)
+"""
 
 
-def test_to_pandas_is_pyarrows_frame(leak_check):
-    t = gda.table(TABLE)
-    pd.testing.assert_frame_equal(t.to_pandas(), TABLE.to_pandas())
-    batch = gda.record_batch(TABLE.to_batches()[0])
-    pd.testing.assert_frame_equal(batch.to_pandas(), TABLE.to_batches()[0].to_pandas())
-    # pyarrow's keywords pass through
-    frame = t.to_pandas(types_mapper=pd.ArrowDtype)
-    assert isinstance(frame["n"].dtype, pd.ArrowDtype)
+def run_with_pandas(code: str) -> None:
+    proc = run_python(PANDAS_SETUP + textwrap.dedent(code) + "\nprint('done')\n")
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("done"), proc.stderr[-3000:]
 
 
-@pytest.mark.skipif(not hasattr(pd.DataFrame, "from_arrow"), reason="DataFrame.from_arrow is new in pandas 3")
-def test_pandas_reads_a_table_through_the_stream_protocol(leak_check):
-    pd.testing.assert_frame_equal(pd.DataFrame.from_arrow(gda.table(TABLE)), TABLE.to_pandas())
+def test_to_pandas_is_pyarrows_frame():
+    run_with_pandas(
+        """
+        t = gda.table(TABLE)
+        pd.testing.assert_frame_equal(t.to_pandas(), TABLE.to_pandas())
+        batch = gda.record_batch(TABLE.to_batches()[0])
+        pd.testing.assert_frame_equal(batch.to_pandas(), TABLE.to_batches()[0].to_pandas())
+        # pyarrow's keywords pass through
+        assert isinstance(t.to_pandas(types_mapper=pd.ArrowDtype)["n"].dtype, pd.ArrowDtype)
+        # pandas 3 reads the stream protocol itself
+        if hasattr(pd.DataFrame, "from_arrow"):
+            pd.testing.assert_frame_equal(pd.DataFrame.from_arrow(t), TABLE.to_pandas())
+        else:
+            assert int(pd.__version__.split(".")[0]) < 3
+        """
+    )
 
 
-def test_a_data_frame_of_a_table_names_both_ways(leak_check):
-    with pytest.raises(gda.ArrowInvalid, match=r"use \.to_pandas\(\).* pandas\.DataFrame\.from_arrow\(\.\.\.\)"):
-        pd.DataFrame(gda.table(TABLE))
+def test_a_data_frame_of_a_table_names_both_ways():
+    run_with_pandas(
+        """
+        try:
+            pd.DataFrame(gda.table(TABLE))
+        except gda.ArrowInvalid as e:
+            assert "use .to_pandas()" in str(e) and "pandas.DataFrame.from_arrow(...)" in str(e), e
+        else:
+            raise AssertionError("pd.DataFrame(table) did not raise")
+        """
+    )
     with pytest.raises(ValueError, match=r"a struct has no single numpy dtype.*to_pandas"):
         np.asarray(gda.record_batch(TABLE.to_batches()[0]))
     # numbers still go to numpy as before
@@ -57,12 +88,11 @@ def test_a_data_frame_of_a_table_names_both_ways(leak_check):
 
 def test_to_pandas_without_pandas_names_the_extra(monkeypatch, leak_check):
     t = gda.table(TABLE)
-    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas now fails
-    with pytest.raises(
-        gda.MissingDependencyError, match=r"to_pandas\(\) needs pandas: pip install 'godevarrow\[pandas\]'"
-    ):
+    missing = r"to_pandas\(\) needs pandas: pip install 'godevarrow\[pandas\]'"
+    with pytest.raises(gda.MissingDependencyError, match=missing):  # this process hides pandas
         t.to_pandas()
-    monkeypatch.undo()
+    # pandas there, pyarrow not: the pandas extra installs both, and is named
+    monkeypatch.setitem(sys.modules, "pandas", types.ModuleType("pandas"))
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     with pytest.raises(gda.MissingDependencyError, match=r"needs pyarrow: pip install 'godevarrow\[pandas\]'"):
         t.to_pandas()
