@@ -218,14 +218,40 @@ def test_a_rebuild_in_place_is_under_the_name_of_the_package_it_replaces(tmp_pat
     with pytest.raises(_buildext.BuildError, match="'mine' is already importable here"):
         _buildext.check_name("mine", str(tmp_path / "elsewhere" / "mine"))
     _buildext.check_name("surely_no_module_of_this_name", str(tmp_path / "x"))
+    # run from the folder that holds the Go package: its directory is no package to protect
+    (tmp_path / "gopkg").mkdir()
+    (tmp_path / "gopkg" / "f.go").write_text("package gopkg\n")
+    _buildext.check_name("gopkg", str(tmp_path / "out" / "gopkg"))
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "data.txt").write_text("")
+    with pytest.raises(_buildext.BuildError, match="'other' is already importable here"):
+        _buildext.check_name("other", str(tmp_path / "out" / "other"))
 
 
-def test_packages_that_register_nothing_are_named():
-    functions = [{"go_name": "example.com/a.F"}, {"go_name": "example.com/a.init.func1"}]
+def test_packages_that_register_nothing_are_named(tmp_path, monkeypatch, capsys):
+    functions = [
+        {"name": "f", "go_name": "example.com/a.F", "params": [], "result": "int"},
+        {"name": "g", "go_name": "example.com/a.init.func1", "params": [], "result": "none"},
+    ]
     assert _buildext.unregistered(["example.com/a", "example.com/ab", "example.com/b"], functions) == [
         "example.com/ab",
         "example.com/b",
     ]
+
+    # the command prints the warning build() gives (here, after a build of nothing)
+    def build(packages, out, name, *, force, progress):
+        progress("building (a stand-in for go build)")
+        _buildext.warn_unregistered(["example.com/a", "example.com/quiet"], functions)
+        return _buildext.Built(str(tmp_path / "a"), functions)
+
+    monkeypatch.setattr(_buildext, "build", build)
+    from godevarrow.__main__ import build_ext
+
+    assert build_ext(["./a"], str(tmp_path), None) == 0
+    err = capsys.readouterr().err
+    assert "build-ext: building (a stand-in for go build)" in err
+    assert "build-ext: warning: the Go package example.com/quiet registers no function" in err
+    assert "example.com/a " not in err
 
 
 def test_toolchain_and_module_checks_name_what_to_install():

@@ -240,14 +240,19 @@ def build(
         if spec["result"] == "chunked_array" and spec["go_name"] in tables:
             spec["result_py"] = "Table"
     write_package(package_dir, name, [p["ImportPath"] for p in listed], functions)
-    for path in unregistered([p["ImportPath"] for p in listed], functions):
+    warn_unregistered([p["ImportPath"] for p in listed], functions)
+    return Built(package_dir, functions)
+
+
+def warn_unregistered(import_paths: Sequence[str], functions: Sequence[dict[str, Any]]) -> None:
+    """A BuildWarning for each package that registers no function."""
+    for path in unregistered(import_paths, functions):
         warnings.warn(
             f"the Go package {path} registers no function (no pyfunc.Register in its init): nothing of it is "
             "callable from Python",
             BuildWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    return Built(package_dir, functions)
 
 
 def unregistered(import_paths: Sequence[str], functions: Sequence[dict[str, Any]]) -> list[str]:
@@ -275,11 +280,20 @@ def check_name(name: str, package_dir: str) -> None:
     locations = list(spec.submodule_search_locations or [])
     if any(os.path.realpath(d) == os.path.realpath(package_dir) for d in locations):
         return
+    if spec.origin is None and all(_holds_go(d) for d in locations):
+        return  # the Go package's own directory, seen as a namespace package from where you run this
     where = locations[0] if locations else spec.origin
     raise BuildError(
         f"{name!r} is already importable here ({where}): a package of that name would shadow it (or be "
         "shadowed). Choose another name with --name, or pass --force to use it anyway"
     )
+
+
+def _holds_go(d: str) -> bool:
+    try:
+        return any(f.endswith(".go") for f in os.listdir(d))
+    except OSError:
+        return False
 
 
 def _warm_mark(go: str, env: dict[str, str], version: str) -> str | None:

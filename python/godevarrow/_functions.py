@@ -74,8 +74,14 @@ def _as_values(obj: object) -> Union[Array, ChunkedArray]:
     producer (a table, a data frame) as a Table or ChunkedArray."""
     if isinstance(obj, (Array, ChunkedArray)):
         return obj
-    if hasattr(obj, "__arrow_c_device_array__") or hasattr(obj, "__arrow_c_array__") or not (
-        isinstance(obj, ArrayStream) or hasattr(obj, "__arrow_c_device_stream__") or hasattr(obj, "__arrow_c_stream__")
+    if (
+        hasattr(obj, "__arrow_c_device_array__")
+        or hasattr(obj, "__arrow_c_array__")
+        or not (
+            isinstance(obj, ArrayStream)
+            or hasattr(obj, "__arrow_c_device_stream__")
+            or hasattr(obj, "__arrow_c_stream__")
+        )
     ):  # an array (a pyarrow RecordBatch speaks both), or DLPack, or an error naming the protocols
         arr = array(obj)
         return RecordBatch(arr._h) if arr._is_struct() else arr
