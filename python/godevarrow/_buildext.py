@@ -11,14 +11,17 @@ build (docs/design.md, "Users' Go code in godevarrow's runtime"). The steps:
 2. copy the Go source to a scratch directory and write a ``go.work`` that
    uses it and the users' modules;
 3. list the packages and the module versions the workspace selects, and
-   refuse a version that differs from the installed build's;
+   refuse a version that differs from the installed build's, and a package
+   name that would shadow another module (``check_name``);
 4. write ``capsule/zz_user_functions.go`` (gendoc), which imports the
    packages and hands their doc comments to ``pyfunc.Document``;
-5. ``go build`` (the command of ``_gobuild``, as setup.py runs it);
+5. ``go build`` (the command of ``_gobuild``, as setup.py runs it), after a
+   line saying how long it takes, into a new file moved over the old build;
 6. load the result in a fresh interpreter, which lists the registered
    functions (and reports a panic in a package's init);
-7. write the package: ``__init__.py``, ``__init__.pyi``, ``py.typed`` and
-   the extension.
+7. write the package: ``__init__.py``, ``__init__.pyi`` (results typed as
+   the Go source writes them, ``table_results``), ``py.typed`` and the
+   extension; warn of a Go package that registers nothing.
 """
 
 from __future__ import annotations
@@ -297,6 +300,8 @@ def _holds_go(d: str) -> bool:
 
 
 def _warm_mark(go: str, env: dict[str, str], version: str) -> str | None:
+    # in Go's cache directory, so that `go clean -cache`, which makes the
+    # next build a cold one again, removes the mark too
     cache = subprocess.run([go, "env", "GOCACHE"], env=env, capture_output=True, text=True).stdout.strip()
     return os.path.join(cache, f"godevarrow-build-ext-{version}-{__version__}") if cache else None
 

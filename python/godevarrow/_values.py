@@ -120,7 +120,7 @@ def _rereadable_producer(obj: object) -> bool:
     """Whether obj speaks an Arrow data protocol and is not a one-shot
     stream (an iterator, a pyarrow RecordBatchReader, a godevarrow
     ArrayStream), which reading for a comparison would use up."""
-    if hasattr(obj, "__next__") or hasattr(obj, "read_next_batch") or type(obj).__name__ == "ArrayStream":
+    if hasattr(obj, "__next__") or hasattr(obj, "read_next_batch"):
         return False
     return any(hasattr(obj, p) for p in _PROTOCOLS)
 
