@@ -11,7 +11,7 @@ FAKECUDA := $(CURDIR)/tests_go/fakecuda/libfakecuda.so
 # The test suites run the CUDA paths against the strict fake driver.
 TEST_ENV := GODEVARROW_LIBCUDA=$(FAKECUDA) FAKECUDA_DEVICES=2
 
-.PHONY: all venv build fakecuda test test-gpu test-go test-py typecheck docs wheel test-wheel test-sdist test-pythons test-strict fuzz fuzz-smoke valgrind valgrind-if-present demo info bench bench-abi3 bench-compare profile lint fmt clean
+.PHONY: all venv build fakecuda test test-gpu test-go test-py typecheck docs wheel test-wheel test-sdist test-pythons test-strict fuzz fuzz-smoke stress valgrind valgrind-if-present demo info bench bench-abi3 bench-compare profile lint fmt clean gpu-kit
 
 all: build
 
@@ -34,7 +34,7 @@ fakecuda:
 	$(MAKE) -s -C tests_py/gilprod PYINC="$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
 	  PYVER="$$($(PY) -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 
-test: test-go test-py typecheck docs test-strict valgrind-if-present test-wheel test-sdist
+test: lint test-go test-py typecheck docs test-strict valgrind-if-present test-wheel test-sdist
 
 test-go: venv fakecuda
 	CGO_CFLAGS="-I$(PYINC)" go vet ./...
@@ -53,12 +53,30 @@ fuzz:
 	  go test -run XXX -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*}/ || exit 1; \
 	done
 
-# CI machines have valgrind; elsewhere the run is skipped with a note.
+# CI machines have valgrind (.ci/run installs it), and under CI=true a
+# missing one fails the run; elsewhere the run is skipped with a note.
 valgrind-if-present:
-	@if command -v valgrind >/dev/null; then $(MAKE) -s valgrind; else echo "valgrind not installed: memcheck run skipped"; fi
+	@if command -v valgrind >/dev/null; then $(MAKE) -s valgrind; \
+	elif [ "$${CI:-}" = true ]; then echo "valgrind-if-present: valgrind is not installed, and CI=true needs the memcheck run (apt-get install valgrind)" >&2; exit 1; \
+	else echo "valgrind not installed: memcheck run skipped"; fi
 
 fuzz-smoke:
 	$(MAKE) -s fuzz FUZZTIME=5s
+
+# The async close paths, where a reader's Close races the producer's
+# deliveries, run STRESS_COUNT times under -race while a busy loop runs on
+# every core, so that the scheduler interleaves them in as many ways as it
+# can. .ci/run calls it after make test (5000 runs: about 30 s on 2 cores).
+STRESS_COUNT ?= 5000
+STRESS_RUN := TestAsync.*Close
+STRESS_PKGS := ./gosrc/cdevice/ ./tests_go/
+stress:
+	$(MAKE) -s -C tests_go/fakecuda
+	$(TEST_ENV) go test -race -count=1 -run '^$$' $(STRESS_PKGS)
+	@hogs=""; for i in $$(seq $$(nproc)); do (while :; do :; done) & hogs="$$hogs $$!"; done; \
+	trap 'kill $$hogs' EXIT; \
+	echo "stress: $(STRESS_COUNT) runs of $(STRESS_RUN) under -race with $$(nproc) busy loops"; \
+	$(TEST_ENV) go test -race -count=$(STRESS_COUNT) -run '$(STRESS_RUN)' $(STRESS_PKGS)
 
 # The CPythons godevarrow supports (requires-python in pyproject.toml), oldest first.
 SUPPORTED_PYTHONS := 3.10 3.11 3.12 3.13
@@ -143,19 +161,44 @@ test-py: build
 	$(TEST_ENV) $(PY) -m pytest -q -m "not nocuda" tests_py
 	GODEVARROW_LIBCUDA=/nonexistent/libcuda.so.1 $(PY) -m pytest -q -m nocuda tests_py
 
-# The gpu-marked tests and the demo against the real driver, CuPy and cuDF
-# (installed here, not by `make test`), ending with a report to paste into a
-# bug report. Without a device it says why and succeeds.
-test-gpu: build
+# The gpu-marked tests and the demo against the real driver, CuPy and cuDF,
+# ending with a report to paste into a bug report (the versions they ran
+# with first). Without a device it says why and succeeds. cuDF pins pyarrow
+# (cudf-cu12 25.08: pyarrow < 20; 26.08: pyarrow < 24 and Python >= 3.11), so
+# the tests run in a venv of their own, $(GPU_VENV), with godevarrow's wheel
+# and a combination cuDF supports; .venv keeps requirements-test.txt's pyarrow.
+GPU_VENV := .venv-gpu
+GPU_CUDF_NEW := 'cudf-cu12==26.08.*' 'pyarrow>=19,<24'
+GPU_CUDF_OLD := 'cudf-cu12==25.08.*' 'pyarrow>=19,<20'
+test-gpu: wheel
 	@if ! ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1'; then \
 	  echo "test-gpu: skipped: no CUDA driver (libcuda.so.1) on this machine"; exit 0; fi; \
-	$(PY) -m pip install -q 'cupy-cuda12x>=13' 'cudf-cu12>=25.08' || { echo "test-gpu: skipped: CuPy/cuDF could not be installed"; exit 0; }; \
-	$(PY) -m pytest -q -m gpu tests_py; rc=$$?; \
-	$(PY) -m godevarrow demo >/dev/null 2>&1 && demo=ok || demo=failed; \
+	rm -rf $(GPU_VENV) && python3 -m venv $(GPU_VENV) || exit 1; \
+	if $(GPU_VENV)/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then cudf="$(GPU_CUDF_NEW)"; \
+	else cudf="$(GPU_CUDF_OLD)"; fi; \
+	eval "$(GPU_VENV)/bin/python -m pip install -q $$cudf 'cupy-cuda12x>=13' pytest dist/*.whl" \
+	  || { echo "test-gpu: skipped: cuDF/CuPy could not be installed ($$cudf)"; exit 0; }; \
+	echo "---- godevarrow test-gpu: versions ----"; \
+	$(GPU_VENV)/bin/python -c 'import sys, pyarrow, cupy, cudf, godevarrow; \
+	  print("python", sys.version.split()[0], "pyarrow", pyarrow.__version__, "cudf", cudf.__version__, \
+	        "cupy", cupy.__version__, "godevarrow", godevarrow.__version__)'; \
+	$(GPU_VENV)/bin/python -m pytest -q tests_py/test_gpu.py; rc=$$?; \
+	$(GPU_VENV)/bin/python -m godevarrow demo >/dev/null 2>&1 && demo=ok || demo=failed; \
 	echo "---- godevarrow test-gpu report ----"; \
-	$(PY) -m godevarrow info 2>&1 | head -20; \
-	$(PY) -c 'import cupy, cudf; print("cupy", cupy.__version__, "cudf", cudf.__version__)' 2>&1 | tail -1; \
+	$(GPU_VENV)/bin/python -m godevarrow info 2>&1 | head -20; \
 	echo "gpu tests exit $$rc, demo $$demo"; exit $$rc
+
+# The GPU kit: everything a machine with a GPU needs to run the GPU tests and
+# the device bench without Go or a network (the x86-64 abi3 wheel, the tests,
+# the gold corpus, the bench, pytest's wheels, run.sh), under 20 MB. There:
+# `OUT=dir bash build/gpu-kit/run.sh` writes dir/report.md (docs/benchmarks.md).
+GPU_KIT := build/gpu-kit
+gpu-kit: wheel
+	rm -rf build/gpu-kit-wheels
+	$(PY) -m pip download -q --only-binary=:all: --python-version 3.10 -d build/gpu-kit-wheels \
+	  "$$(grep -m1 '^pytest==' requirements-test.txt)" exceptiongroup tomli
+	$(PY) tests_py/gpukit/assemble.py --wheel 'dist/*x86_64.whl' --pytest-wheels build/gpu-kit-wheels --out $(GPU_KIT)
+	@du -sh $(GPU_KIT)
 
 # Without a real CUDA driver, the demo's GPU leg runs on the strict fake one.
 DEMO_ENV = $(shell ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1' || echo "$(TEST_ENV)")
@@ -195,15 +238,20 @@ profile: venv
 	  $(DEMO_ENV) OPENBLAS_NUM_THREADS=1 perf record -q -o build/perf.data $(PY) benchmarks/bench.py --profile $(ROW) --impl $(IMPL) && \
 	  perf report -i build/perf.data --no-children --sort dso,sym --stdio -g none 2>/dev/null | grep -v -e '^$$' -e '^#' | cut -c1-150 | head -40; fi
 
+# Go and Python style, and .ci/lint_tests.py: the test patterns that let a
+# test pass without checking (pytest.raises(Exception), an except that only
+# passes, contextlib.suppress, assertions on elapsed time).
 lint: venv
 	@test -z "$$(gofmt -l gosrc capsule tests_go tests_py/goext examples)" || (gofmt -l gosrc capsule tests_go tests_py/goext examples; echo "gofmt: files above need formatting"; exit 1)
 	CGO_CFLAGS="-I$(PYINC)" go vet ./...
-	$(PY) -m ruff check python tests_py benchmarks examples
-	$(PY) -m ruff format --check python tests_py benchmarks examples
+	$(PY) -m ruff check python tests_py benchmarks examples .ci
+	$(PY) -m ruff format --check python tests_py benchmarks examples .ci
+	$(PY) -m unittest discover -s .ci -p 'test_*.py'
+	$(PY) .ci/lint_tests.py
 
 fmt: venv
 	gofmt -w gosrc capsule tests_go tests_py/goext examples
-	$(PY) -m ruff format python tests_py benchmarks examples
+	$(PY) -m ruff format python tests_py benchmarks examples .ci
 
 clean:
 	rm -rf build dist *.egg-info python/*.egg-info .pytest_cache

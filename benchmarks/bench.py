@@ -7,6 +7,7 @@ bootstrap interval and the verdict it gives (faster, tie, slower). Benchmarks
 are not tests: nothing here asserts anything.
 
     python benchmarks/bench.py [--quick] [--repeat K] [--out docs/benchmarks.md]
+    python benchmarks/bench.py --device-only [--quick]   # the device rows alone (the GPU kit)
 """
 
 from __future__ import annotations
@@ -320,6 +321,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--rows-large", type=int, default=None, help="rows of the large array (default 10^8)")
     parser.add_argument("--out", help="also write a Markdown report here")
     parser.add_argument(
+        "--device-only",
+        action="store_true",
+        help="only the device sections (what the GPU kit runs: no peers, no memory or reading rows)",
+    )
+    parser.add_argument(
         "--profile",
         type=int,
         nargs="?",
@@ -347,6 +353,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     args.batches = 1_000 if args.quick else 100_000
     args.reading_raw = []
 
+    if args.device_only:
+        return device_only(args, argv)
     impls = _peers()
     if args.profile is not None:
         return profile(args, impls)
@@ -385,6 +393,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     text += reading_section(args)
     text += equality_section(args)
     text += device_section(args)
+    text += device_jobs_section(args)
     text += go_functions_section(args)
     print()
     print(text)
@@ -395,6 +404,30 @@ def main(argv: Optional[list[str]] = None) -> int:
         series = names + sorted({k for _, cells in reading for k in cells} - set(names))
         if chart(raw + reading, series, png):
             text += f"\n![godevarrow beside its peers]({os.path.basename(png)})\n"
+        with open(args.out, "w") as f:
+            f.write(text)
+    return 0
+
+
+def device_only(args: argparse.Namespace, argv: Optional[list[str]]) -> int:
+    """The device sections alone, with the machine and the command line."""
+    cpu = platform.processor() or platform.machine()
+    text = "\n".join(
+        [
+            "# godevarrow device benchmarks",
+            "",
+            f"{datetime.date.today().isoformat()}, {platform.system()} {platform.machine()} ({cpu}),",
+            f"{os.cpu_count()} CPUs, Python {platform.python_version()}, pyarrow {pa.__version__},"
+            f" numpy {np.__version__}.",
+            f"Command: `python benchmarks/bench.py {' '.join(argv if argv is not None else sys.argv[1:])}`.",
+            "",
+        ]
+    )
+    text += device_section(args)
+    text += device_jobs_section(args)
+    print()
+    print(text)
+    if args.out:
         with open(args.out, "w") as f:
             f.write(text)
     return 0
@@ -760,6 +793,308 @@ def _known_null_counts_row(gda: Any, lib: Any, library: str, repeat: int) -> lis
         f"{t / t_import:.2f}",
         "(informational)",
     ]
+
+
+# ------------------------------------------------------- device jobs by row
+
+
+def _cupy_or_reason() -> tuple[Any, str]:
+    """CuPy when it can use a device, else None and why not."""
+    try:
+        import cupy
+    except ImportError:
+        return None, "CuPy is not installed"
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return None, "CuPy sees no CUDA device"
+    except Exception as e:  # CuPy's CUDARuntimeError and friends: report, never fail the bench
+        return None, f"CuPy cannot use a device ({type(e).__name__}: {e})"
+    return cupy, ""
+
+
+def _torch_or_reason() -> tuple[Any, str]:
+    """PyTorch when it has CUDA, else None and why not."""
+    try:
+        import torch
+    except ImportError:
+        return None, "PyTorch is not installed"
+    if not torch.cuda.is_available():
+        return None, "PyTorch has no CUDA device"
+    return torch, ""
+
+
+def _cuda_driver(library: str) -> Optional[Any]:
+    """The CUDA driver godevarrow uses, through ctypes, with device 0's
+    primary context current on the calling thread (None when it cannot be had)."""
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL(library)
+    except OSError:
+        return None
+    ctx = ctypes.c_void_p()
+    if lib.cuInit(0) or lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0) or lib.cuCtxSetCurrent(ctx):
+        return None
+    lib.cuMemAlloc_v2.argtypes = [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_size_t]
+    lib.cuMemFree_v2.argtypes = [ctypes.c_ulonglong]
+    lib.cuMemcpyDtoH_v2.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_size_t]
+    lib.cuMemcpyHtoD_v2.argtypes = [ctypes.c_ulonglong, ctypes.c_void_p, ctypes.c_size_t]
+    lib.cuMemAllocHost_v2.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+    lib.cuMemFreeHost.argtypes = [ctypes.c_void_p]
+    lib.godevarrow_bench_ctx = ctx
+    return lib
+
+
+def _paired_row(
+    label: str, own: Callable[[], Any], ref: Callable[[], Any], ref_label: str, target: float, repeat: int
+) -> list[str]:
+    """A row comparing `own` with `ref`, sampled in turns (sample_times)."""
+    samples = sample_times({"own": own, "ref": ref}, repeat, min_seconds=0.02)
+    ratio, low, high, _ = ratio_to_fastest(samples["own"], [samples["ref"]])
+    t_own, t_ref = statistics.median(samples["own"]), statistics.median(samples["ref"])
+    met = "met" if high <= target else "missed"
+    return [
+        label,
+        fmt(t_own),
+        f"{ref_label} {fmt(t_ref)}",
+        f"{ratio:.2f} ({low:.2f}-{high:.2f}, {met})",
+        f"<= {target:.2f}",
+    ]
+
+
+def _skipped_row(label: str, why: str, target: str) -> list[str]:
+    return [label, "skipped", why, "n/a", target]
+
+
+def device_jobs_section(args: argparse.Namespace) -> str:
+    """One row per job of the table that docs/benchmarks.md's device section
+    keeps for a real GPU (import of each batch shape, the DLPack and CUDA
+    Array Interface exchanges with CuPy and PyTorch, small and large copies),
+    each against its reference measured in the same run. Rows that need CuPy
+    or PyTorch say why they were skipped where those cannot use a device (on
+    the fake driver CuPy has no device: it loads the real runtime)."""
+    try:
+        import godevarrow as gda
+    except ImportError:
+        return ""
+    ok, count, library, message = gda.cuda_status()
+    if not ok or count == 0:
+        line = f"device job rows skipped: {message or 'no CUDA device'}"
+        print(line)
+        return f"\n{line}\n"
+    fake = "fake" in os.path.basename(library)
+    out: list[list[str]] = []
+
+    def emit(row: list[str]) -> None:
+        out.append(row)
+        print(" | ".join(row), flush=True)
+
+    # imports: each batch's CUDA import against its CPU import (the same
+    # pairs-exported-beforehand method as the device section's import row)
+    n = 1000
+    ints = pa.array(np.arange(n, dtype=np.int64))
+    with_nulls = pa.array([None if j % 7 == 0 else j for j in range(n)], type=pa.int64())
+    strings = pa.array([f"s{j}" for j in range(n)])
+    shapes = [
+        ("1 int64 column", {"c0": ints}, None),
+        ("100 int64 columns", {f"c{i}": ints for i in range(100)}, None),
+        ("100 int64 columns with nulls", {f"c{i}": with_nulls for i in range(100)}, None),
+        ("1 string column", {"c0": strings}, None),
+        ("100 string columns", {f"c{i}": strings for i in range(100)}, 1.5),
+        ("100 columns, 34 of them strings (the bench row)", None, 1.5),
+    ]
+
+    class Fresh:
+        def __init__(self, g: Any) -> None:
+            self.g = g
+
+        def __arrow_c_device_array__(self, requested_schema: Any = None, **kwargs: Any) -> Any:
+            return self.g.__arrow_c_device_array__()
+
+    for label, columns, target in shapes:
+        cpu = gda.record_batch(hundred_columns() if columns is None else pa.record_batch(columns))
+        cuda = gda.record_batch(Fresh(cpu.to_device("cuda:0")))
+        samples = _import_samples(gda, {"cpu": cpu, "cuda": cuda}, args.repeat, pairs=50)
+        ratio, low, high, _ = ratio_to_fastest(samples["cuda"], [samples["cpu"]])
+        verdict = "" if target is None else f", {'met' if high <= target else 'missed'}"
+        emit(
+            [
+                f"import of a 1,000-row batch on cuda:0, {label}",
+                fmt(statistics.median(samples["cuda"])),
+                f"CPU import {fmt(statistics.median(samples['cpu']))}",
+                f"{ratio:.2f} ({low:.2f}-{high:.2f}{verdict})",
+                "(informational)" if target is None else f"<= {target:.2f}",
+            ]
+        )
+        del cpu, cuda
+
+    # the exchanges with CuPy and PyTorch, 1,000 int64 on cuda:0
+    cupy, no_cupy = _cupy_or_reason()
+    torch, no_torch = _torch_or_reason()
+    dl_rows = [
+        ("`gda.array(cupy_array)` (DLPack)", "<= 1.00"),
+        ("`gda.array(...)` through the CUDA Array Interface only", "(informational)"),
+        ("`cupy.from_dlpack(godevarrow_array)`", "<= 1.20"),
+    ]
+    if cupy is None:
+        for label, target in dl_rows:
+            emit(_skipped_row(label, no_cupy, target))
+    else:
+        x = cupy.arange(n, dtype=cupy.int64)
+        g = gda.array(x)
+        cai = type("CAIOnly", (), {"__cuda_array_interface__": x.__cuda_array_interface__})()
+        ref = ("`cupy.from_dlpack(cupy_array)`", lambda: cupy.from_dlpack(x))
+        emit(_paired_row(dl_rows[0][0], lambda: gda.array(x), ref[1], ref[0], 1.0, args.repeat))
+        row = _paired_row(dl_rows[1][0], lambda: gda.array(cai), ref[1], ref[0], float("inf"), args.repeat)
+        emit(row[:3] + [row[3].replace(", met", ""), "(informational)"])
+        emit(_paired_row(dl_rows[2][0], lambda: cupy.from_dlpack(g), ref[1], ref[0], 1.2, args.repeat))
+    torch_rows = [
+        ("`gda.array(torch_tensor)`", "<= 1.00"),
+        ("`torch.from_dlpack(godevarrow_array)`", "(informational)"),
+    ]
+    if torch is None:
+        for label, target in torch_rows:
+            emit(_skipped_row(label, no_torch, target))
+    else:
+        t = torch.arange(n, dtype=torch.int64, device="cuda:0")
+        g_t = gda.array(t)
+        emit(
+            _paired_row(
+                torch_rows[0][0],
+                lambda: gda.array(t),
+                lambda: torch.from_dlpack(t),
+                "`torch.from_dlpack(tensor)`",
+                1.0,
+                args.repeat,
+            )
+        )
+        row = _paired_row(
+            torch_rows[1][0],
+            lambda: torch.from_dlpack(g_t),
+            lambda: torch.from_dlpack(t),
+            "`torch.from_dlpack(tensor)`",
+            float("inf"),
+            args.repeat,
+        )
+        emit(row[:3] + [row[3].replace(", met", ""), "(informational)"])
+
+    # small copies: against one synchronous 8-byte driver copy
+    import ctypes
+
+    drv = _cuda_driver(library)
+    small_host = gda.array(pa.array(np.arange(1024, dtype=np.int64)))  # 8 KB
+    small_dev = small_host.to_device("cuda:0")
+    if drv is None:
+        emit(_skipped_row('`to_device("cpu")` of 8 KB', "the driver could not be opened through ctypes", "<= 1.20"))
+    else:
+        word = ctypes.c_ulonglong()
+        dptr = ctypes.c_ulonglong()
+        drv.cuMemAlloc_v2(ctypes.byref(dptr), 8)
+
+        def one_copy() -> None:
+            drv.cuCtxSetCurrent(drv.godevarrow_bench_ctx)
+            drv.cuMemcpyDtoH_v2(ctypes.byref(word), dptr.value, 8)
+
+        ref_label = "one synchronous 8-byte driver copy"
+        emit(
+            _paired_row(
+                '`to_device("cpu")` of 8 KB', lambda: small_dev.to_device("cpu"), one_copy, ref_label, 1.2, args.repeat
+            )
+        )
+        emit(
+            _paired_row(
+                '`to_device("cuda:0")` of 8 KB',
+                lambda: small_host.to_device("cuda:0"),
+                one_copy,
+                ref_label,
+                1.2,
+                args.repeat,
+            )
+        )
+        drv.cuMemFree_v2(dptr.value)
+
+    # large copies: 1 GiB on a GPU; the fake driver never reuses device
+    # addresses (2 GiB per device for the whole run, the section above
+    # included, which takes most of it), so 4 MiB there
+    nbytes = (4 << 20) if fake else (64 << 20) if args.quick else (1 << 30)
+    size = f"{nbytes >> 20} MiB" if nbytes < (1 << 30) else "1 GiB"
+    big_host = gda.array(pa.array(np.arange(nbytes // 8, dtype=np.int64)))
+    big_dev = big_host.to_device("cuda:0")
+    first = time.perf_counter()
+    big_dev.to_device("cpu")
+    first_gbps = nbytes / (time.perf_counter() - first) / 1e9
+    steady = nbytes / median_time(lambda: big_dev.to_device("cpu"), 5, min_seconds=0) / 1e9
+    htod = nbytes / median_time(lambda: big_host.to_device("cuda:0"), 5, min_seconds=0) / 1e9
+    pinned_gbps: Optional[float] = None
+    if drv is not None:
+        pinned = ctypes.c_void_p()
+        dst = ctypes.c_ulonglong()
+        if not drv.cuMemAllocHost_v2(ctypes.byref(pinned), nbytes) and not drv.cuMemAlloc_v2(ctypes.byref(dst), nbytes):
+
+            def pinned_copy() -> None:
+                drv.cuCtxSetCurrent(drv.godevarrow_bench_ctx)
+                drv.cuMemcpyDtoH_v2(pinned.value, dst.value, nbytes)
+
+            pinned_gbps = nbytes / median_time(pinned_copy, 5, min_seconds=0) / 1e9
+            drv.cuMemFree_v2(dst.value)
+            drv.cuMemFreeHost(pinned.value)
+    cupy_get = cupy_put = None
+    if cupy is not None:
+        xb = cupy.arange(nbytes // 8, dtype=cupy.int64)
+        hb = np.arange(nbytes // 8, dtype=np.int64)
+        cupy_get = nbytes / median_time(lambda: xb.get(), 5, min_seconds=0) / 1e9
+        cupy_put = nbytes / median_time(lambda: cupy.asarray(hb), 5, min_seconds=0) / 1e9
+        del xb, hb
+
+    def bw_row(label: str, gbps: float, ref: Optional[float], ref_label: str, factor: float, why: str) -> list[str]:
+        if ref is None:
+            return [label, f"{gbps:.2f} GB/s", why, "n/a", f">= {factor:.2f}x"]
+        ratio = gbps / ref
+        return [
+            label,
+            f"{gbps:.2f} GB/s",
+            f"{ref_label} {ref:.2f} GB/s",
+            f"{ratio:.2f} ({'met' if ratio >= factor else 'missed'})",
+            f">= {factor:.2f}x",
+        ]
+
+    emit(
+        bw_row(
+            f"{size} cuda:0 -> host, repeated",
+            steady,
+            pinned_gbps,
+            "the link into pinned memory",
+            0.8,
+            "no pinned reference",
+        )
+    )
+    emit(bw_row(f"{size} cuda:0 -> host, the first one", first_gbps, cupy_get, "CuPy `.get()`", 2.0, no_cupy))
+    emit(bw_row(f"{size} host (pageable) -> cuda:0", htod, cupy_put, "`cupy.asarray`", 2.5, no_cupy))
+
+    header = ["device job", "godevarrow", "reference (same run)", "ratio (95% interval, verdict)", "target"]
+    lines = ["", f"## Device jobs, one per row of the GPU table (via `{os.path.basename(library)}`)", ""]
+    lines += [
+        "One row per job measured on a GPU, each against its reference in the same run; the targets are the",
+        "device work's. On a machine with a GPU these rows come from the GPU kit: `make gpu-kit` (on a",
+        "machine with Go) writes `build/gpu-kit/` (the x86-64 wheel, the GPU tests with the gold corpus,",
+        "this bench, `run.sh`; under 20 MB). On the GPU machine, with only a CUDA driver, Python with",
+        "pyarrow and numpy, and whichever of CuPy and PyTorch it has (no Go, no network), one call",
+        "`OUT=<dir> bash build/gpu-kit/run.sh` installs the wheel into a venv over the machine's packages,",
+        "runs the GPU tests and `bench.py --device-only`, and writes `<dir>/report.md`: the GPU, its driver,",
+        "the versions, every test's outcome and these rows. A session lent a GPU through a device tool that",
+        "copies the working tree runs that one call with `build/gpu-kit` carried (it is an ignored path)",
+        "and `OUT` the folder the tool brings back, within a few minutes, and commits the report's rows",
+        "here, naming the GPU.",
+        "",
+    ]
+    if fake:
+        lines += [
+            "On the fake CUDA driver: these rows measure godevarrow's own cost around each driver call, not a",
+            "GPU (see the section above); the CuPy and PyTorch rows need a real device.",
+            "",
+        ]
+    lines += markdown_table(header, out)
+    return "\n".join(lines) + "\n"
 
 
 def chart(raw: list[tuple[str, dict[str, Optional[float]]]], names: list[str], path: str) -> bool:

@@ -741,6 +741,7 @@ func gdaBuildInfo(out **C.char, e *C.gda_error) C.int {
 func gdaDebugCounters(out *C.gda_counters, e *C.gda_error) C.int {
 	return call(e, func() error {
 		st := cdevice.LiveStats()
+		cache := cdevice.SchemaCacheSize()
 		*out = C.gda_counters{
 			handles:          C.int64_t(handles.Len()),
 			exported_schemas: C.int64_t(st.ExportedSchemas),
@@ -752,6 +753,9 @@ func gdaDebugCounters(out *C.gda_counters, e *C.gda_error) C.int {
 			arrays:           C.int64_t(st.Arrays),
 			exported_tensors: C.int64_t(dlpack.LiveExports()),
 			held_imports:     C.int64_t(st.HeldImports),
+
+			schema_cache_entries: C.int64_t(cache.Entries),
+			schema_cache_bytes:   C.int64_t(cache.Bytes),
 		}
 		return nil
 	})

@@ -8,10 +8,11 @@
 //   functions").
 // - Python runs signal handlers on its main thread between bytecodes, and
 //   none run during the call. So while a call runs on the main thread,
-//   SIGINT goes through sigint_chained: it writes a byte to the Go side's
-//   pipe (the Go side cancels the contexts of the main thread's calls) and
-//   calls the handler it replaced (Python's, which makes the next
-//   PyErr_CheckSignals raise KeyboardInterrupt, after the call returns).
+//   SIGINT goes through sigint_chained: it calls the handler it replaced
+//   (Python's, which makes the next PyErr_CheckSignals raise
+//   KeyboardInterrupt, after the call returns), then writes a byte to the
+//   Go side's pipe (the Go side cancels the contexts of the main thread's
+//   calls).
 // - Our handler is installed by the first such call and stays, chaining
 //   to the handler it found (Python's). A handler another library installs
 //   later (polars does, through signal-hook) chains to ours in turn; ours
@@ -42,16 +43,20 @@ int gda_sigint_pending(void) { return sigint_pending; }
 static void sigint_chained(int sig, siginfo_t* info, void* context) {
   int saved = errno;
   sigint_pending = 1;
+  // Python's handler first: the signal delivered to another thread must be
+  // recorded by Python before Go cancels the call and the main thread looks
+  // for signals on its return, or the call ends in "context canceled" and
+  // the KeyboardInterrupt comes later, somewhere else.
+  if (replaced.sa_flags & SA_SIGINFO)
+    replaced.sa_sigaction(sig, info, context);
+  else
+    replaced.sa_handler(sig);
   if (sigint_fd >= 0) {
     char byte = 1;
     ssize_t ignored = write(sigint_fd, &byte, 1);  // a full pipe already holds the news
     (void)ignored;
   }
   errno = saved;
-  if (replaced.sa_flags & SA_SIGINFO)
-    replaced.sa_sigaction(sig, info, context);
-  else
-    replaced.sa_handler(sig);
 }
 
 static int is_main_thread(void) {

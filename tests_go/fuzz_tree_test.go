@@ -99,6 +99,8 @@ func followUps(t *testing.T, arr *cdevice.Array, data []byte) {
 			t.Fatalf("a copy of valid data is invalid: %v", err)
 		}
 		c.Release()
+	} else if valid {
+		t.Fatalf("a copy of valid data failed: %v", err)
 	}
 	out := cb.NewArray()
 	defer cb.Free(out)

@@ -16,30 +16,56 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/device"
 )
 
-// countingReader yields n int64 arrays [i], optionally slowly and failing at
-// failAt, and counts reads and its Close.
+// countingReader yields n int64 arrays [i], failing at failAt, and counts
+// reads and its Close. With gated, each Next first announces itself on
+// entered and then waits for a token on gate: the test decides when a read
+// returns.
 type countingReader struct {
-	schema *cdevice.Schema
-	n, i   int
-	failAt int
-	delay  time.Duration
-	reads  atomic.Int64
-	closed atomic.Int64
+	schema  *cdevice.Schema
+	n, i    int
+	failAt  int
+	entered chan struct{}
+	gate    chan struct{}
+	reads   atomic.Int64
+	closed  atomic.Int64
 }
 
-func newCountingReader(t *testing.T, n, failAt int, delay time.Duration) *countingReader {
+func newCountingReader(t *testing.T, n, failAt int, gated bool) *countingReader {
 	s, err := cdevice.SchemaFromField(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &countingReader{schema: s, n: n, failAt: failAt, delay: delay}
+	r := &countingReader{schema: s, n: n, failAt: failAt}
+	if gated {
+		r.entered, r.gate = make(chan struct{}, n+1), make(chan struct{}, n+1)
+	}
+	return r
+}
+
+// hangGuard bounds a wait that only a hang can exceed.
+const hangGuard = 30 * time.Second
+
+// waitFor polls cond until it holds; the deadline only turns a hang into a
+// failure.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(hangGuard)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func (r *countingReader) Schema() *cdevice.Schema { return r.schema }
 func (r *countingReader) DeviceType() device.Type { return device.CPU }
 func (r *countingReader) Close() error            { r.closed.Add(1); return nil }
 func (r *countingReader) Next() (*cdevice.Array, error) {
-	time.Sleep(r.delay)
+	if r.gate != nil {
+		r.entered <- struct{}{}
+		<-r.gate
+	}
 	if r.i == r.failAt {
 		return nil, &cdevice.StreamError{Errno: syscall.EIO, Msg: "failed on purpose"}
 	}
@@ -76,7 +102,7 @@ func readAll(t *testing.T, r cdevice.ArrayReader) ([]int64, error) {
 func TestPrefetchDeliversInOrder(t *testing.T) {
 	baseline(t)
 	for _, depth := range []int{1, 3, 64} {
-		src := newCountingReader(t, 20, -1, 0)
+		src := newCountingReader(t, 20, -1, false)
 		p := cdevice.Prefetch(src, depth)
 		got, err := readAll(t, p)
 		if !errors.Is(err, io.EOF) || len(got) != 20 || got[0] != 0 || got[19] != 19 {
@@ -97,7 +123,7 @@ func TestPrefetchDeliversInOrder(t *testing.T) {
 
 func TestPrefetchErrorAfterEarlierArrays(t *testing.T) {
 	baseline(t)
-	p := cdevice.Prefetch(newCountingReader(t, 10, 4, 0), 2)
+	p := cdevice.Prefetch(newCountingReader(t, 10, 4, false), 2)
 	defer p.Close()
 	got, err := readAll(t, p)
 	var se *cdevice.StreamError
@@ -112,14 +138,30 @@ func TestPrefetchErrorAfterEarlierArrays(t *testing.T) {
 
 func TestPrefetchReadsAheadBoundedly(t *testing.T) {
 	baseline(t)
-	src := newCountingReader(t, 1000, -1, 0)
+	src := newCountingReader(t, 1000, -1, false)
 	p := cdevice.Prefetch(src, 3)
-	time.Sleep(50 * time.Millisecond)
 	// 3 queued plus one read waiting for room
-	if n := src.reads.Load(); n > 4 {
-		t.Fatalf("read %d arrays ahead with depth 3", n)
+	waitFor(t, "4 reads ahead", func() bool { return src.reads.Load() >= 4 })
+	// A bound that is too loose shows in this window as a fifth read; the
+	// wait can only let a failure surface, never cause one.
+	time.Sleep(50 * time.Millisecond)
+	if n := src.reads.Load(); n != 4 {
+		t.Fatalf("read %d arrays ahead with depth 3, want 4", n)
 	}
-	p.Stop()
+	// two taken (the producer is woken once the queue is half empty): the
+	// bound still holds, 2 taken + 3 queued + 1 waiting
+	for range 2 {
+		a, err := p.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Release()
+	}
+	waitFor(t, "6 reads after two were taken", func() bool { return src.reads.Load() >= 6 })
+	p.Stop() // waits for the goroutine: every read it made is counted now
+	if n := src.reads.Load(); n != 6 {
+		t.Fatalf("read %d arrays after taking two with depth 3, want 6", n)
+	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -131,19 +173,37 @@ func TestPrefetchReadsAheadBoundedly(t *testing.T) {
 	}
 }
 
+// Close while the producer's Next is running returns without waiting for
+// it; the read, when it returns, releases its array and closes the source.
 func TestPrefetchCloseDuringSlowRead(t *testing.T) {
 	baseline(t)
-	src := newCountingReader(t, 100, -1, 30*time.Millisecond)
+	src := newCountingReader(t, 100, -1, true)
 	p := cdevice.Prefetch(src, 1)
-	time.Sleep(5 * time.Millisecond)  // the goroutine is inside the slow Next
-	if err := p.Close(); err != nil { // does not wait for it
-		t.Fatal(err)
+	select {
+	case <-src.entered: // the goroutine is inside Next, held there by the gate
+	case <-time.After(hangGuard):
+		t.Fatal("the background read never started")
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for src.closed.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	closed := make(chan error, 1)
+	go func() { closed <- p.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(hangGuard):
+		src.gate <- struct{}{}
+		t.Fatal("Close waited for a read in progress")
 	}
-	if src.closed.Load() != 1 {
-		t.Fatal("the abandoned read closes the source when it returns")
+	if n := src.closed.Load(); n != 0 {
+		t.Fatalf("the source was closed %d times under its own Next", n)
+	}
+	src.gate <- struct{}{} // the read returns
+	waitFor(t, "the abandoned read to close the source", func() bool { return src.closed.Load() != 0 })
+	if n := src.closed.Load(); n != 1 {
+		t.Fatalf("the source was closed %d times", n)
+	}
+	if n := src.reads.Load(); n != 1 {
+		t.Fatalf("%d reads after Close, want the 1 in progress", n)
 	}
 }

@@ -86,7 +86,8 @@ def _forget_last_failure() -> None:
 def pytest_runtest_makereport(item, call):
     report = yield
     if report.when == "call":
-        item.stash[_CALL_FAILED] = report.failed
+        # an expected failure (xfail) keeps its traceback as a failure does
+        item.stash[_CALL_FAILED] = report.failed or hasattr(report, "wasxfail")
     return report
 
 
@@ -139,6 +140,30 @@ def device_leak_check(leak_check):
     yield
     gc.collect()
     assert fakecuda.live() == before, "device allocations, events or streams leaked"
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Nothing may be left on the fake devices once every test of the session
+    has run, whichever files ran and in whatever order: anything still
+    allocated fails the session (exit status 1) with what was left."""
+    import fakecuda
+
+    if fakecuda.LIB is None:
+        return
+    _forget_last_failure()
+    gc.collect()
+    left = {k: v for k, v in fakecuda.live().items() if v}
+    if not left:
+        return
+    message = f"left on the fake CUDA devices at the end of the session: {left}"
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write("\n")
+        reporter.write_line(message, red=True, bold=True)
+    else:
+        print(message, file=sys.stderr)
+    if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def values_address(arr: pa.Array) -> int:

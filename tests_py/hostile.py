@@ -279,48 +279,48 @@ def take_schema(p: Producer, s: ArrowSchema) -> None:
 # --- capsules
 
 
-@case("ValueError", "arrow_schema")
+@case("ValueError", "PyCapsule named 'arrow_schema', got one named 'arrow_array'")
 def wrong_schema_capsule_name(p: Producer) -> None:
     s, a = int32_pair(p)
     gda().array(Offer(capsule(s, b"arrow_array"), capsule(a, b"arrow_array")))
 
 
-@case("ValueError", "arrow_array")
+@case("ValueError", "PyCapsule named 'arrow_array', got one named 'arrow_schema'")
 def wrong_array_capsule_name(p: Producer) -> None:
     s, a = int32_pair(p)
     gda().array(Offer(capsule(s, b"arrow_schema"), capsule(a, b"arrow_schema")))
 
 
-@case("ValueError", "arrow_device_array")
+@case("ValueError", "PyCapsule named 'arrow_device_array', got one named 'arrow_array'")
 def wrong_device_array_capsule_name(p: Producer) -> None:
     s, a = int32_pair(p)
     gda().array(Offer(capsule(s, b"arrow_schema"), capsule(a, b"arrow_array"), device=True))
 
 
-@case("ValueError", "arrow_array_stream")
+@case("ValueError", "PyCapsule named 'arrow_array_stream', got one named 'arrow_schema'")
 def wrong_stream_capsule_name(p: Producer) -> None:
     st = c_stream(p, lambda out: fill_schema(out, b"i", p.keep), lambda out: 0)
     gda().stream(Offer(stream=capsule(st, b"arrow_schema")))
 
 
-@case("ValueError", "arrow_device_array_stream")
+@case("ValueError", "PyCapsule named 'arrow_device_array_stream', got one named 'arrow_array_stream'")
 def wrong_device_stream_capsule_name(p: Producer) -> None:
     st = c_stream(p, lambda out: fill_schema(out, b"i", p.keep), lambda out: 0)
     gda().stream(Offer(stream=capsule(st, b"arrow_array_stream"), device=True))
 
 
-@case("TypeError", "capsule|PyCapsule", no_struct=True)
+@case("TypeError", "PyCapsule named 'arrow_schema', got an object of type int", no_struct=True)
 def schema_is_not_a_capsule(p: Producer) -> None:
     gda().schema(Offer(schema=12345))
 
 
-@case("TypeError", "capsule|PyCapsule")
+@case("TypeError", "PyCapsule named 'arrow_array', got an object of type int")
 def array_is_not_a_capsule(p: Producer) -> None:
     s, a = int32_pair(p)
     gda().array(Offer(capsule(s, b"arrow_schema"), ctypes.addressof(a)))
 
 
-@case("TypeError", "tuple|pair|2", no_struct=True)
+@case("TypeError", r"must return a \(schema capsule, array capsule\) tuple, got str", no_struct=True)
 def array_protocol_returns_garbage(p: Producer) -> None:
     class Bad:
         def __arrow_c_array__(self, requested_schema=None):
@@ -329,7 +329,7 @@ def array_protocol_returns_garbage(p: Producer) -> None:
     gda().array(Bad())
 
 
-@case("TypeError", "stream|capsule|PyCapsule", no_struct=True)
+@case("TypeError", "PyCapsule named 'arrow_array_stream', got an object of type NoneType", no_struct=True)
 def stream_protocol_returns_none(p: Producer) -> None:
     class Bad:
         def __arrow_c_stream__(self, requested_schema=None):
@@ -338,21 +338,21 @@ def stream_protocol_returns_none(p: Producer) -> None:
     gda().stream(Bad())
 
 
-@case("ValueError", "released")
+@case("ValueError", "ArrowSchema was already released")
 def released_schema(p: Producer) -> None:
     s = p.schema(b"i", root="schema")
     s.release(ctypes.pointer(s))
     take_schema(p, s)
 
 
-@case("ValueError", "released")
+@case("ValueError", "ArrowArray was already released")
 def released_array(p: Producer) -> None:
     s, a = int32_pair(p)
     a.release(ctypes.pointer(a))
     take_array(p, s, a)
 
 
-@case("ValueError", "released")
+@case("ValueError", "ArrowArrayStream was already released")
 def released_stream(p: Producer) -> None:
     st = p._c(ArrowArrayStream())
     st.release = p._counted("stream", st, "stream")
@@ -364,123 +364,123 @@ def released_stream(p: Producer) -> None:
 # --- schemas
 
 
-@case("ValueError", "format")
+@case("ValueError", "NULL format string")
 def null_format(p: Producer) -> None:
     take_schema(p, p.schema(None, root="schema"))
 
 
-@case("ValueError", "zz|format")
+@case("ValueError", 'format string "zz": unknown format')
 def unknown_format(p: Producer) -> None:
     take_schema(p, p.schema(b"zz", root="schema"))
 
 
-@case("ValueError", "w:")
+@case("ValueError", 'format string "w:": fixed-size binary needs w:N')
 def fixed_binary_without_width(p: Producer) -> None:
     take_schema(p, p.schema(b"w:", root="schema"))
 
 
-@case("ValueError", "w:-3|width")
+@case("ValueError", 'format string "w:-3": fixed-size binary needs w:N')
 def fixed_binary_negative_width(p: Producer) -> None:
     take_schema(p, p.schema(b"w:-3", root="schema"))
 
 
-@case("ValueError", "d:|decimal|precision")
+@case("ValueError", 'format string "d:abc": decimal needs d:precision,scale')
 def decimal_garbage(p: Producer) -> None:
     take_schema(p, p.schema(b"d:abc", root="schema"))
 
 
-@case("ValueError", r"\+w|size")
+@case("ValueError", r'format string "\+w:x": fixed-size list needs \+w:N')
 def fixed_list_garbage_size(p: Producer) -> None:
     take_schema(p, p.schema(b"+w:x", [p.schema(b"i")], root="schema"))
 
 
-@case("ValueError", "union|type code|\\+ud")
+@case("ValueError", r'format string "\+ud:1,x": union type codes must be integers')
 def union_bad_type_codes(p: Producer) -> None:
     take_schema(p, p.schema(b"+ud:1,x", [p.schema(b"i"), p.schema(b"u")], root="schema"))
 
 
-@case("ValueError", "union|type code|children")
+@case("ValueError", r'format "\+us:0,1,2" needs 3 children, got 1')
 def union_codes_disagree_with_children(p: Producer) -> None:
     take_schema(p, p.schema(b"+us:0,1,2", [p.schema(b"i")], root="schema"))
 
 
-@case("ValueError", "n_children|children")
+@case("ValueError", "ArrowSchema has n_children=-1")
 def struct_negative_children(p: Producer) -> None:
     take_schema(p, p.schema(b"+s", n_children=-1, children_ptr=None, root="schema"))
 
 
-@case("ValueError", "child|children")
+@case("ValueError", r'format "\+l" needs 1 children, got 0')
 def list_without_child(p: Producer) -> None:
     take_schema(p, p.schema(b"+l", root="schema"))
 
 
-@case("ValueError", "children.*NULL|NULL.*children")
+@case("ValueError", "n_children=2 but children is NULL")
 def children_pointer_null(p: Producer) -> None:
     take_schema(p, p.schema(b"+s", n_children=2, children_ptr=None, root="schema"))
 
 
-@case("ValueError", "NULL")
+@case("ValueError", r"ArrowSchema\.children\[0\] is NULL")
 def child_pointer_null(p: Producer) -> None:
     take_schema(p, p.schema(b"+s", n_children=1, children_ptr=p.pointers([None]), root="schema"))
 
 
-@case("ValueError", "released")
+@case("ValueError", r"children\[0\] \(child\) is marked released")
 def child_schema_released(p: Producer) -> None:
     child = p.schema(b"i")
     child.release = SCHEMA_RELEASE()
     take_schema(p, p.schema(b"+s", [child], root="schema"))
 
 
-@case("ValueError", "map|struct|entries")
+@case("ValueError", "a map's child must be a struct of two fields")
 def map_child_not_a_struct(p: Producer) -> None:
     take_schema(p, p.schema(b"+m", [p.schema(b"i", flags=0)], root="schema"))
 
 
-@case("ValueError", "dictionary|index|indices")
+@case("ValueError", 'dictionary-encoded field needs an integer index format, not "u"')
 def dictionary_with_string_indices(p: Producer) -> None:
     take_schema(p, p.schema(b"u", dictionary=p.schema(b"u"), root="schema"))
 
 
-@case("ValueError", "flag")
+@case("ValueError", "unknown flag bits 0x10000000000")
 def unknown_flag_bits(p: Producer) -> None:
     take_schema(p, p.schema(b"i", flags=1 << 40, root="schema"))
 
 
-@case("ValueError", "run.end|run_ends|\\+r")
+@case("ValueError", 'run ends must be int16, int32 or int64, not "f"')
 def run_end_encoded_with_float_run_ends(p: Producer) -> None:
     take_schema(
         p, p.schema(b"+r", [p.schema(b"f", name=b"run_ends", flags=0), p.schema(b"i", name=b"values")], root="schema")
     )
 
 
-@case("ValueError", "nest|deep|cycl")
+@case("ValueError", "schema nested deeper than 256 levels")
 def cyclic_schema(p: Producer) -> None:
     s = p.schema(b"+l", n_children=1, children_ptr=None, root="schema")
     s.children = at(p.pointers([ctypes.addressof(s)]), ctypes.POINTER(ArrowSchema))
     take_schema(p, s)
 
 
-@case("ValueError", "metadata")
+@case("ValueError", "metadata declares -1 entries")
 def metadata_negative_pair_count(p: Producer) -> None:
     take_schema(p, p.schema(b"i", metadata=metadata([(b"k", b"v")], count=-1), root="schema"))
 
 
-@case("ValueError", "metadata")
+@case("ValueError", "metadata entry 0 declares length -7")
 def metadata_negative_key_length(p: Producer) -> None:
     take_schema(p, p.schema(b"i", metadata=metadata([(b"k", b"v")], lie=(0, -7)), root="schema"))
 
 
-@case("ValueError", "metadata")
+@case("ValueError", "metadata entry 0 declares length 1073741824")
 def metadata_key_longer_than_limit(p: Producer) -> None:
     take_schema(p, p.schema(b"i", metadata=metadata([(b"k", b"v")], lie=(0, 1 << 30)), root="schema"))
 
 
-@case("ValueError", "metadata")
+@case("ValueError", "metadata declares 1073741824 entries")
 def metadata_absurd_pair_count(p: Producer) -> None:
     take_schema(p, p.schema(b"i", metadata=metadata([(b"k", b"v")], count=1 << 30), root="schema"))
 
 
-@case("ValueError", "struct")
+@case("ValueError", "must have a struct type, but the object exported int32")
 def record_batch_of_an_int(p: Producer) -> None:
     s, a = int32_pair(p)
     gda().record_batch(Offer(capsule(s, b"arrow_schema"), capsule(a, b"arrow_array")))
@@ -489,96 +489,96 @@ def record_batch_of_an_int(p: Producer) -> None:
 # --- arrays: structure
 
 
-@case("ValueError", "buffer")
+@case("ValueError", 'format "i" needs 2 buffers, got n_buffers=1')
 def int32_with_one_buffer(p: Producer) -> None:
     take_array(p, *int32_pair(p, n_buffers=1))
 
 
-@case("ValueError", "buffer")
+@case("ValueError", 'format "u" needs 3 buffers, got n_buffers=2')
 def utf8_with_two_buffers(p: Producer) -> None:
     s = p.schema(b"u", root="schema")
     a = p.array(2, [None, p.buffer(i32(0, 1, 2))], root="array")
     take_array(p, s, a)
 
 
-@case("ValueError", "NULL")
+@case("ValueError", r"values buffer \(buffers\[1\]\) is NULL but must hold 12 bytes")
 def int32_values_null(p: Producer) -> None:
     take_array(p, *int32_pair(p, buffers=[None, None]))
 
 
-@case("ValueError", "NULL")
+@case("ValueError", r"offsets buffer \(buffers\[1\]\) is NULL")
 def utf8_offsets_null(p: Producer) -> None:
     s = p.schema(b"u", root="schema")
     a = p.array(2, [None, None, p.buffer(b"ab")], root="array")
     take_array(p, s, a)
 
 
-@case("ValueError", "NULL")
+@case("ValueError", r"values buffer \(buffers\[1\]\) is NULL but must hold 2 bytes")
 def bool_values_null(p: Producer) -> None:
     s = p.schema(b"b", root="schema")
     a = p.array(9, [None, None], root="array")
     take_array(p, s, a)
 
 
-@case("ValueError", "negative length")
+@case("ValueError", "negative length -1")
 def negative_length(p: Producer) -> None:
     take_array(p, *int32_pair(p, length=-1))
 
 
-@case("ValueError", "negative offset|offset")
+@case("ValueError", "negative offset -2")
 def negative_offset(p: Producer) -> None:
     take_array(p, *int32_pair(p, offset=-2))
 
 
-@case("ValueError", "null_count")
+@case("ValueError", "invalid null_count -5")
 def null_count_below_minus_one(p: Producer) -> None:
     take_array(p, *int32_pair(p, null_count=-5))
 
 
-@case("ValueError", "null_count")
+@case("ValueError", "null_count 4 exceeds length 3")
 def null_count_above_length(p: Producer) -> None:
     take_array(p, *int32_pair(p, null_count=4))
 
 
-@case("ValueError", "overflow")
+@case("ValueError", r"offset 4611686018427387909 \+ length 4611686018427387904 overflows")
 def offset_plus_length_overflows(p: Producer) -> None:
     take_array(p, *int32_pair(p, length=1 << 62, offset=(1 << 62) + 5))
 
 
-@case("ValueError", "validity|null_count")
+@case("ValueError", "null_count is 1 but the validity buffer is NULL")
 def nulls_without_validity(p: Producer) -> None:
     take_array(p, *int32_pair(p, null_count=1))
 
 
-@case("ValueError", "offsets.*negative|negative.*offset|decreasing")
+@case("ValueError", r"offsets \[-4, 2\] of the array's range are negative or decreasing")
 def utf8_first_offset_negative(p: Producer) -> None:
     s = p.schema(b"u", root="schema")
     a = p.array(2, [None, p.buffer(i32(-4, 1, 2)), p.buffer(b"ab")], root="array")
     take_array(p, s, a)
 
 
-@case("ValueError", "offsets|decreasing")
+@case("ValueError", r"offsets \[2, 0\] of the array's range are negative or decreasing")
 def utf8_offsets_decreasing_at_the_ends(p: Producer) -> None:
     s = p.schema(b"u", root="schema")
     a = p.array(2, [None, p.buffer(i32(2, 1, 0)), p.buffer(b"ab")], root="array")
     take_array(p, s, a)
 
 
-@case("ValueError", "offset|decreas")
+@case("ValueError", 'format "u": offset 1 at index 2 is decreasing or past the end')
 def utf8_offsets_decreasing_inside(p: Producer) -> None:
     s = p.schema(b"u", root="schema")
     a = p.array(3, [None, p.buffer(i32(0, 2, 1, 3)), p.buffer(b"abc")], root="array")
     take_array(p, s, a, validate=True)
 
 
-@case("ValueError", "UTF-8|utf8|utf-8")
+@case("ValueError", "invalid UTF-8 in value 1")
 def invalid_utf8(p: Producer) -> None:
     s = p.schema(b"u", root="schema")
     a = p.array(2, [None, p.buffer(i32(0, 1, 3)), p.buffer(b"a\xff\xfe")], root="array")
     take_array(p, s, a, validate=True)
 
 
-@case("ValueError", "child|length|offset")
+@case("ValueError", "last offset 5 is past the child's length 2")
 def list_offsets_past_child(p: Producer) -> None:
     s = p.schema(b"+l", [p.schema(b"i", name=b"item")], root="schema")
     child = p.array(2, [None, p.buffer(i32(1, 2))])
@@ -586,7 +586,7 @@ def list_offsets_past_child(p: Producer) -> None:
     take_array(p, s, a)
 
 
-@case("ValueError", "child|length")
+@case("ValueError", r"child 0 has length 1, shorter than the struct's offset\+length 3")
 def struct_child_shorter(p: Producer) -> None:
     s = p.schema(b"+s", [p.schema(b"i", name=b"a")], root="schema")
     child = p.array(1, [None, p.buffer(i32(1))])
@@ -594,7 +594,7 @@ def struct_child_shorter(p: Producer) -> None:
     take_array(p, s, a)
 
 
-@case("ValueError", "child|children")
+@case("ValueError", "schema has 2 children but the array has n_children=1")
 def children_count_disagrees(p: Producer) -> None:
     s = p.schema(b"+s", [p.schema(b"i", name=b"a"), p.schema(b"i", name=b"b")], root="schema")
     child = p.array(3, [None, p.buffer(i32(1, 2, 3))])
@@ -602,7 +602,7 @@ def children_count_disagrees(p: Producer) -> None:
     take_array(p, s, a)
 
 
-@case("ValueError", "child|length")
+@case("ValueError", "fixed-size list of 2 x 3 needs a child of length >= 6, got 4")
 def fixed_size_list_child_short(p: Producer) -> None:
     s = p.schema(b"+w:3", [p.schema(b"i", name=b"item")], root="schema")
     child = p.array(4, [None, p.buffer(i32(1, 2, 3, 4))])
@@ -610,14 +610,14 @@ def fixed_size_list_child_short(p: Producer) -> None:
     take_array(p, s, a)
 
 
-@case("ValueError", "dictionary")
+@case("ValueError", "dictionary-encoded field has a NULL dictionary array")
 def dictionary_missing(p: Producer) -> None:
     s = p.schema(b"i", dictionary=p.schema(b"u"), root="schema")
     a = p.array(2, [None, p.buffer(i32(0, 0))], root="array")
     take_array(p, s, a)
 
 
-@case("ValueError", "index|dictionary|out of")
+@case("ValueError", "dictionary index 7 at position 1 is out of range")
 def dictionary_index_out_of_range(p: Producer) -> None:
     s = p.schema(b"i", dictionary=p.schema(b"u"), root="schema")
     dictionary = p.array(1, [None, p.buffer(i32(0, 1)), p.buffer(b"a")])
@@ -625,7 +625,7 @@ def dictionary_index_out_of_range(p: Producer) -> None:
     take_array(p, s, a, validate=True)
 
 
-@case("ValueError", "type id|type code|union")
+@case("ValueError", "type id 9 at index 1 is not one of the union's type codes")
 def sparse_union_type_id_out_of_range(p: Producer) -> None:
     s = p.schema(b"+us:0,1", [p.schema(b"i", name=b"a"), p.schema(b"u", name=b"b")], root="schema")
     c0 = p.array(2, [None, p.buffer(i32(1, 2))])
@@ -634,7 +634,7 @@ def sparse_union_type_id_out_of_range(p: Producer) -> None:
     take_array(p, s, a, validate=True)
 
 
-@case("ValueError", "offset|union|child")
+@case("ValueError", r"dense union offset 3 at index 1 is out of child 0's bounds \[0, 1\)")
 def dense_union_offset_out_of_child(p: Producer) -> None:
     s = p.schema(b"+ud:0", [p.schema(b"i", name=b"a")], root="schema")
     c0 = p.array(1, [None, p.buffer(i32(5))])
@@ -642,7 +642,7 @@ def dense_union_offset_out_of_child(p: Producer) -> None:
     take_array(p, s, a, validate=True)
 
 
-@case("ValueError", "buffer|variadic|view")
+@case("ValueError", "binary view arrays need at least 3 buffers, got n_buffers=2")
 def binary_view_without_variadic_sizes(p: Producer) -> None:
     s = p.schema(b"vu", root="schema")
     view = struct.pack("<i12s", 2, b"ab")
@@ -650,7 +650,7 @@ def binary_view_without_variadic_sizes(p: Producer) -> None:
     take_array(p, s, a)
 
 
-@case("ValueError", "buffer|variadic|view")
+@case("ValueError", "view 0 refers to data buffer 3 of 1")
 def binary_view_points_to_a_missing_buffer(p: Producer) -> None:
     s = p.schema(b"vu", root="schema")
     long_view = struct.pack("<i4sii", 20, b"abcd", 3, 0)  # buffer index 3 of 1
@@ -658,7 +658,7 @@ def binary_view_points_to_a_missing_buffer(p: Producer) -> None:
     take_array(p, s, a, validate=True)
 
 
-@case("ValueError", "run|end")
+@case("ValueError", "run ends must be positive and strictly increasing; 2 follows 3")
 def run_ends_not_increasing(p: Producer) -> None:
     s = p.schema(b"+r", [p.schema(b"i", name=b"run_ends", flags=0), p.schema(b"i", name=b"values")], root="schema")
     ends = p.array(2, [None, p.buffer(i32(3, 2))])
@@ -667,7 +667,7 @@ def run_ends_not_increasing(p: Producer) -> None:
     take_array(p, s, a, validate=True)
 
 
-@case("ValueError", "run|end|length")
+@case("ValueError", r"the last run end 2 does not cover offset\+length 5")
 def run_ends_too_short(p: Producer) -> None:
     s = p.schema(b"+r", [p.schema(b"i", name=b"run_ends", flags=0), p.schema(b"i", name=b"values")], root="schema")
     ends = p.array(1, [None, p.buffer(i32(2))])
@@ -676,14 +676,14 @@ def run_ends_too_short(p: Producer) -> None:
     take_array(p, s, a, validate=True)
 
 
-@case("ValueError", "NULL")
+@case("ValueError", r"values buffer \(buffers\[1\]\) is NULL but must hold 16 bytes")
 def decimal_values_null(p: Producer) -> None:
     s = p.schema(b"d:10,2", root="schema")
     a = p.array(1, [None, None], root="array")
     take_array(p, s, a)
 
 
-@case("ValueError", "child|released|NULL")
+@case("ValueError", "child 0 is a NULL pointer")
 def array_child_pointer_null(p: Producer) -> None:
     s = p.schema(b"+s", [p.schema(b"i", name=b"a")], root="schema")
     a = p.array(1, [None], n_children=1, root="array")
@@ -702,32 +702,32 @@ def take_device(p: Producer, device_type: int, device_id: int, event: Optional[i
     gda().array(Offer(capsule(s, b"arrow_schema"), capsule(d, b"arrow_device_array"), device=True))
 
 
-@case("ValueError", "device_type")
+@case("ValueError", "unknown device_type 99")
 def unknown_device_type(p: Producer) -> None:
     take_device(p, 99, 0)
 
 
-@case("ValueError", "sync_event")
+@case("ValueError", "on the CPU must have a NULL sync_event")
 def cpu_array_with_sync_event(p: Producer) -> None:
     take_device(p, 1, -1, event=p.buffer(b"\0" * 8))
 
 
-@case("RuntimeError", "metal|backend")
+@case("RuntimeError", "godevarrow has no metal backend")
 def device_without_backend(p: Producer) -> None:
     take_device(p, 8, 0)
 
 
-@case("ValueError", "device_id|negative")
+@case("ValueError", "negative device_id -3")
 def cuda_negative_device_id(p: Producer) -> None:
     take_device(p, 2, -3)
 
 
-@case("ValueError", "CUDA|device", fake_cuda=True)
+@case("ValueError", "is not CUDA memory the driver knows", fake_cuda=True)
 def cuda_array_with_host_pointers(p: Producer) -> None:
     take_device(p, 2, 0)
 
 
-@case("ValueError", "device 1|declares", fake_cuda=True)
+@case("ValueError", "is on CUDA device 1, but the array declares device 0", fake_cuda=True)
 def cuda_buffer_on_another_device(p: Producer) -> None:
     import fakecuda as fake
 
@@ -782,26 +782,26 @@ def fill_schema(out: Any, fmt: bytes, keep: list) -> int:
     return 0
 
 
-@case("OSError", "producer failed|EIO|Input/output")
+@case("OSError", r"\[Errno 5\] producer failed")
 def stream_get_schema_fails(p: Producer) -> None:
     st = c_stream(p, lambda out: 5, lambda out: 0)
     gda().stream(Offer(stream=capsule(st, b"arrow_array_stream")))
 
 
-@case("OSError", "producer failed")
+@case("OSError", r"\[Errno 71\] producer failed")
 def stream_get_next_fails(p: Producer) -> None:
     st = c_stream(p, lambda out: fill_schema(out, b"i", p.keep), lambda out: 71)
     s = gda().stream(Offer(stream=capsule(st, b"arrow_array_stream")))
     next(s)
 
 
-@case("ValueError", "format|zz")
+@case("ValueError", 'format string "zz": unknown format')
 def stream_schema_malformed(p: Producer) -> None:
     st = c_stream(p, lambda out: fill_schema(out, b"zz", p.keep), lambda out: 0)
     gda().stream(Offer(stream=capsule(st, b"arrow_array_stream")))
 
 
-@case("ValueError", "device|cuda|cpu")
+@case("ValueError", "stream declared device type cuda but get_next returned an array on cpu")
 def device_stream_chunk_of_another_device(p: Producer) -> None:
     # declares CUDA, hands out a CPU chunk
     st = p._c(ArrowArrayStream())
@@ -824,7 +824,7 @@ def device_stream_chunk_of_another_device(p: Producer) -> None:
     next(s)
 
 
-@case("ValueError", "consumed|already")
+@case("ValueError", "ArrowArrayStream was already released")
 def stream_consumed_twice(p: Producer) -> None:
     st = c_stream(p, lambda out: fill_schema(out, b"i", p.keep), lambda out: 0)
     cap = capsule(st, b"arrow_array_stream")
@@ -846,7 +846,7 @@ def offer(s: ArrowSchema, a: ArrowArray) -> Offer:
     return Offer(capsule(s, b"arrow_schema"), capsule(a, b"arrow_array"))
 
 
-@case("ValueError", "offset|decreas")
+@case("ValueError", 'format "u": offset 1 at index 2 is decreasing or past the end')
 def cast_string_with_backwards_offsets_to_int32(p: Producer) -> None:
     import pyarrow as pa
 
@@ -854,7 +854,7 @@ def cast_string_with_backwards_offsets_to_int32(p: Producer) -> None:
     pa.array(g, type=pa.int32())  # pyarrow passes the type as requested_schema
 
 
-@case("ValueError", "offset|decreas")
+@case("ValueError", 'format "z": offset 1 at index 2 is decreasing or past the end')
 def cast_binary_with_backwards_offsets_to_string(p: Producer) -> None:
     import pyarrow as pa
 
@@ -862,7 +862,7 @@ def cast_binary_with_backwards_offsets_to_string(p: Producer) -> None:
     pa.array(g, type=pa.string())
 
 
-@case("ValueError", "offset|decreas")
+@case("ValueError", 'format "u": offset 1 at index 2 is decreasing or past the end')
 def cast_requested_at_import_of_backwards_offsets(p: Producer) -> None:
     import pyarrow as pa
 
@@ -892,7 +892,7 @@ def backwards_stream(p: Producer) -> ArrowArrayStream:
     return c_stream(p, get_schema, get_next)
 
 
-@case("ValueError", "offset|decreas")
+@case("ValueError", r'child 0 field "x" \(format "u"\): offset 1 at index 2 is decreasing')
 def cast_in_a_stream_of_backwards_offsets(p: Producer) -> None:
     import pyarrow as pa
 
@@ -901,7 +901,7 @@ def cast_in_a_stream_of_backwards_offsets(p: Producer) -> None:
     next(s)
 
 
-@case("ValueError", "offset|decreas")
+@case("ValueError", r'child 0 field "x" \(format "u"\): offset 1 at index 2 is decreasing')
 def cast_in_a_prefetched_stream_of_backwards_offsets(p: Producer) -> None:
     import pyarrow as pa
 
@@ -921,12 +921,12 @@ def dag_schema(p: Producer, levels: int, width: int, *, leaf_metadata: Optional[
     return node
 
 
-@case("ValueError", "nodes|alias")
+@case("ValueError", "schema has more than 1048576 nodes")
 def schema_dag_of_a_billion_nodes(p: Producer) -> None:
     take_schema(p, dag_schema(p, 3, 1000))
 
 
-@case("ValueError", "nodes|alias")
+@case("ValueError", "schema has more than 1048576 nodes")
 def schema_dag_with_an_array(p: Producer) -> None:
     s = dag_schema(p, 3, 1000)
     a = p.array(0, [None], n_children=1000, root="array")
@@ -934,7 +934,7 @@ def schema_dag_with_an_array(p: Producer) -> None:
     take_array(p, s, a)
 
 
-@case("ValueError", "nodes|alias")
+@case("ValueError", "schema has more than 1048576 nodes")
 def schema_dag_as_requested_schema(p: Producer) -> None:
     import pyarrow as pa
 
@@ -942,20 +942,20 @@ def schema_dag_as_requested_schema(p: Producer) -> None:
     gda().array(pa.array([1, 2, 3])).__arrow_c_array__(requested_schema=capsule(s, b"arrow_schema"))
 
 
-@case("ValueError", "metadata")
+@case("ValueError", "metadata of the schema exceeds 268435456 bytes in all")
 def schema_dag_of_aliased_metadata(p: Producer) -> None:
     big = metadata([(b"k", b"v" * (1 << 20))])
     take_schema(p, dag_schema(p, 2, 600, leaf_metadata=big))
 
 
-@case("ValueError", "n_buffers|buffers")
+@case("ValueError", "n_buffers=1099511627776: the array has more than 1048576 buffers")
 def binary_view_with_2_40_buffers(p: Producer) -> None:
     s = p.schema(b"vu", root="schema")
     a = p.array(1, [None, p.buffer(struct.pack("<i12s", 2, b"ab")), p.buffer(i64(0))], n_buffers=1 << 40, root="array")
     take_array(p, s, a)
 
 
-@case("ValueError", "n_buffers|buffers")
+@case("ValueError", "n_buffers=2305843009213693952: the array has more than 1048576 buffers")
 def binary_view_with_2_61_buffers(p: Producer) -> None:
     s = p.schema(b"vu", root="schema")
     a = p.array(1, [None, p.buffer(struct.pack("<i12s", 2, b"ab")), p.buffer(i64(0))], n_buffers=1 << 61, root="array")
@@ -969,21 +969,21 @@ def ree_with_a_null_run_end(p: Producer, ends_null_count: int) -> tuple[ArrowSch
     return s, p.array(3, [], [ends, vals], root="array")
 
 
-@case("ValueError", "run ends.*null")
+@case("ValueError", "run ends must not be null")
 def run_end_encoded_with_a_null_run_end(p: Producer) -> None:
     g = gda().array(offer(*ree_with_a_null_run_end(p, 1)))
     assert len(g) == 3 and g.null_count == 0  # no constructor that validates
     g.validate(full=True)
 
 
-@case("ValueError", "run ends.*null")
+@case("ValueError", "run ends must not be null")
 def run_end_encoded_with_a_null_run_end_counted_unknown(p: Producer) -> None:
     g = gda().array(offer(*ree_with_a_null_run_end(p, -1)))
     assert len(g) == 3 and g.null_count == 0
     g.validate(full=True)
 
 
-@case("ValueError", "map entries|map keys")
+@case("ValueError", "map entries must not be null")
 def map_with_null_entries(p: Producer) -> None:
     s, a = map_array(p, entries_validity=bits(1, 0, 1), entries_nulls=-1)
     g = gda().array(offer(s, a))
@@ -1006,22 +1006,22 @@ def map_array(
     return s, a
 
 
-@case("ValueError", "shape")
+@case("ValueError", "a 1-D tensor has a NULL shape")
 def dlpack_1d_with_a_null_shape(p: Producer) -> None:
     take_dlpack(p, shape=None)
 
 
-@case("ValueError", "negative")
+@case("ValueError", "negative tensor shape -1")
 def dlpack_negative_shape(p: Producer) -> None:
     take_dlpack(p, shape=-1)
 
 
-@case("ValueError", "larger than memory|overflow")
+@case("ValueError", "a tensor of 4611686018427387904 values of 64 bits is larger than memory")
 def dlpack_shape_overflowing_the_size(p: Producer) -> None:
     take_dlpack(p, shape=1 << 62)
 
 
-@case("ValueError", "NULL data")
+@case("ValueError", "a tensor of 3 values has a NULL data pointer")
 def dlpack_null_data(p: Producer) -> None:
     take_dlpack(p, shape=3, data=None)
 
@@ -1055,7 +1055,7 @@ def take_dlpack(p: Producer, *, shape: Optional[int], data: Optional[int] = -1) 
     gda().array(Tensor())
 
 
-@case("ValueError", "length|null count|valid", fake_cuda=True, no_struct=True)
+@case("ValueError", "__cuda_array_interface__ has a negative length", fake_cuda=True, no_struct=True)
 def cuda_array_interface_negative_shape(p: Producer) -> None:
     import fakecuda as fake
 
@@ -1072,14 +1072,14 @@ def cuda_array_interface_negative_shape(p: Producer) -> None:
     gda().array(Lying())
 
 
-@case("ValueError", "view|buffers", fake_cuda=True)
+@case("ValueError", "binary view arrays need at least 3 buffers, got n_buffers=0", fake_cuda=True)
 def cuda_binary_view_without_buffers(p: Producer) -> None:
     s = p.schema(b"vu", root="schema")
     d = p.device_array({"length": 1, "buffers": [], "n_buffers": 0}, 2, 0, None)
     gda().array(Offer(capsule(s, b"arrow_schema"), capsule(d, b"arrow_device_array"), device=True))
 
 
-@case("ValueError", "variadic buffer sizes .* neither device memory the driver knows nor readable host memory", fake_cuda=True)
+@case("ValueError", "variadic buffer sizes .* neither device memory the driver knows nor readable host", fake_cuda=True)
 def cuda_binary_view_with_unmapped_variadic_sizes(p: Producer) -> None:
     # The driver does not know the sizes' pointer, so they may be host memory
     # (producers keep them there); here it points into the unmapped first page.
@@ -1100,7 +1100,7 @@ def cuda_binary_view_with_unmapped_variadic_sizes(p: Producer) -> None:
         fake.LIB.cuMemFree_v2(data.value)
 
 
-@case("ValueError", "list view|bounds")
+@case("ValueError", r"list view 0 \(\[1, 3\)\) is out of the child's bounds \[0, 2\)")
 def list_view_past_a_child_with_an_offset(p: Producer) -> None:
     s = p.schema(b"+vl", [p.schema(b"i", name=b"item")], root="schema")
     child = p.array(2, [None, p.buffer(i32(0, 0, 0, 1, 2))], offset=3)  # 2 values, after an offset of 3
@@ -1108,7 +1108,7 @@ def list_view_past_a_child_with_an_offset(p: Producer) -> None:
     take_array(p, s, a, validate=True)
 
 
-@case("ValueError", "dense union|bounds")
+@case("ValueError", r"dense union offset 3 at index 1 is out of child 0's bounds \[0, 2\)")
 def dense_union_past_a_child_with_an_offset(p: Producer) -> None:
     s = p.schema(b"+ud:0", [p.schema(b"i", name=b"a")], root="schema")
     child = p.array(2, [None, p.buffer(i32(0, 0, 0, 5, 6))], offset=3)
@@ -1116,7 +1116,7 @@ def dense_union_past_a_child_with_an_offset(p: Producer) -> None:
     take_array(p, s, a, validate=True)
 
 
-@case("ValueError", "released|consumed")
+@case("ValueError", "(ArrowSchema|ArrowArray) was already released")
 def threads_racing_one_capsule(p: Producer) -> None:
     import threading
 
@@ -1408,15 +1408,48 @@ def run_followup(name: str, p: Producer) -> dict[str, Any]:
 
     op("slice", sliced)
 
+    def own_type() -> Any:
+        return pa.DataType._import_from_c_capsule(x.schema.__arrow_c_schema__())
+
+    # what was compared with an oracle independent of godevarrow, per op
+    compared: dict[str, str] = {}
+
+    def reference() -> Any:
+        """The values as pyarrow builds them from the literal list (godevarrow
+        plays no part), or None where pyarrow cannot build the type from
+        Python values (unions, run-end encoding)."""
+        try:
+            ref = pa.array(values, type=own_type())
+        except (pa.ArrowException, TypeError, ValueError):
+            return None
+        check(same(ref.to_pylist(), values), f"pyarrow built {ref.to_pylist()} from {values}")
+        return ref
+
     def cast_to() -> None:
         # the request a consumer makes; the answer may be the data's own type
         # (the PyCapsule spec allows it for encodings no cast produces)
         pair = x.__arrow_c_array__(requested_schema=pa.field("x", cast).__arrow_c_schema__())
         got = pa.Array._import_from_c_capsule(*pair)
-        own = pa.DataType._import_from_c_capsule(x.schema.__arrow_c_schema__())
-        check(got.type in (cast, own), f"cast gave {got.type}")
-        if valid:
-            got.validate(full=True)
+        check(got.type in (cast, own_type()), f"cast gave {got.type}")
+        if not valid:
+            return
+        got.validate(full=True)
+        if got.type != cast:
+            check(same(got.to_pylist(), values), f"the uncast answer reads {got.to_pylist()}")
+            compared["cast"] = "the values (answered in the data's own type)"
+            return
+        # pyarrow's cast of the same values is the oracle (pyarrow reads the
+        # input as `values`: the pyarrow op checks that)
+        source = reference()
+        source = pa.array(x) if source is None else source
+        try:
+            want = source.cast(cast)
+        except pa.ArrowNotImplementedError:  # lint: allow-except-pass no oracle: the test fails on an uncompared cast
+            return
+        except pa.ArrowInvalid as e:
+            raise AssertionError(f"pyarrow refuses this cast ({e}) but godevarrow gave {got.to_pylist()}") from None
+        check(same(got.to_pylist(), want.to_pylist()), f"cast gave {got.to_pylist()}, pyarrow's {want.to_pylist()}")
+        compared["cast"] = "pyarrow's cast"
 
     op("cast", cast_to)
 
@@ -1444,20 +1477,31 @@ def run_followup(name: str, p: Producer) -> dict[str, Any]:
 
         op("pyarrow", to_pyarrow)
 
+        # a peer reads godevarrow's export as it reads pyarrow's array of the
+        # same literal values (its own conversions, maps as dicts, a struct
+        # as a table's rows, on both sides)
         def to_polars() -> None:
             import polars as pl
 
-            check(len(pl.Series(x)) == len(values), "polars length")
+            got = pl.Series(x).to_list()
+            ref = reference()
+            want = values if ref is None else pl.Series(ref).to_list()
+            check(same(got, want), f"polars reads {got}, and {want} from pyarrow")
+            compared["polars"] = "values" if ref is None else "polars reading pyarrow's array"
 
         op("polars", to_polars)
 
         def to_duckdb() -> None:
             import duckdb
 
-            check(len(duckdb.from_arrow(x).fetchall()) == len(values), "duckdb rows")
+            got = duckdb.from_arrow(x).fetchall()
+            ref = reference()
+            want = [(v,) for v in values] if ref is None else duckdb.from_arrow(ref).fetchall()
+            check(same(got, want), f"duckdb reads {got}, and {want} from pyarrow")
+            compared["duckdb"] = "values" if ref is None else "duckdb reading pyarrow's array"
 
         op("duckdb", to_duckdb)
-    return {"ops": ops, "valid": valid, "expect_valid": values is not None}
+    return {"ops": ops, "valid": valid, "expect_valid": values is not None, "compared": compared}
 
 
 def health() -> Optional[str]:

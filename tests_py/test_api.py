@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import re
 
 import godevarrow as gda
@@ -129,14 +128,12 @@ def test_slice_of_a_slice(leak_check):
     [(2, 5, [3]), (4, None, []), (4, 1, [])],
     ids=["past-the-end", "offset-past-end", "offset-and-length-past-end"],
 )
-def test_slice_out_of_bounds_raises_or_clamps(offset, length, clamped, leak_check):
-    """Whether a slice reaching past the end raises or clamps (as pyarrow's
-    does) is not part of the API's contract; it must not read past the end."""
+def test_slice_out_of_bounds_clamps(offset, length, clamped, leak_check):
+    """Array.slice's docstring: as in pyarrow, a slice reaching past the end
+    is shorter (or empty), and it never reads past the end."""
     g = gda.array(pa.array([1, 2, 3]))
-    try:
-        s = g.slice(offset, length)
-    except (ValueError, IndexError):
-        return
+    s = g.slice(offset, length)
+    assert pa.array([1, 2, 3]).slice(offset, length).to_pylist() == clamped  # pyarrow's own rule
     assert len(s) == len(clamped)
     assert pa.array(s).to_pylist() == clamped
     s.validate(full=True)
@@ -150,7 +147,7 @@ def test_slice_past_the_end_is_clamped_like_pyarrow(leak_check):
 
 def test_negative_slice_offset_raises(leak_check):
     g = gda.array(pa.array([1, 2, 3]))
-    with pytest.raises((ValueError, IndexError)):
+    with pytest.raises(IndexError, match="offset must be non-negative, got -1"):
         g.slice(-1, 1)
 
 
@@ -384,8 +381,8 @@ def test_stream_close_releases_the_producer(leak_check):
     s.close()
     assert live("imported_streams") == base  # released now, while `s` is still referenced
     s.close()  # idempotent
-    with contextlib.suppress(gda.GodevarrowError):
-        assert list(s) == []  # a closed stream yields nothing more (or raises)
+    with pytest.raises(gda.ArrowInvalid, match="already consumed"):
+        list(s)  # a closed stream yields nothing more: it says so
 
 
 def test_stream_context_manager_closes(leak_check):

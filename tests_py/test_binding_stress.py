@@ -8,24 +8,44 @@ from __future__ import annotations
 import pytest
 from conftest import REPO, run_python
 
-# A pyarrow reader over a Python generator: its get_next needs the GIL, and
-# the second batch comes after a GIL-free sleep, while the test closes.
+# A pyarrow reader over a Python generator: its get_next needs the GIL. The
+# second batch waits (without the GIL) on go_on, which the test sets when
+# the read should end: the read is in progress from inside.set() until then.
+# The waits give up after a minute (a hang guard: the script then fails).
 SLOW_PYTHON_PRODUCER = """
-import threading, time
+import sys, threading, time
 import pyarrow as pa
 import godevarrow as gda
 
 schema = pa.schema([("x", pa.int64())])
-inside = threading.Event()
+inside, go_on = threading.Event(), threading.Event()
 
 def batches():
     yield pa.record_batch({"x": [1]})
     inside.set()
-    time.sleep(0.3)  # without the GIL; resuming needs it back
+    if not go_on.wait(60):
+        raise TimeoutError("the test never let the second batch go")
     yield pa.record_batch({"x": [2]})
 
 def slow_stream():
     return gda.stream(pa.RecordBatchReader.from_batches(schema, batches()))
+
+def closing(frame):
+    while frame is not None:
+        if frame.f_code.co_name == "close" and frame.f_code.co_filename.endswith("_stream.py"):
+            return True
+        frame = frame.f_back
+    return False
+
+def let_go_once_a_thread_closes():
+    # sets go_on once some thread is inside ArrayStream.close (which waits,
+    # without the GIL, for the read in progress)
+    def watch():
+        deadline = time.monotonic() + 60
+        while not any(map(closing, sys._current_frames().values())) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        go_on.set()
+    threading.Thread(target=watch, daemon=True).start()
 """
 
 
@@ -55,7 +75,8 @@ def read():
         got.append(type(e).__name__)
 t = threading.Thread(target=read)
 t.start()
-inside.wait()
+assert inside.wait(60)
+let_go_once_a_thread_closes()
 s.close()  # waits for the read, without the GIL the read needs
 t.join()
 assert got == [[{"x": 2}]], got
@@ -75,11 +96,10 @@ import asyncio
 async def main():
     s = slow_stream()
     await s.__anext__()
-    task = asyncio.ensure_future(s.__anext__())  # its read sleeps in the producer
-    await asyncio.sleep(0)
-    while not inside.is_set():
-        await asyncio.sleep(0.01)
+    task = asyncio.ensure_future(s.__anext__())  # its read waits in the producer
+    assert await asyncio.get_running_loop().run_in_executor(None, inside.wait, 60)
     task.cancel()
+    let_go_once_a_thread_closes()
     await s.aclose()
     return gda.debug_live_objects()["imported_streams"]
 
@@ -94,12 +114,13 @@ s = slow_stream()
 next(s)
 t = threading.Thread(target=lambda: next(s))
 t.start()
-inside.wait()
+assert inside.wait(60)
 for move in (lambda: s.prefetch(2), lambda: s.__arrow_c_stream__()):
     try:
         move()
     except gda.GodevarrowError as e:
         print("refused:", e)
+go_on.set()  # the read was in progress during both moves
 t.join()
 assert list(s) == []  # the end, read normally
 s.close()
@@ -178,7 +199,7 @@ def refused(call):
 
 
 @pytest.mark.parametrize(
-    "case",
+    ("case", "expected"),
     [
         pytest.param(
             """
@@ -187,6 +208,7 @@ assert refused(lambda: lib.import_stream(cap, False))
 # the capsule still owns the producer's stream: pyarrow reads it
 print(pa.RecordBatchReader._import_from_c_capsule(cap).read_all().to_pylist())
 """,
+            "[{'x': 7}]",
             id="stream-import",
         ),
         pytest.param(
@@ -197,6 +219,7 @@ name = ctypes.pythonapi.PyCapsule_GetName
 name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
 print(name(cap))  # not taken: its destructor deletes the tensor
 """,
+            "b'dltensor'",
             id="dlpack-import",
         ),
         pytest.param(
@@ -206,6 +229,7 @@ before = sys.getrefcount(owner)
 assert refused(lambda: lib.wrap_cuda_pointer(owner, "l", 0, 0, 0))
 print("refcount kept" if sys.getrefcount(owner) == before else "refcount changed")
 """,
+            "refcount kept",
             id="cuda-array-interface",
         ),
         pytest.param(
@@ -214,13 +238,14 @@ arr = pa.array([1, 2, 3])
 assert refused(lambda: gda.array(arr))
 print(arr.to_pylist())
 """,
+            "[1, 2, 3]",
             id="array-import",
         ),
     ],
 )
-def test_a_poisoned_library_takes_nothing(case):
+def test_a_poisoned_library_takes_nothing(case, expected):
     out = run_case(POISON + case, GODEVARROW_ALLOW_PANIC_TEST="1")
-    assert out.strip().splitlines()[-1] in ("[{'x': 7}]", "b'dltensor'", "refcount kept", "[1, 2, 3]"), out
+    assert out.strip().splitlines()[-1] == expected, out
 
 
 def test_a_poisoned_library_refuses_even_the_c_fast_paths():

@@ -3,8 +3,9 @@ memory is unreadable from the host, so any host read would crash the run."""
 
 from __future__ import annotations
 
-import gc
+import ctypes
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -53,6 +54,16 @@ def test_exported_cuda_array_carries_its_event_and_device(device_leak_check):
     g = gda.array(pa.array([1, 2, 3])).to_device("cuda:1")
     caps = g.__arrow_c_device_array__()
     assert "arrow_device_array" in repr(caps[1])
+    d = fake.device_array_struct(caps[1])
+    assert (d.device_type, d.device_id) == (2, 1)  # ARROW_DEVICE_CUDA, device 1
+    # sync_event points at a CUevent (the C Device Data Interface): one the
+    # strict fake driver knows, whatever its state (INVALID_HANDLE otherwise)
+    assert d.sync_event, "the export carries no sync_event"
+    event = ctypes.c_void_p.from_address(d.sync_event).value
+    assert event, "sync_event points at a null CUevent"
+    fake.make_current(1)
+    fake.LIB.cuEventQuery.argtypes = [ctypes.c_void_p]
+    assert fake.LIB.cuEventQuery(event) in (0, 600)  # CUDA_SUCCESS or CUDA_ERROR_NOT_READY
     again = gda.array(DeviceCapsules(array=caps))
     assert again.device == gda.Device.cuda(1)
     assert again.null_count == 0
@@ -169,6 +180,33 @@ def test_without_a_driver_cuda_raises_device_error():
     assert "DeviceError: CUDA is not available" in out.stdout and "libcuda.so.1" in out.stdout
 
 
-def test_zz_nothing_left_on_the_devices():
-    gc.collect()
-    assert fake.live() == {"allocations": 0, "bytes": 0, "events": 0, "streams": 0, "host_allocations": 0}
+LEAKY_SESSION = """
+import ctypes, fakecuda as fake
+
+def test_passes_and_leaves_one_allocation_behind():
+    fake.make_current(0)
+    p = ctypes.c_ulonglong()
+    fake.check(fake.LIB.cuMemAlloc_v2(ctypes.byref(p), 64), "cuMemAlloc_v2")
+    if not LEAK:
+        fake.check(fake.LIB.cuMemFree_v2(p.value), "cuMemFree_v2")
+"""
+
+
+@pytest.mark.parametrize("leak", [True, False], ids=["leaked", "freed"])
+def test_something_left_on_the_devices_fails_the_session(leak, tmp_path):
+    # conftest.py checks the fake devices once the whole session has run (not
+    # in a test, whose place in the run depends on file names): a session of
+    # one passing test that leaves an allocation behind must exit 1
+    (tmp_path / "test_leaky.py").write_text(f"LEAK = {leak}\n" + LEAKY_SESSION)
+    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(__file__).resolve().parent))
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conftest", "test_leaky.py"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert "1 passed" in r.stdout, r.stdout + r.stderr
+    left = "left on the fake CUDA devices at the end of the session: {'allocations': 1, 'bytes': 64}"
+    assert (r.returncode, left in r.stdout) == ((1, True) if leak else (0, False)), r.stdout + r.stderr

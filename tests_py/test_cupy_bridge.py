@@ -41,6 +41,7 @@ def test_cpu_arrays_are_refused_before_any_device_call():
 
 
 @pytest.mark.fakecuda
+@pytest.mark.usefixtures("device_leak_check")
 @pytest.mark.parametrize(
     "values, dtype",
     [
@@ -60,6 +61,7 @@ def test_cupy_dtype_of_each_number_type(values, dtype):
 
 
 @pytest.mark.fakecuda
+@pytest.mark.usefixtures("device_leak_check")
 @pytest.mark.parametrize(
     "values, message",
     [
@@ -75,6 +77,7 @@ def test_arrays_cupy_cannot_hold_are_refused_before_any_device_call(values, mess
 
 
 @pytest.mark.fakecuda
+@pytest.mark.usefixtures("device_leak_check")
 @pytest.mark.skipif(not cupy_device_error(), reason="CuPy has a CUDA device here: the no-device path is not reached")
 def test_without_a_device_to_cupy_says_what_cupy_says():
     g = gda.array(pa.array([1, 2, 3])).to_device("cuda:0")  # godevarrow's fake driver has a device, CuPy none
@@ -85,6 +88,7 @@ def test_without_a_device_to_cupy_says_what_cupy_says():
 
 
 @pytest.mark.fakecuda
+@pytest.mark.usefixtures("device_leak_check")
 @pytest.mark.skipif(not cupy_device_error(), reason="CuPy has a CUDA device here: the no-device path is not reached")
 def test_without_a_device_from_cupy_with_a_mask_says_what_cupy_says():
     src = fake.FakeCupyArray(__import__("numpy").arange(4, dtype="int64"))

@@ -117,9 +117,20 @@ def test_schema_cache_never_confuses_schemas():
             assert arr.schema.format == gda.schema(f.type).format
 
 
+# The schema import cache's bounds, as SECURITY.md documents them.
+SCHEMA_CACHE_ENTRIES = 256
+SCHEMA_CACHE_BYTES = 64 << 20
+
+
 def test_schema_cache_is_bounded():
+    most = 0
     for i in range(600):  # more distinct schemas than the cache holds
         assert gda.schema(pa.field(f"f{i}", pa.int8())).name == f"f{i}"
+        size = lib.debug_counters()
+        assert 0 < size.schema_cache_entries <= SCHEMA_CACHE_ENTRIES, (i, size)
+        assert 0 < size.schema_cache_bytes <= SCHEMA_CACHE_BYTES, (i, size)
+        most = max(most, size.schema_cache_entries)
+    assert most == SCHEMA_CACHE_ENTRIES  # it filled up, then made room
 
 
 def test_unread_stream_is_handed_over():
@@ -151,7 +162,8 @@ def test_handed_over_stream_reports_producer_errors():
     reader = pa.RecordBatchReader.from_batches(pa.schema({"x": pa.int64()}), failing())
     out = pa.RecordBatchReader.from_stream(gda.stream(reader))
     assert out.read_next_batch().to_pylist() == [{"x": 1}]
-    with pytest.raises(Exception, match="boom from the producer"):
+    # the producer's ValueError, through pyarrow's own stream handed back
+    with pytest.raises(pa.ArrowInvalid, match="boom from the producer"):
         out.read_next_batch()
 
 

@@ -3,7 +3,8 @@
 No machine of this project has a GPU, so these skip here and in CI, saying
 why; they are written to pass the first time they meet one (the same
 behaviours are proven against the fake driver in test_cuda_fake.py and
-test_cuda_bridges.py)."""
+test_cuda_bridges.py). The GPU kit (``make gpu-kit``) carries them, with
+test_gpu_exchange.py, to a machine that has one."""
 
 from __future__ import annotations
 
@@ -87,3 +88,10 @@ def test_cudf_round_trip_keeps_names(cp):
     from cudf_round_trips import round_trip_keeps_names
 
     round_trip_keeps_names(cudf)  # also run against the stand-ins: test_cudf_standin.py
+
+
+def test_cudf_slices_give_their_rows(cp):
+    cudf = pytest.importorskip("cudf", reason="cuDF is not installed")
+    from cudf_round_trips import slices_give_their_rows
+
+    slices_give_their_rows(cudf)  # also run against the stand-ins: test_cudf_standin.py

@@ -44,19 +44,49 @@ def values(batches) -> list[int]:
     return [b.to_pyarrow().column(0)[0].as_py() for b in batches]
 
 
-def consume(stream, delay: float) -> float:
-    start = time.perf_counter()
-    for _ in stream:
-        time.sleep(delay)
-    return time.perf_counter() - start
+# A hang guard, not a time limit: a handshake that waits this long failed.
+HANG = 30
+
+
+def hold_each_batch(depth: int | None, n: int, wait: float) -> list[bool]:
+    """Reads a stream of n batches from a producer that makes batch k+1 only
+    once the consumer holds batch k; while it holds batch k the consumer waits
+    (at most ``wait`` s) for batch k+1 to be made. Returns, for each k < n-1,
+    whether it was: only a stream that reads ahead (``depth``; None: a plain
+    stream) while the consumer works makes it."""
+    holding = [threading.Event() for _ in range(n)]
+    made = [threading.Event() for _ in range(n)]
+
+    def batches():
+        for k in range(n):
+            if k and not holding[k - 1].wait(HANG):
+                raise TimeoutError(f"the consumer never held batch {k - 1}")
+            made[k].set()
+            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+
+    stream = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))
+    if depth is not None:
+        stream = stream.prefetch(depth)
+    overlapped, got = [], []
+    for k, b in enumerate(stream):
+        got.append(values([b])[0])
+        holding[k].set()
+        if k + 1 < n:
+            overlapped.append(made[k + 1].wait(wait))
+        del b
+    assert got == list(range(n))
+    return overlapped
 
 
 def test_prefetch_overlaps_a_slow_producer_and_a_slow_consumer(leak_check):
-    n, delay = 12, 0.02
-    plain = consume(gda.stream(Producer(n, delay).reader()), delay)
-    ahead = consume(gda.stream(Producer(n, delay).reader()).prefetch(4), delay)
-    # alone, each side needs n*delay; in sequence 2*n*delay, overlapped ~(n+1)*delay
-    assert ahead / plain < 0.8, f"prefetching took {ahead:.3f}s, reading in turn {plain:.3f}s"
+    """The producer makes batch k+1 while the consumer still holds batch k."""
+    assert hold_each_batch(4, 6, HANG) == [True] * 5
+
+
+def test_a_stream_that_does_not_read_ahead_fails_the_overlap_check(leak_check):
+    """The control of the test above: read in turn, batch k+1 is made only
+    when the consumer asks for it, so each wait (here 0.5 s) runs out."""
+    assert hold_each_batch(None, 3, 0.5) == [False, False]
 
 
 def test_an_error_arrives_after_the_batches_before_it(leak_check):
@@ -82,14 +112,17 @@ def test_prefetched_streams_deliver_everything_in_order(depth, leak_check):
 
 
 def test_closing_stops_reading_ahead(leak_check):
-    p = Producer(1000, delay=0.002)
+    p = Producer(1000)
     s = gda.stream(p.reader()).prefetch(2)
     next(s)
     s.close()
-    assert p.finished.wait(5), "the producer's stream was released"
-    produced = p.produced
-    time.sleep(0.05)
-    assert p.produced == produced <= 1 + 2 + 2, "nothing is read after close (depth 2, one in flight)"
+    at_close = p.produced
+    assert p.finished.wait(HANG), "the producer's stream was not released"
+    # the generator's finally ran, so nothing more can be made: after close
+    # returned only the read then in flight could finish, and all that was
+    # made is bounded by the read-ahead (1 read, depth 2, one in flight)
+    assert p.produced - at_close <= 1, (at_close, p.produced)
+    assert 1 <= p.produced <= 1 + 2 + 2, p.produced
     with pytest.raises(gda.GodevarrowError, match="consumed|closed"):
         next(s)
 
@@ -130,24 +163,34 @@ def test_async_iteration(leak_check):
 
 
 def test_async_iteration_lets_the_event_loop_run(leak_check):
-    """While a slow producer is read, other coroutines make progress."""
+    """While a read waits on its producer, other coroutines run: each batch
+    is made only once a coroutine, told that the producer waits, lets it go
+    (a loop blocked by the read would leave the producer waiting: it gives
+    up after HANG s, which fails the test)."""
+    n = 5
+    go_on = [threading.Event() for _ in range(n)]
 
     async def main():
-        ticks = 0
+        loop = asyncio.get_running_loop()
+        waiting: asyncio.Queue[int] = asyncio.Queue()
 
-        async def ticker():
-            nonlocal ticks
-            while True:
-                await asyncio.sleep(0.005)
-                ticks += 1
+        def batches():
+            for k in range(n):
+                loop.call_soon_threadsafe(waiting.put_nowait, k)
+                if not go_on[k].wait(HANG):
+                    raise TimeoutError(f"no coroutine ran while batch {k} was read")
+                yield pa.record_batch({"x": [k]}, schema=SCHEMA)
 
-        t = asyncio.create_task(ticker())
-        got = [b async for b in gda.stream(Producer(5, delay=0.03).reader())]
-        t.cancel()
-        return len(got), ticks
+        async def let_go():
+            for _ in range(n):
+                go_on[await waiting.get()].set()
 
-    n, ticks = asyncio.run(main())
-    assert n == 5 and ticks >= 5, f"the event loop ticked {ticks} times during 150 ms of reading"
+        helper = asyncio.ensure_future(let_go())
+        got = [values([b])[0] async for b in gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))]
+        await helper
+        return got
+
+    assert asyncio.run(main()) == list(range(n))
 
 
 def test_async_errors_arrive_in_order(leak_check):
@@ -204,12 +247,27 @@ def test_async_streams_are_read_concurrently(leak_check):
 
 
 def test_a_cancelled_anext_loses_nothing(leak_check):
+    """A read cancelled while its producer works: the batch it was reading
+    comes with the next ``__anext__``. Batch 1 is made only after the cancel,
+    so the read is still in progress when it is cancelled."""
+    inside, go_on = threading.Event(), threading.Event()
+
+    def batches():
+        for k in range(4):
+            if k == 1:
+                inside.set()
+                if not go_on.wait(HANG):
+                    raise TimeoutError("the test never let batch 1 go")
+            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+
     async def main():
-        s = gda.stream(Producer(4, delay=0.05).reader())
+        loop = asyncio.get_running_loop()
+        s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))
         first = await s.__anext__()
         task = asyncio.ensure_future(s.__anext__())
-        await asyncio.sleep(0.01)
+        assert await loop.run_in_executor(None, inside.wait, HANG), "the read of batch 1 never began"
         task.cancel()
+        go_on.set()
         with pytest.raises(asyncio.CancelledError):
             await task
         rest = [b async for b in s]

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
-import time
 
 import godevarrow as gda
 import pyarrow as pa
@@ -66,82 +64,200 @@ def test_a_forked_child_is_warned():
     assert "fork" in r.stdout and "spawn" in r.stdout, r.stdout
 
 
-def test_the_gil_is_released_while_a_foreign_stream_blocks(leak_check):
-    """A pyarrow IPC reader on a pipe blocks in C (no Python, no GIL) until
-    the writer sends; another Python thread must run meanwhile."""
-    import pyarrow.ipc as ipc
+# A stream whose get_next blocks in C until a Python thread hands it each
+# value (tests_py/gilprod/blockprod.c): a batch can only arrive if that
+# thread runs Python while the read blocks, that is if the reader released
+# the GIL. A read that holds it waits out the producer's timeout and fails
+# with "no value was given" instead of hanging.
+BLOCKING_C_PRODUCER = """
+import ctypes, sys, threading
+sys.path.insert(0, TESTS_DIR)
+from cabi import ArrowArray, ArrowArrayStream, make_capsule
+from conftest import Capsules
+import godevarrow as gda
 
-    r_fd, w_fd = os.pipe()
-    schema = pa.schema([("x", pa.int64())])
-    progress = []
+lib = ctypes.CDLL(BLOCKPROD)  # CDLL: each call releases the GIL while it waits in C
+lib.blockprod_new.restype = ctypes.POINTER(ArrowArrayStream)
+lib.blockprod_new.argtypes = [ctypes.c_int, ctypes.c_int]
+lib.blockprod_wait_for_reader.argtypes = [ctypes.c_int]
+lib.blockprod_give.argtypes = [ctypes.c_int64]
+lib.blockprod_given_while_waiting.restype = ctypes.c_longlong
+lib.blockprod_stream_releases.restype = ctypes.c_longlong
 
-    def writer():
-        with os.fdopen(w_fd, "wb") as f, ipc.new_stream(f, schema) as w:
-            for i in range(3):
-                time.sleep(0.1)
-                progress.append(("write", i))
-                w.write_batch(pa.record_batch({"x": [i]}, schema=schema))
-                f.flush()
+stream = lib.blockprod_new(3, READ_TIMEOUT_MS)
+cap = make_capsule(ctypes.addressof(stream.contents), b"arrow_array_stream")
 
-    with os.fdopen(r_fd, "rb") as f:
-        t = threading.Thread(target=writer)
-        t.start()
-        reader = ipc.open_stream(f)  # reads the schema
-        s = gda.stream(reader)
-        got = [b.to_pyarrow().column(0)[0].as_py() for b in s]
-        t.join()
-    assert got == [0, 1, 2]
-    assert [p[0] for p in progress] == ["write"] * 3, "the writer thread ran while godevarrow waited"
+def give():
+    for i in range(3):
+        if not lib.blockprod_wait_for_reader(30000):
+            return
+        # Python bytecode between the two C calls: it needs the GIL while
+        # the reader is blocked in get_next
+        lib.blockprod_give(10 * i)
+
+threading.Thread(target=give, daemon=True).start()
+got, error = [], None
+"""
+
+GODEVARROW_READS = """
+s = gda.stream(Capsules(stream=cap))
+try:
+    for b in s:
+        got.append(b.to_pyarrow().to_pylist()[0])
+except gda.GodevarrowError as e:
+    error = str(e)
+del s
+print("live imported streams:", gda.debug_live_objects()["imported_streams"])
+"""
+
+# the control: pyarrow's own C reader would release the GIL, so the struct is
+# read directly, through a ctypes prototype that keeps the GIL held during
+# the call (PYFUNCTYPE)
+HELD_GIL_READS = """
+get_next = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)(
+    ctypes.cast(stream.contents.get_next, ctypes.c_void_p).value
+)
+while True:
+    out = ArrowArray()
+    if get_next(ctypes.addressof(stream.contents), ctypes.addressof(out)) != 0:
+        error = stream.contents.get_last_error(stream).decode()
+        break
+    if not out.release:
+        break
+    got.append(ctypes.c_int64.from_address(out.buffers[1]).value)
+    out.release(ctypes.byref(out))
+"""
+
+REPORT = """
+print("got:", got)
+print("error:", error)
+print("given while the read waited:", lib.blockprod_given_while_waiting())
+print("stream releases:", lib.blockprod_stream_releases())
+"""
 
 
+def read_blocking_c_producer(consumer: str, read_timeout_ms: int) -> str:
+    from conftest import REPO
+
+    blockprod = REPO / "tests_py" / "gilprod" / "libblockprod.so"
+    assert blockprod.exists(), f"{blockprod} is not built: run `make fakecuda`"
+    code = (
+        BLOCKING_C_PRODUCER.replace("TESTS_DIR", repr(str(REPO / "tests_py")))
+        .replace("BLOCKPROD", repr(str(blockprod)))
+        .replace("READ_TIMEOUT_MS", str(read_timeout_ms))
+        + consumer
+        + REPORT
+    )
+    r = run_python(code, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def test_the_gil_is_released_while_a_foreign_stream_blocks():
+    """godevarrow reads a C producer whose get_next blocks until a Python
+    thread hands it each value: all three arrive only if the GIL was
+    released during each read (the producer's 30 s timeout is a hang guard)."""
+    out = read_blocking_c_producer(GODEVARROW_READS, read_timeout_ms=30000)
+    assert "got: [0, 10, 20]\nerror: None\n" in out, out
+    assert "given while the read waited: 3" in out, out
+    assert "stream releases: 1" in out, out
+    assert "live imported streams: 0" in out, out
+
+
+def test_a_read_that_holds_the_gil_fails_the_gil_release_check():
+    """The control of the test above: the same producer and Python thread,
+    read by a consumer that keeps the GIL across get_next, get no value:
+    the first read gives up (here after 2 s) with the producer's message."""
+    out = read_blocking_c_producer(HELD_GIL_READS, read_timeout_ms=2000)
+    assert "got: []\n" in out, out
+    assert "error: blockprod: no value was given within 2000 ms" in out, out
+    assert "given while the read waited: 0" in out, out
+
+
+# A read interrupted by Ctrl-C. The producer's second batch waits on an Event
+# that the script sets only after the read was interrupted (10 s is a hang
+# guard), and prints a marker when it resumes; SIGINT is sent once the
+# producer waits and the main thread is inside blocking_read, so the order of
+# "interrupted" and the marker says whether the wait was cut short.
 CTRL_C = """
-import os, signal, threading, time
+import os, signal, sys, threading, time
 import pyarrow as pa, godevarrow as gda
 schema = pa.schema([("x", pa.int64())])
+inside, resume = threading.Event(), threading.Event()
 def gen():
     yield pa.record_batch({"x": [0]}, schema=schema)
-    time.sleep(2)
+    inside.set()
+    resume.wait(10)
+    print("producer resumed", flush=True)
     yield pa.record_batch({"x": [1]}, schema=schema)
 s = gda.stream(pa.RecordBatchReader.from_batches(schema, gen()))
 if PREFETCH:
     s = s.prefetch(1)
 next(s)
-threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
-start = time.perf_counter()
+
+def blocking_read():
+    return next(s)
+
+def in_blocking_read(frame):
+    while frame is not None and frame.f_code.co_name != "blocking_read":
+        frame = frame.f_back
+    return frame is not None
+
+def interrupt():
+    main = threading.main_thread().ident
+    inside.wait(30)
+    deadline = time.monotonic() + 30  # a hang guard: the script fails below if it runs out
+    while not in_blocking_read(sys._current_frames()[main]) and time.monotonic() < deadline:
+        time.sleep(0.001)
+    os.kill(os.getpid(), signal.SIGINT)
+
+threading.Thread(target=interrupt).start()
 try:
-    next(s)
-    print("not interrupted")
+    blocking_read()
+    print("not interrupted", flush=True)
 except KeyboardInterrupt:
-    print(f"interrupted after {time.perf_counter() - start:.2f}s")
-# the interrupted read is not lost: the next call returns it
+    print("interrupted", flush=True)
+resume.set()
+"""
+
+# read ahead: the batch read meanwhile is not lost, the next call returns it
+PREFETCH_TAIL = """
 b = next(s)
 print("then", b.to_pyarrow().column(0)[0].as_py())
 """
 
-
-def ctrl_c(prefetch: bool) -> tuple[float, str]:
-    r = run_python(f"PREFETCH = {prefetch}\n" + CTRL_C)
-    assert r.returncode == 0, r.stderr
-    assert "interrupted after" in r.stdout, r.stdout
-    return float(r.stdout.split("interrupted after ")[1].split("s")[0]), r.stdout
+# a direct read ran the producer on this thread, where the interrupt ended
+# it: the stream reports that it ended with an error
+DIRECT_TAIL = """
+try:
+    next(s)
+    print("then a batch")
+except gda.ArrowInvalid as e:
+    print("then:", repr(str(e)))  # one line
+"""
 
 
 def test_ctrl_c_interrupts_a_blocking_read_ahead_promptly():
     """Waiting on a read-ahead stream is interruptible: KeyboardInterrupt comes
-    within a fraction of a second, and the batch read meanwhile is kept."""
-    waited, out = ctrl_c(prefetch=True)
-    assert waited < 1.0, f"KeyboardInterrupt came after {waited}s of a 2s read"
-    assert "then 1" in out
+    while the producer still waits (before its marker), and the batch read
+    meanwhile is kept."""
+    r = run_python("PREFETCH = True\n" + CTRL_C + PREFETCH_TAIL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines == ["interrupted", "producer resumed", "then 1"], r.stdout
 
 
 def test_ctrl_c_during_a_direct_read_of_a_python_producer():
     """A direct read runs the producer's get_next on the calling thread, so a
-    Python producer is interrupted where it is (here in time.sleep) and
-    reports it; godevarrow raises the KeyboardInterrupt promptly."""
-    r = run_python("PREFETCH = False\n" + CTRL_C)
-    assert "interrupted after" in r.stdout, (r.stdout, r.stderr)
-    waited = float(r.stdout.split("interrupted after ")[1].split("s")[0])
-    assert waited < 1.0, waited
+    Python producer is interrupted where it is (here in its wait, which never
+    resumes) and reports it; godevarrow raises the KeyboardInterrupt."""
+    r = run_python("PREFETCH = False\n" + CTRL_C + DIRECT_TAIL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "interrupted", r.stdout
+    assert "producer resumed" not in lines, r.stdout
+    assert len(lines) == 2 and lines[1].startswith("then: "), r.stdout
+    assert "ended with an error on an earlier read" in lines[1] and "KeyboardInterrupt" in lines[1], r.stdout
 
 
 def test_threads_exchange_concurrently(leak_check):

@@ -382,8 +382,23 @@ def test_consumer_applies_request_the_producer_ignored(leak_check):
 
 def test_consumer_record_batch_request_with_another_field_count_raises(leak_check):
     batch = pa.record_batch({"a": [1], "b": [2]})
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="requested schema has 1 fields but the data has 2") as info:
         gda.record_batch(batch, requested_schema=pa.schema({"a": pa.int64()}))
+    assert isinstance(info.value, gda.GodevarrowError)
+
+
+def test_a_requested_cast_of_a_sliced_bool_array_casts_its_own_values(leak_check):
+    src = pa.array([True, None, False, True, False]).slice(1)
+    got = pa.array(gda.array(src), type=pa.string())
+    assert got.to_pylist() == src.cast(pa.string()).to_pylist() == [None, "false", "true", "false"]
+
+
+def test_a_requested_cast_of_a_sliced_float_array_refuses_nan(leak_check):
+    src = pa.array([1.5, None, float("nan"), 2.0]).slice(1)
+    with pytest.raises(pa.ArrowInvalid, match="truncated"):
+        src.cast(pa.int32())  # pyarrow's rule
+    with pytest.raises(gda.ArrowInvalid, match="NaN was truncated"):
+        gda.array(src).__arrow_c_array__(requested_schema=pa.int32().__arrow_c_schema__())
 
 
 def test_consumer_record_batch_request_castable(leak_check):
@@ -406,8 +421,9 @@ def test_consumer_stream_request_castable(leak_check):
 
 def test_consumer_stream_request_with_another_field_count_raises(leak_check):
     reader, _ = int32_reader()
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="requested schema has 1 fields but the data has 2") as info:
         gda.stream(reader, requested_schema=pa.schema({"x": pa.int32()}))
+    assert isinstance(info.value, gda.GodevarrowError)
 
 
 def test_consumer_request_arro3_producer(leak_check):

@@ -18,21 +18,33 @@ def held_imports() -> int:
     return lib.debug_counters().held_imports
 
 
+def source_batches(n: int) -> list[pa.RecordBatch]:
+    return [pa.record_batch({"x": [i, i + 1], "s": [f"a{i}", None]}) for i in range(n)]
+
+
 def reader(n: int) -> pa.RecordBatchReader:
-    batches = [pa.record_batch({"x": [i, i + 1], "s": [f"a{i}", None]}) for i in range(n)]
+    batches = source_batches(n)
     return pa.RecordBatchReader.from_batches(batches[0].schema, batches)
+
+
+def buffer_addresses(batch: pa.RecordBatch) -> list[list[int | None]]:
+    return [[b.address if b is not None else None for b in col.buffers()] for col in batch.columns]
 
 
 def test_the_arrays_of_a_foreign_stream_are_held_and_released(leak_check):
     before = held_imports()
-    kept = list(gda.stream(reader(5)))
+    batches = source_batches(5)
+    kept = list(gda.stream(pa.RecordBatchReader.from_batches(batches[0].schema, batches)))
     assert held_imports() == before + 5
     assert all(isinstance(b, gda.RecordBatch) for b in kept)
     assert [b.to_pyarrow().column(0).to_pylist() for b in kept] == [[i, i + 1] for i in range(5)]
-    # each held batch re-exports the producer's buffers: pyarrow reads them in place
-    back = pa.record_batch(kept[2])
-    assert back.column(1).to_pylist() == ["a2", None]
-    del kept, back
+    # each held batch re-exports the producer's buffers: pyarrow reads them in
+    # place, every buffer at the address the producer's batch has it
+    back = [pa.record_batch(b) for b in kept]
+    assert back[2].column(1).to_pylist() == ["a2", None]
+    assert [buffer_addresses(b) for b in back] == [buffer_addresses(b) for b in batches]
+    assert all(a is not None for b in back for a in buffer_addresses(b)[1][1:])  # offsets and data: real buffers
+    del kept, back, batches
     assert held_imports() == before
 
 

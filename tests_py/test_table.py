@@ -12,9 +12,6 @@ import pyarrow as pa
 import pytest
 from conftest import values_address
 
-duckdb = pytest.importorskip("duckdb")
-pl = pytest.importorskip("polars")
-
 
 def source_table() -> pa.Table:
     return pa.Table.from_batches(
@@ -30,15 +27,20 @@ def x_addresses(t) -> list[int]:
     return [values_address(c) for c in pa.table(t).column("x").chunks]
 
 
+# the peers are optional: only the tests that use one skip without it
 PRODUCERS = {
     "pyarrow": lambda: source_table(),
-    "polars": lambda: pl.DataFrame(source_table()),
-    "duckdb": lambda: duckdb.sql("select * from (values (1::bigint, 'a'), (2, null), (3, 'c')) t(x, s)"),
+    "polars": lambda: pytest.importorskip("polars").DataFrame(source_table()),
+    "duckdb": lambda: pytest.importorskip("duckdb").sql(
+        "select * from (values (1::bigint, 'a'), (2, null), (3, 'c')) t(x, s)"
+    ),
 }
 
 
 @pytest.mark.parametrize("producer", PRODUCERS)
 def test_table_from_a_stream_producer_is_read_three_times_by_every_peer(producer, leak_check):
+    pl = pytest.importorskip("polars")
+    duckdb = pytest.importorskip("duckdb")
     src = PRODUCERS[producer]()
     t = gda.table(src)
     held = [values_address(pa.array(b.column(0))) for b in t.to_batches()]
@@ -117,11 +119,15 @@ def test_table_from_batches_and_sequences(leak_check):
         gda.table(42)
 
 
-def test_chunked_array_from_pyarrow_polars_and_arrays(leak_check):
+def test_chunked_array_from_polars(leak_check):
+    pl = pytest.importorskip("polars")
+    assert gda.chunked_array(pl.Series("v", [1.5, None])).to_pylist() == [1.5, None]
+
+
+def test_chunked_array_from_pyarrow_and_arrays(leak_check):
     ca = gda.chunked_array(pa.chunked_array([[1, 2], [], [3]]))
     assert ca.num_chunks == 3 and len(ca) == 3 and list(ca) == [1, 2, 3] and ca[-1] == 3
     assert ca.to_pyarrow().equals(pa.chunked_array([[1, 2], [], [3]]))
-    assert gda.chunked_array(pl.Series("v", [1.5, None])).to_pylist() == [1.5, None]
     assert gda.chunked_array([pa.array([1]), gda.array(pa.array([2]))]).to_pylist() == [1, 2]
     assert np.asarray(ca).tolist() == [1, 2, 3]  # several chunks: concatenated (a copy)
     with pytest.raises(gda.ArrowInvalid, match="copy=False"):

@@ -617,6 +617,11 @@ func (r *AsyncReader) push(it asyncItem) bool {
 	}
 }
 
+// asyncImportedHook, when set (by tests only), runs in on_next_task between
+// the import of a task's array and its delivery to the reader: the window in
+// which a Close can land.
+var asyncImportedHook atomic.Pointer[func()]
+
 //export godevarrowAsyncOnNextTask
 func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.char) (rc C.int) {
 	defer recoverInto(func(error) { rc = C.int(syscall.EIO) })
@@ -657,11 +662,34 @@ func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.
 		r.push(asyncItem{err: err})
 		return C.int(syscall.EINVAL)
 	}
-	if !r.push(asyncItem{a: a, md: rawMetadata(md)}) {
-		r.push(asyncItem{err: &StreamError{Errno: syscall.EOVERFLOW, Msg: "the async producer sent more arrays than were requested"}})
-		return C.int(syscall.EOVERFLOW)
+	if hook := asyncImportedHook.Load(); hook != nil {
+		(*hook)()
 	}
-	return 0
+	// Close may have run since the check above and drained the queue: it
+	// never drains again, so the array is queued only while r.closed is
+	// false under r.mu (Close sets it under r.mu before draining).
+	it := asyncItem{a: a, md: rawMetadata(md)}
+	r.mu.Lock()
+	closed = r.closed
+	queued := false
+	if !closed {
+		select {
+		case r.items <- it:
+			queued = true
+		default:
+		}
+	}
+	r.mu.Unlock()
+	switch {
+	case queued:
+		return 0
+	case closed:
+		a.Release()
+		return C.int(syscall.ECANCELED)
+	}
+	a.Release()
+	r.push(asyncItem{err: &StreamError{Errno: syscall.EOVERFLOW, Msg: "the async producer sent more arrays than were requested"}})
+	return C.int(syscall.EOVERFLOW)
 }
 
 //export godevarrowAsyncOnError

@@ -277,6 +277,15 @@ func castData(from, to *Schema, d arrow.ArrayData, dev device.Device) (arrow.Arr
 	defer in.Release()
 	alloc := &castAllocator{live: map[uintptr][]byte{}}
 	defer alloc.freeAll()
+	if in.Data().Offset() != 0 {
+		// Arrow Go v17's cast kernels misread inputs with an offset (a bool
+		// array's bits, a float array's NaN check): they get a copy at 0
+		// where Arrow Go can make one
+		if flat, err := array.Concatenate([]arrow.Array{in}, alloc); err == nil {
+			defer flat.Release()
+			in = flat
+		}
+	}
 	ctx := compute.WithAllocator(context.Background(), alloc)
 	out, err := compute.CastArray(ctx, in, compute.SafeCastOptions(toType))
 	if err != nil {

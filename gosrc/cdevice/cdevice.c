@@ -108,6 +108,14 @@ static int64_t bounded_metadata_size(const char* m) {
   return size;
 }
 
+int64_t gda_schema_template_bytes(const struct ArrowSchema* s) {
+  int64_t n = (int64_t)sizeof(*s) + (int64_t)strlen(s->format) + 1 + (s->name ? (int64_t)strlen(s->name) + 1 : 0) +
+              bounded_metadata_size(s->metadata) + s->n_children * (int64_t)sizeof(struct ArrowSchema*);
+  for (int64_t i = 0; i < s->n_children; i++) n += gda_schema_template_bytes(s->children[i]);
+  if (s->dictionary) n += gda_schema_template_bytes(s->dictionary);
+  return n;
+}
+
 static char* dup_bytes(const char* src, size_t n) {
   char* d = malloc(n ? n : 1);
   if (d && n) memcpy(d, src, n);

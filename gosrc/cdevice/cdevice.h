@@ -131,13 +131,25 @@ typedef struct {
 // entry per cached Schema, holding the handle of the Go Schema (go_schema),
 // a copy of its export template, and its n_nodes gate nodes; no nodes (0)
 // marks a schema whose arrays always take the Go import. The table keeps at
-// most GDA_HELD_SCHEMAS entries and is emptied when full; an entry lives on
-// while held imports refer to it, and when it goes the Go side is told
-// (godevarrowHeldSchemaDropped). Returns 0 or ENOMEM.
+// most GDA_HELD_SCHEMAS entries of GDA_HELD_SCHEMA_BYTES bytes in all, and
+// is emptied when an entry would pass either bound; an entry larger than the
+// byte budget by itself is not added (EFBIG). An entry's bytes count every
+// copy the cache keeps of the schema: GDA_HELD_SCHEMA_COPIES (the Go
+// Schema, its C export template, the entry's own template) times
+// gda_schema_template_bytes, plus the entry and its gate nodes. An entry
+// lives on while held imports refer to it, and when it goes the Go side is
+// told (godevarrowHeldSchemaDropped). Returns 0, ENOMEM or EFBIG.
 #define GDA_HELD_SCHEMAS 256
+#define GDA_HELD_SCHEMA_BYTES ((int64_t)64 << 20)
+#define GDA_HELD_SCHEMA_COPIES 3
 int gda_held_schema_add(uint64_t hash, uintptr_t go_schema, const struct ArrowSchema* tmpl, int is_record_batch,
                         const gda_gate_node* nodes, int64_t n_nodes);
 void gda_held_schemas_clear(void);
+// The entries of the table and their bytes (as counted against the budget).
+void gda_held_schemas_size(int64_t* entries, int64_t* bytes);
+// The bytes of one copy of a schema template (a tree this package built):
+// its structs, strings, metadata and children arrays.
+int64_t gda_schema_template_bytes(const struct ArrowSchema* s);
 // The entry equal to the foreign tree (with a reference), or NULL; *hash is
 // the tree's hash (gda_schema_hash; 0 when it is not cacheable).
 gda_held_schema* gda_held_schema_find(const struct ArrowSchema* schema, uint64_t* hash);

@@ -1,6 +1,7 @@
 package cdevice
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -147,42 +148,56 @@ func init() {
 
 type decimalParams struct{ precision, scale, bits int }
 
+// maxDecimalPrecision is the largest precision of each decimal bit width.
+var maxDecimalPrecision = map[int]int{32: 9, 64: 18, 128: 38, 256: 76}
+
+// parseInt32 reads a decimal integer that Arrow stores as an int32 (decimal
+// precision and scale, fixed-size widths and list sizes): a wider value is
+// refused, never truncated.
+func parseInt32(s string) (int, bool) {
+	v, err := strconv.ParseInt(s, 10, 32)
+	return int(v), err == nil
+}
+
 // parseDecimal reads "d:P,S" and "d:P,S,N".
 func parseDecimal(format string) (decimalParams, bool) {
+	d, why := parseDecimalWhy(format)
+	return d, why == ""
+}
+
+// parseDecimalWhy is parseDecimal saying why a "d:" format is refused ("" when
+// it is not).
+func parseDecimalWhy(format string) (decimalParams, string) {
 	rest, ok := strings.CutPrefix(format, "d:")
 	if !ok {
-		return decimalParams{}, false
+		return decimalParams{}, "not a decimal"
 	}
+	const syntax = "decimal needs d:precision,scale[,bitwidth]"
 	parts := strings.Split(rest, ",")
 	if len(parts) != 2 && len(parts) != 3 {
-		return decimalParams{}, false
+		return decimalParams{}, syntax
 	}
 	var vals [3]int
 	vals[2] = 128
 	for i, p := range parts {
-		v, err := strconv.Atoi(p)
-		if err != nil {
-			return decimalParams{}, false
+		v, ok := parseInt32(p)
+		if !ok {
+			if _, err := strconv.ParseInt(p, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+				return decimalParams{}, fmt.Sprintf("decimal %s %s is outside the int32 range", [3]string{"precision", "scale", "bit width"}[i], p)
+			}
+			return decimalParams{}, syntax
 		}
 		vals[i] = v
 	}
 	d := decimalParams{precision: vals[0], scale: vals[1], bits: vals[2]}
-	if d.precision < 1 {
-		return decimalParams{}, false
+	limit, ok := maxDecimalPrecision[d.bits]
+	if !ok {
+		return decimalParams{}, fmt.Sprintf("decimal bit width %d is not 32, 64, 128 or 256", d.bits)
 	}
-	switch d.bits {
-	case 32:
-		ok = d.precision <= 9
-	case 64:
-		ok = d.precision <= 18
-	case 128:
-		ok = d.precision <= 38
-	case 256:
-		ok = d.precision <= 76
-	default:
-		ok = false
+	if d.precision < 1 || d.precision > limit {
+		return decimalParams{}, fmt.Sprintf("decimal%d precision %d is outside 1..%d", d.bits, d.precision, limit)
 	}
-	return d, ok
+	return d, ""
 }
 
 // ParseFormat parses an Arrow C Data Interface format string. It returns an
@@ -229,9 +244,9 @@ func ParseFormat(format string) (*FormatInfo, error) {
 		return &FormatInfo{Layout: LayoutRunEndEncoded}, nil
 	}
 	if strings.HasPrefix(format, "d:") {
-		d, ok := parseDecimal(format)
-		if !ok {
-			return bad("decimal needs d:precision,scale[,bitwidth] with bitwidth 32, 64, 128 or 256 and 1 <= precision <= the width's maximum")
+		d, why := parseDecimalWhy(format)
+		if why != "" {
+			return bad(why)
 		}
 		if d.bits == 128 || d.bits == 256 {
 			return &FormatInfo{Layout: LayoutFixedWidth, ByteWidth: d.bits / 8, Params: format[2:]}, nil
@@ -244,16 +259,16 @@ func ParseFormat(format string) (*FormatInfo, error) {
 		return &FormatInfo{Layout: LayoutFixedWidth, ByteWidth: w, Params: format}, nil
 	}
 	if rest, ok := strings.CutPrefix(format, "w:"); ok {
-		w, err := strconv.Atoi(rest)
-		if err != nil || w < 0 {
-			return bad("fixed-size binary needs w:N with N >= 0")
+		w, ok := parseInt32(rest)
+		if !ok || w < 0 {
+			return bad("fixed-size binary needs w:N with 0 <= N < 2^31")
 		}
 		return &FormatInfo{Layout: LayoutFixedWidth, ByteWidth: w, Params: rest}, nil
 	}
 	if rest, ok := strings.CutPrefix(format, "+w:"); ok {
-		n, err := strconv.Atoi(rest)
-		if err != nil || n < 0 {
-			return bad("fixed-size list needs +w:N with N >= 0")
+		n, ok := parseInt32(rest)
+		if !ok || n < 0 {
+			return bad("fixed-size list needs +w:N with 0 <= N < 2^31")
 		}
 		return &FormatInfo{Layout: LayoutFixedSizeList, ListSize: n, Params: rest}, nil
 	}

@@ -32,6 +32,7 @@ struct gda_held_schema {
   struct ArrowSchema tmpl;  // our copy of the Schema's export template
   int is_record_batch;      // Go's answer (Schema.IsRecordBatch)
   int flat;                 // see gda_held_flat_schema
+  int64_t bytes;            // counted against GDA_HELD_SCHEMA_BYTES (cdevice.h)
   int64_t n_nodes;
   gda_gate_node nodes[];  // preorder
 };
@@ -52,6 +53,7 @@ int64_t gda_live_held_exports(void) { return atomic_load(&live_held_exports); }
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static gda_held_schema* table[SLOTS];
 static int table_count;
+static int64_t table_bytes;
 
 static void held_schema_unref(gda_held_schema* e) {
   if (atomic_fetch_sub(&e->refs, 1) == 1) {
@@ -71,6 +73,7 @@ static void table_clear_locked(void) {
     table[i] = NULL;
   }
   table_count = 0;
+  table_bytes = 0;
   if (last_found) held_schema_unref(last_found);
   last_found = NULL;
 }
@@ -78,6 +81,13 @@ static void table_clear_locked(void) {
 void gda_held_schemas_clear(void) {
   pthread_mutex_lock(&table_lock);
   table_clear_locked();
+  pthread_mutex_unlock(&table_lock);
+}
+
+void gda_held_schemas_size(int64_t* entries, int64_t* bytes) {
+  pthread_mutex_lock(&table_lock);
+  *entries = table_count;
+  *bytes = table_bytes;
   pthread_mutex_unlock(&table_lock);
 }
 
@@ -99,6 +109,12 @@ static int is_flat(const struct ArrowSchema* s, int64_t n_nodes) {
 int gda_held_schema_add(uint64_t hash, uintptr_t go_schema, const struct ArrowSchema* tmpl, int is_record_batch,
                         const gda_gate_node* nodes, int64_t n_nodes) {
   if (hash == 0 || n_nodes < 0) return EINVAL;
+  // every copy of the schema the cache keeps alive counts: the metadata of a
+  // schema is kept three times over, and a budget in entries alone let 256
+  // entries of 256 MiB of metadata each stay after the user dropped them
+  int64_t bytes = GDA_HELD_SCHEMA_COPIES * gda_schema_template_bytes(tmpl) + (int64_t)sizeof(gda_held_schema) +
+                  n_nodes * (int64_t)sizeof(gda_gate_node);
+  if (bytes > GDA_HELD_SCHEMA_BYTES) return EFBIG;  // imported afresh each time instead
   gda_held_schema* e = malloc(sizeof(*e) + (size_t)n_nodes * sizeof(gda_gate_node));
   if (!e) return ENOMEM;
   if (gda_schema_copy_uncounted(tmpl, &e->tmpl) != 0) {
@@ -110,17 +126,20 @@ int gda_held_schema_add(uint64_t hash, uintptr_t go_schema, const struct ArrowSc
   e->go_schema = go_schema;
   e->is_record_batch = is_record_batch;
   e->n_nodes = n_nodes;
+  e->bytes = bytes;
   e->flat = is_flat(&e->tmpl, n_nodes);
   if (n_nodes) memcpy(e->nodes, nodes, (size_t)n_nodes * sizeof(gda_gate_node));
   pthread_mutex_lock(&table_lock);
-  if (table_count >= GDA_HELD_SCHEMAS) table_clear_locked();
+  if (table_count >= GDA_HELD_SCHEMAS || table_bytes > GDA_HELD_SCHEMA_BYTES - bytes) table_clear_locked();
   size_t i = (size_t)(hash % SLOTS);
   while (table[i] && table[i]->hash != hash) i = (i + 1) % SLOTS;
   if (table[i]) {
+    table_bytes -= table[i]->bytes;
     held_schema_unref(table[i]);  // same hash: the newer schema wins, as in the Go cache
   } else {
     table_count++;
   }
+  table_bytes += bytes;
   table[i] = e;
   pthread_mutex_unlock(&table_lock);
   return 0;

@@ -22,6 +22,28 @@ import "unsafe"
 // Schema's handle (heldSchemas): one table serves the Go import and the C
 // fast path, so they cannot disagree about what is known.
 
+// CacheSize is the size of the schema import cache: its entries, and their
+// bytes as counted against its budget (GDA_HELD_SCHEMA_BYTES in cdevice.h,
+// listed in SECURITY.md).
+type CacheSize struct {
+	Entries, Bytes int64
+}
+
+// Bounds of the schema import cache (cdevice.h): it is emptied before an
+// entry would pass either, and a schema larger than the byte budget by
+// itself is not cached.
+const (
+	SchemaCacheMaxEntries = C.GDA_HELD_SCHEMAS
+	SchemaCacheMaxBytes   = C.GDA_HELD_SCHEMA_BYTES
+)
+
+// SchemaCacheSize returns the current size of the schema import cache.
+func SchemaCacheSize() CacheSize {
+	var entries, bytes C.int64_t
+	C.gda_held_schemas_size(&entries, &bytes)
+	return CacheSize{Entries: int64(entries), Bytes: int64(bytes)}
+}
+
 // readSchemaCached is readSchema through the cache.
 func readSchemaCached(c *C.struct_ArrowSchema) (*Schema, error) {
 	var hash C.uint64_t

@@ -3,6 +3,7 @@ package cdevice
 import (
 	"errors"
 	"io"
+	"math"
 	"sync/atomic"
 
 	"github.com/godevarrow/godevarrow/gosrc/device"
@@ -33,14 +34,21 @@ type Table = ChunkedArray
 // schema's type and the first chunk's device type. A ChunkedArray of no
 // chunks needs a schema; its device type is the CPU.
 func NewChunkedArray(schema *Schema, chunks []*Array) (*ChunkedArray, error) {
+	var length int64
+	for _, a := range chunks {
+		// each chunk's length is valid, their sum need not be: four chunks
+		// of 2^62 rows would wrap to a length of 0
+		n := int64(a.Len())
+		if n > math.MaxInt64-length {
+			return nil, errorf(ErrInvalid, "chunk lengths add up to more than %d elements", int64(math.MaxInt64))
+		}
+		length += n
+	}
 	r, err := ReaderOver(schema, chunks) // the same checks as a stream of them
 	if err != nil {
 		return nil, err
 	}
-	c := &ChunkedArray{schema: r.schema, devType: r.devType, chunks: r.arrays}
-	for _, a := range c.chunks {
-		c.length += int64(a.Len())
-	}
+	c := &ChunkedArray{schema: r.schema, devType: r.devType, chunks: r.arrays, length: length}
 	c.refs.Store(1)
 	return c, nil
 }

@@ -104,15 +104,21 @@ func TestTableSliceColumnAndEqualAcrossChunkings(t *testing.T) {
 	if got := readLengths(t, s.Reader()); fmt.Sprint(got) != "[1 2]" {
 		t.Fatalf("slice chunks %v, want [1 2]", got)
 	}
-	tail, _ := b.Slice(2, 3)
-	defer tail.Release()
-	if eq, _ := s.Equal(tail, false); !eq {
-		t.Fatal("slices of equal values differ")
+	tail, err := b.Slice(2, 3)
+	if err != nil {
+		t.Fatal(err)
 	}
-	head, _ := b.Slice(0, 3)
+	defer tail.Release()
+	if eq, err := s.Equal(tail, false); err != nil || !eq {
+		t.Fatalf("slices of equal values differ: %v %v", eq, err)
+	}
+	head, err := b.Slice(0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer head.Release()
-	if eq, _ := s.Equal(head, false); eq {
-		t.Fatal("[3 4 5] equals [1 2 3]")
+	if eq, err := s.Equal(head, false); err != nil || eq {
+		t.Fatalf("[3 4 5] equals [1 2 3]: %v %v", eq, err)
 	}
 	if _, err := a.Slice(4, 2); err == nil {
 		t.Fatal("a slice past the end was accepted")
@@ -140,8 +146,14 @@ func TestReadChunkedArrayHoldsTheArraysOfAStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer got.Release()
-	c0, _ := got.Chunk(0)
-	s0, _ := src.Chunk(0)
+	c0, err := got.Chunk(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s0, err := src.Chunk(0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got.NumChunks() != 2 || c0 != s0 {
 		t.Fatal("the stream's arrays were not held as they came")
 	}

@@ -13,7 +13,6 @@ import (
 	"math/big"
 	"slices"
 	"strconv"
-	"strings"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -707,7 +706,8 @@ func temporal(maker C.int, value func(int) int64, unit int64) encoder {
 // decimal appends unscaled × 10^-scale as a decimal maker call.
 func (w *valueWriter) decimal(unscaled *big.Int, scale int32) {
 	w.make(C.GDA_MAKE_DECIMAL, 1)
-	w.str(unscaled.String() + "E" + strconv.Itoa(int(-scale)))
+	// in int64: the negation of an int32 scale of -2^31 does not fit in an int32
+	w.str(unscaled.String() + "E" + strconv.FormatInt(-int64(scale), 10))
 }
 
 // compileForeign encodes a fixed-width type Arrow Go does not know:
@@ -716,23 +716,20 @@ func (w *valueWriter) decimal(unscaled *big.Int, scale int32) {
 func compileForeign(s *Schema, v *ForeignFixedWidthArray) (encoder, error) {
 	raw := v.Storage().(*array.FixedSizeBinary)
 	asBytes := func(w *valueWriter, i int) error { w.bytes(GDAValueBytes, raw.Value(i)); return nil }
-	parts := strings.Split(strings.TrimPrefix(s.Format, "d:"), ",")
-	if !strings.HasPrefix(s.Format, "d:") || len(parts) != 3 {
+	d, ok := parseDecimal(s.Format)
+	if !ok {
 		return asBytes, nil
 	}
-	scale, err := strconv.Atoi(parts[1])
-	if err != nil {
-		return nil, errorf(ErrInvalid, "decimal format %q has a malformed scale", s.Format)
-	}
+	scale := int32(d.scale) // parseDecimal keeps it within int32
 	switch raw.DataType().(*arrow.FixedSizeBinaryType).ByteWidth {
 	case 4:
 		return func(w *valueWriter, i int) error {
-			w.decimal(big.NewInt(int64(int32(binary.LittleEndian.Uint32(raw.Value(i))))), int32(scale))
+			w.decimal(big.NewInt(int64(int32(binary.LittleEndian.Uint32(raw.Value(i))))), scale)
 			return nil
 		}, nil
 	case 8:
 		return func(w *valueWriter, i int) error {
-			w.decimal(big.NewInt(int64(binary.LittleEndian.Uint64(raw.Value(i)))), int32(scale))
+			w.decimal(big.NewInt(int64(binary.LittleEndian.Uint64(raw.Value(i)))), scale)
 			return nil
 		}, nil
 	}

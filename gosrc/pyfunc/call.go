@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"runtime/debug"
 	"sync"
@@ -212,16 +213,24 @@ func (f *Function) convert(p Param, arg any) (reflect.Value, error) {
 		return reflect.Value{}, fmt.Errorf("%w: %v does not fit in %s", ErrArgument, arg, p.GoType)
 	case KindFloat:
 		v := reflect.New(p.typ).Elem()
-		switch x := arg.(type) {
+		var x float64
+		switch a := arg.(type) {
 		case float64:
-			v.SetFloat(x)
+			x = a
 		case int64:
-			v.SetFloat(float64(x))
+			x = float64(a)
 		case uint64:
-			v.SetFloat(float64(x))
+			x = float64(a)
 		default:
 			return bad("a float")
 		}
+		// a finite value beyond a float32's range would become an infinity,
+		// as silently as a wrapped int: refused like an int that does not
+		// fit; infinities and NaN are passed as given
+		if !math.IsInf(x, 0) && !math.IsNaN(x) && v.OverflowFloat(x) {
+			return reflect.Value{}, fmt.Errorf("%w: %v does not fit in %s", ErrArgument, arg, p.GoType)
+		}
+		v.SetFloat(x)
 		return v, nil
 	}
 	return reflect.Value{}, fmt.Errorf("%w: unsupported parameter kind %q", ErrArgument, p.Kind)

@@ -55,8 +55,9 @@ func TestCallAndErrors(t *testing.T) {
 	pyfunc.Register("test_sum", Sum)
 	pyfunc.Register("test_fail", func(b *cdevice.Array, why string) error { return errors.New(why) })
 	pyfunc.Register("test_panic", func(n int8) bool { panic(fmt.Sprint("n is ", n)) })
+	empty := cdevice.LiveStats()
 	b := batch(t, 1, 2, 3)
-	defer b.Release()
+	held := cdevice.LiveStats()
 
 	if v, err := call("test_sum", b); err != nil || v != int64(6) {
 		t.Fatalf("sum: %v, %v", v, err)
@@ -91,8 +92,14 @@ func TestCallAndErrors(t *testing.T) {
 			t.Errorf("%s%v: %v, want %q", bad.name, bad.args, err, bad.want)
 		}
 	}
-	if got := b.Len(); got != 3 {
-		t.Fatal(got)
+	// the calls, failed ones included, neither released the caller's
+	// batch nor kept anything of it
+	if now := cdevice.LiveStats(); now != held {
+		t.Fatalf("after the calls: %+v, before them: %+v", now, held)
+	}
+	b.Release()
+	if now := cdevice.LiveStats(); now != empty {
+		t.Fatalf("after the batch's release: %+v, before it was made: %+v", now, empty)
 	}
 }
 

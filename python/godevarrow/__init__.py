@@ -33,7 +33,7 @@ from ._runtime import cuda_available, cuda_device_count, cuda_status, debug_live
 from ._schema import Schema, schema  # noqa: E402
 from ._stream import ArrayStream, stream  # noqa: E402
 from ._table import ChunkedArray, Table, chunked_array, table  # noqa: E402
-from ._values import DayTime, MonthDayNano  # noqa: E402
+from ._values import DayTime, MonthDayNano, ValueOverflowError  # noqa: E402
 from ._version import __version__  # noqa: E402
 
 
@@ -76,6 +76,7 @@ __all__ = [
     "Schema",
     "StreamError",
     "StreamInvalid",
+    "ValueOverflowError",
     "Table",
     "__version__",
     "array",

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator
 from . import _godevarrow as _lib
 from ._array import Array, RecordBatch, array
 from ._device import DeviceType
-from ._godevarrow import GodevarrowTypeError
+from ._godevarrow import ArrowInvalid, GodevarrowTypeError
 from ._stream import ArrayStream, stream
 from ._table import ChunkedArray, Table, chunked_array
 
@@ -61,7 +61,16 @@ def _to_bool(x: object) -> bool:
 def _to_str(x: object) -> str:
     if not isinstance(x, str):
         raise TypeError(f"must be a str, not {type(x).__name__}")
+    try:
+        x.encode("utf-8")  # a Go string is UTF-8: a lone surrogate has no encoding
+    except UnicodeEncodeError as e:
+        bad = x[e.start : e.end]
+        raise _NotUTF8(f"{e.reason} at index {e.start} ({bad!r}): a Go string must be valid UTF-8") from None
     return x
+
+
+class _NotUTF8(ValueError):
+    """A str argument that is not valid UTF-8 (said as ArrowInvalid, naming the argument)."""
 
 
 # kind: (conversion, the parameter's annotation, the result's annotation)
@@ -112,7 +121,12 @@ class GoFunction:
         # godevarrow arrays and Python scalars go as they are; the extension
         # answers NotImplemented when one must be converted first (another
         # producer's data, a table or stream parameter, a numpy scalar)
-        result = _lib.go_call(self.__name__, args, _CLASSES, self._cancellable, True)
+        try:
+            result = _lib.go_call(self.__name__, args, _CLASSES, self._cancellable, True)
+        except UnicodeEncodeError:
+            # a str the extension cannot encode, found before anything was
+            # called or consumed: the conversions below say which argument
+            result = NotImplemented
         if result is NotImplemented:
             result = _lib.go_call(self.__name__, self._converted(args), _CLASSES, self._cancellable, False)
         return result
@@ -127,6 +141,8 @@ class GoFunction:
                 out.append(convert(x))
             except (TypeError, OverflowError) as e:
                 raise GodevarrowTypeError(f"{self.__name__}() argument {i + 1} ({self._names[i]}): {e}") from e
+            except _NotUTF8 as e:
+                raise ArrowInvalid(f"{self.__name__}() argument {i + 1} ({self._names[i]}): {e}") from None
         return tuple(out)
 
     def _bind(self, args: tuple[object, ...], kwargs: dict[str, object]) -> tuple[object, ...]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._godevarrow import ArrowInvalid
 from ._optional import require
 
 IPC_COLUMN = "godevarrow:array"
@@ -44,7 +45,12 @@ def read_batch(data: bytes) -> tuple[Any, bool]:
     carries a single array."""
     pa = require("pyarrow", "unpickling a godevarrow object")
 
-    batch = pa.ipc.open_stream(pa.py_buffer(data)).read_next_batch()
+    try:
+        batch = pa.ipc.open_stream(pa.py_buffer(data)).read_next_batch()
+    except StopIteration:
+        # never let StopIteration out of pickle.loads: in a map() or a
+        # generator it would end the iteration silently, losing data
+        raise ArrowInvalid("the pickled IPC payload has no record batch (truncated, or not godevarrow's)") from None
     single = _is_single_column(batch.schema)
     return (batch.replace_schema_metadata(None) if single else batch), single
 

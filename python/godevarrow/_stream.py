@@ -28,7 +28,7 @@ from typing import (
 from . import _godevarrow as _lib
 from ._array import Array, RecordBatch
 from ._device import DeviceType
-from ._godevarrow import GodevarrowError, GodevarrowTypeError
+from ._godevarrow import ArrowInvalid, GodevarrowError, GodevarrowTypeError
 from ._protocol import ask, check_kwargs, no_protocol, producer_error
 from ._schema import Schema, requested_handle, schema
 
@@ -147,6 +147,8 @@ class ArrayStream(Generic[_A]):
         """
         if not isinstance(depth, int) or isinstance(depth, bool):
             raise GodevarrowTypeError(f"depth must be an int, not {type(depth).__name__}")
+        if not -(2**63) <= depth < 2**63:  # the extension takes an int64
+            raise ArrowInvalid(f"depth {depth} is out of range (at least 1, and below 2^63)")
         ahead: ArrayStream[_A] = ArrayStream(_lib.stream_prefetch(self._h, depth))
         ahead._reads_ahead = True
         return ahead

@@ -59,12 +59,39 @@ def _micros(value: int, unit: int, what: str) -> int:
     return value // 1000
 
 
+class ValueOverflowError(ArrowInvalid, OverflowError):
+    """A value beyond what its Python object can hold (a date, datetime,
+    time or timedelta out of the ``datetime`` module's range): an
+    ``ArrowInvalid`` that is also the ``OverflowError`` pyarrow raises for
+    the same value."""
+
+
+def _overflow(value: int, unit: int, what: str, e: Exception) -> ValueOverflowError:
+    units = ("s", "ms", "us", "ns", "days")
+    return ValueOverflowError(f"the value {value} ({units[unit]}) is out of the range of {what} ({e})")
+
+
+# datetime's range in microseconds from the epoch: 0001-01-01 to 9999-12-31 23:59:59.999999
+_MIN_US = (_dt.datetime.min - _EPOCH) // _dt.timedelta(microseconds=1)
+_MAX_US = (_dt.datetime.max - _EPOCH) // _dt.timedelta(microseconds=1)
+_DAY_US = 86_400_000_000
+
+
 def _date(days: int) -> _dt.date:
-    return _dt.date.fromordinal(_EPOCH_ORDINAL + days)
+    try:
+        return _dt.date.fromordinal(_EPOCH_ORDINAL + days)
+    except (OverflowError, ValueError) as e:  # past year 9999 or before year 1
+        raise _overflow(days, 4, "datetime.date", e) from None
 
 
 def _time(value: int, unit: int) -> _dt.time:
+    # as pyarrow: the time of day of the epoch plus the value, so a value of
+    # a day or more (or a negative one) wraps, as long as that instant is
+    # one a datetime holds
     us = _micros(value, unit, "datetime.time")
+    if not _MIN_US <= us <= _MAX_US:
+        raise _overflow(value, unit, "datetime.time", OverflowError("date value out of range"))
+    us %= _DAY_US
     hours, us = divmod(us, 3_600_000_000)
     minutes, us = divmod(us, 60_000_000)
     seconds, us = divmod(us, 1_000_000)
@@ -79,18 +106,34 @@ def _tzinfo(tz: str) -> _dt.tzinfo:
         return _dt.timezone(-offset if m.group(1) == "-" else offset)
     import zoneinfo  # as pyarrow: an IANA name is a ZoneInfo
 
-    return zoneinfo.ZoneInfo(tz)
+    try:
+        return zoneinfo.ZoneInfo(tz)
+    except (KeyError, ValueError, OSError) as e:  # not found (a KeyError), or not a key at all
+        raise ArrowInvalid(f"unknown time zone {tz!r} (pyarrow refuses it too): {e}") from None
 
 
 def _timestamp(value: int, unit: int, tz: Optional[str]) -> _dt.datetime:
-    delta = _dt.timedelta(microseconds=_micros(value, unit, "datetime.datetime"))
-    if tz is None:
-        return _EPOCH + delta
-    return (_EPOCH_UTC + delta).astimezone(_tzinfo(tz))
+    us = _micros(value, unit, "datetime.datetime")
+    try:
+        delta = _dt.timedelta(microseconds=us)
+        if tz is None:
+            return _EPOCH + delta
+        at = _EPOCH_UTC + delta
+    except OverflowError as e:
+        raise _overflow(value, unit, "datetime.datetime", e) from None
+    zone = _tzinfo(tz)  # its errors are its own
+    try:
+        return at.astimezone(zone)
+    except OverflowError as e:  # the local time is past year 9999 or before year 1
+        raise _overflow(value, unit, "datetime.datetime", e) from None
 
 
 def _duration(value: int, unit: int) -> _dt.timedelta:
-    return _dt.timedelta(microseconds=_micros(value, unit, "datetime.timedelta"))
+    us = _micros(value, unit, "datetime.timedelta")
+    try:
+        return _dt.timedelta(microseconds=us)
+    except OverflowError as e:
+        raise _overflow(value, unit, "datetime.timedelta", e) from None
 
 
 def _uuid(raw: bytes) -> uuid.UUID:

@@ -10,13 +10,23 @@ package fakecudactl
 
 static void* lib;
 
+// 0: open; 1: GODEVARROW_LIBCUDA unset; 2: it names another driver;
+// 3: dlopen failed (see fc_error).
+static char fc_err[512];
 static int fc_open(void) {
   const char* name = getenv("GODEVARROW_LIBCUDA");
-  if (!name || !strstr(name, "fakecuda")) return -1;
+  if (!name || !*name) return 1;
+  if (!strstr(name, "fakecuda")) return 2;
   lib = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
   if (!lib) lib = dlopen(name, RTLD_NOW);
-  return lib ? 0 : -1;
+  if (!lib) {
+    const char* e = dlerror();
+    strncpy(fc_err, e ? e : "dlopen failed", sizeof(fc_err) - 1);
+    return 3;
+  }
+  return 0;
 }
+static const char* fc_error(void) { return fc_err; }
 static long long fc_counter(const char* fn) {
   long long (*f)(void) = (long long (*)(void))dlsym(lib, fn);
   return f ? f() : -1;
@@ -41,6 +51,7 @@ static void fc_void(const char* fn) {
 import "C"
 
 import (
+	"os"
 	"testing"
 	"unsafe"
 )
@@ -52,11 +63,21 @@ const (
 	DeviceToDevice = 3
 )
 
-// Require skips the test unless GODEVARROW_LIBCUDA names the fake driver.
+// Require skips the test when GODEVARROW_LIBCUDA is unset (a plain `go
+// test`). Once it is set the run asked for the CUDA tests, so a value that
+// does not name the fake driver, or a fake driver that cannot be loaded (a
+// broken `make fakecuda`), fails the test: a skip would pass unnoticed.
 func Require(t testing.TB) {
 	t.Helper()
-	if C.fc_open() != 0 {
+	name := os.Getenv("GODEVARROW_LIBCUDA")
+	switch C.fc_open() {
+	case 0:
+	case 1:
 		t.Skip("the fake CUDA driver is not configured: run `make test`, or set GODEVARROW_LIBCUDA to tests_go/fakecuda/libfakecuda.so")
+	case 2:
+		t.Fatalf("GODEVARROW_LIBCUDA=%s is not the fake driver these tests need (tests_go/fakecuda/libfakecuda.so); unset it to skip them", name)
+	default:
+		t.Fatalf("GODEVARROW_LIBCUDA=%s: the fake driver cannot be loaded: %s (build it with `make fakecuda`)", name, C.GoString(C.fc_error()))
 	}
 }
 

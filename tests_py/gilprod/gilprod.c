@@ -1,8 +1,9 @@
 // gilprod: a C producer of Arrow device arrays whose release behaves like
 // pylibcudf's. pylibcudf keeps a Python object in private_data and its
-// release does Py_DECREF without taking the GIL (pylibcudf/libcudf/interop.pxd,
-// pylibcudf/interop.pyx: the ArrowDeviceArray's private data owns the
-// Python-level table), so a consumer that releases without holding the GIL
+// release does Py_DECREF without taking the GIL (the inline C++ of
+// pylibcudf/libcudf/interop.pxd, cuDF 25.08 to 26.08: to_arrow_device_raw
+// stores the Table or Column as the owner, PylibcudfArrowDeviceArrayRelease
+// drops it), so a consumer that releases without holding the GIL
 // corrupts the interpreter. This release aborts instead, loudly, when the GIL
 // is not held. ctypes producers cannot show this: ctypes callbacks always
 // take the GIL.

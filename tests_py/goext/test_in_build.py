@@ -89,8 +89,11 @@ def test_zero_copy_in_and_out(leak_check):
     table = pa.table({"n": [1, 2, 3]})
     back = pa.table(fx.same_table(table))
     assert back.equals(table) and values_address(back.column(0).chunks[0]) == values_address(table.column(0).chunks[0])
-    sliced = pa.array(fx.slice_of(pa.array([1, 2, 3, 4], pa.int64()), 1, 2))
+    source = pa.array([1, 2, 3, 4], pa.int64())
+    sliced = pa.array(fx.slice_of(source, 1, 2))
     assert sliced.to_pylist() == [2, 3]
+    # the slice's first value is the source's second, in place (8-byte int64s)
+    assert values_address(sliced) + 8 * sliced.offset == values_address(source) + 8
 
 
 @pytest.mark.parametrize("name", corpus_params())
@@ -186,17 +189,31 @@ def test_ctrl_c_cancels_the_context():
     # to the one it found: Ctrl-C must still reach the call, without a loop
     import polars  # noqa: F401
 
-    before = fx.cancelled()
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    started = time.monotonic()
+    entered, cancelled = fx.wait_for_cancel_calls("entered"), fx.wait_for_cancel_calls("cancelled")
+    late = []
+
+    def interrupt():
+        # Ctrl-C once the call waits in Go (this thread calls Go meanwhile:
+        # Go runs without the GIL); the deadline is a hang guard
+        deadline = time.monotonic() + 30
+        while fx.wait_for_cancel_calls("entered") == entered:
+            if time.monotonic() > deadline:
+                late.append("the call never began to wait")
+                break
+            time.sleep(0.001)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt).start()
     with pytest.raises(KeyboardInterrupt):
         fx.wait_for_cancel()
-    assert time.monotonic() - started < 30
-    deadline = time.monotonic() + 10
-    while fx.cancelled() == before and time.monotonic() < deadline:
+    assert not late, late
+    assert fx.wait_for_cancel_calls("entered") == entered + 1
+    deadline = time.monotonic() + 30  # a hang guard
+    while fx.wait_for_cancel_calls("cancelled") == cancelled and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert fx.cancelled() == before + 1, "the Go function's context was not cancelled"
+    assert fx.wait_for_cancel_calls("cancelled") == cancelled + 1, "the Go function's context was not cancelled"
+    with pytest.raises(gda.GoError, match='"started" is neither "entered" nor "cancelled"'):
+        fx.wait_for_cancel_calls("started")
     assert fx.add(1, 1) == 2
 
 
@@ -232,22 +249,18 @@ class GilHeld:
 def test_arguments_are_released_exactly_once_with_the_gil(leak_check):
     import gil_producer
 
-    calls = [
-        lambda p: fx.total(p, "n"),
-        lambda p: fx.total(p, "zz"),
-        lambda p: fx.passthrough(p),
-        lambda p: fx.small(p),
-    ]
     before = gil_producer.releases()
-    for call in calls:
-        try:
-            result = call(GilHeld(BATCH))
-        except (gda.GoError, TypeError):
-            pass
-        else:
-            del result
+    assert fx.total(GilHeld(BATCH), "n") == 19
+    with pytest.raises(gda.GoError, match='total: the batch has 0 columns named "zz", not one'):
+        fx.total(GilHeld(BATCH), "zz")
+    out = fx.passthrough(GilHeld(BATCH))
+    assert pa.record_batch(out).equals(BATCH)
+    del out
+    # small takes an int8: the batch is refused before it is imported
+    with pytest.raises(TypeError, match=r"small\(\) argument 1 \(arg1\)"):
+        fx.small(GilHeld(BATCH))
     gc.collect()
-    # fx.small(p) refuses the batch before importing it: three structs were handed over
+    # three structs were handed over, each released once
     assert gil_producer.releases() - before == 3
 
 

@@ -31,7 +31,7 @@ func init() {
 	pyfunc.Register("explode_later", ExplodeLater)
 	pyfunc.Register("nil_array", func() (*cdevice.Array, error) { return nil, nil })
 	pyfunc.Register("wait_for_cancel", WaitForCancel)
-	pyfunc.Register("cancelled", func() int64 { return cancelled.Load() })
+	pyfunc.Register("wait_for_cancel_calls", WaitForCancelCalls)
 	pyfunc.Register("rendezvous", Rendezvous)
 	pyfunc.Register("device_of", DeviceOf, pyfunc.Devices(device.CPU, device.CUDA))
 	pyfunc.Register("cpu_only", DeviceOf)
@@ -64,17 +64,31 @@ type exploding struct{ cdevice.ArrayReader }
 
 func (exploding) Next() (*cdevice.Array, error) { panic("a reader's Next panicked") }
 
-var cancelled atomic.Int64
+var waitCalls struct{ entered, cancelled atomic.Int64 }
 
 // WaitForCancel waits until its context is cancelled (at most 60 s).
 func WaitForCancel(ctx context.Context) error {
+	waitCalls.entered.Add(1)
 	select {
 	case <-ctx.Done():
-		cancelled.Add(1)
+		waitCalls.cancelled.Add(1)
 		return ctx.Err()
 	case <-time.After(60 * time.Second):
 		return errors.New("not cancelled within 60 s")
 	}
+}
+
+// WaitForCancelCalls counts the WaitForCancel calls that began to wait
+// (what "entered": a test interrupts the call only then) or saw their
+// context cancelled (what "cancelled").
+func WaitForCancelCalls(what string) (int64, error) {
+	switch what {
+	case "entered":
+		return waitCalls.entered.Load(), nil
+	case "cancelled":
+		return waitCalls.cancelled.Load(), nil
+	}
+	return 0, fmt.Errorf("wait_for_cancel_calls: %q is neither \"entered\" nor \"cancelled\"", what)
 }
 
 var meeting struct {
