@@ -127,11 +127,13 @@ test-pythons: fakecuda
 docs: venv
 	$(PY) -m mkdocs build --strict -q
 
-# mypy --strict on the package, and the extension's stubs checked against
-# the built module.
+# mypy --strict on the package, the extension's stubs checked against the
+# built module, and mypy --strict over the code the README and the guides
+# show and the example extension's Python (with the stub build-ext writes).
 typecheck: build
 	$(PY) -m mypy
 	$(PY) -m mypy.stubtest godevarrow._godevarrow
+	$(PY) tests_py/typecheck_docs.py
 
 # A C program exports, reads, imports and releases Arrow data through
 # godevarrow 200 times under valgrind's memcheck: no invalid access, nothing

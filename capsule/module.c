@@ -5,6 +5,7 @@
 // packs the result, releasing the GIL around calls that can block.
 #include "binding.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 PyObject* GodevarrowError;
 #define GDA_EXCEPTION_DEF(kind, name, base, doc) PyObject* name;
 GDA_EXCEPTIONS(GDA_EXCEPTION_DEF)
+PyObject* StreamInvalid;
 
 int gda_poisoned;
 void gda_set_poisoned(void) { __atomic_store_n(&gda_poisoned, 1, __ATOMIC_RELEASE); }
@@ -50,7 +52,12 @@ PyObject* raise_error(gda_error* e) {
   GDA_EXCEPTIONS(GDA_EXCEPTION_CASE)
   if (e->kind == GDA_ERR_MEMORY) cls = PyExc_MemoryError;
   const char* msg = e->message ? e->message : "unknown error";
-  if (cls == StreamError) {
+  // EINVAL is how the C stream interface carries an invalid-data error (a
+  // Python producer's ValueError, pyarrow's ArrowInvalid): the reader gets
+  // a StreamError that is also an ArrowInvalid (a ValueError), as pyarrow
+  // raises ValueError for it.
+  if (cls == StreamError && e->errno_code == EINVAL) cls = StreamInvalid;
+  if (cls == StreamError || cls == StreamInvalid) {
     PyObject* args = Py_BuildValue("(is)", e->errno_code, msg);
     if (args) {
       PyErr_SetObject(cls, args);
@@ -253,6 +260,10 @@ PyMODINIT_FUNC PyInit__godevarrow(void) {
 #define GDA_EXCEPTION_INIT(kind, name, base, doc) \
   if (!(name = new_exception(m, #name, PyTuple_Pack(2, GodevarrowError, base), doc))) goto fail;
   GDA_EXCEPTIONS(GDA_EXCEPTION_INIT)
+  if (!(StreamInvalid = new_exception(m, "StreamInvalid", PyTuple_Pack(2, StreamError, ArrowInvalid),
+                                      "A foreign stream's producer reported invalid data (errno EINVAL): a "
+                                      "StreamError that is also an ArrowInvalid (ValueError).")))
+    goto fail;
   gda_set_release_guard(release_with_gil);
   return m;
 fail:

@@ -7,6 +7,7 @@ no ``__init__.py``, so pytest puts this directory on ``sys.path``).
 from __future__ import annotations
 
 import gc
+import importlib.abc
 import os
 import pathlib
 import subprocess
@@ -17,6 +18,21 @@ import threading
 import godevarrow as gda
 import pyarrow as pa
 import pytest
+
+
+class _WithoutPandas(importlib.abc.MetaPathFinder):
+    """pandas is installed for the to_pandas tests, which run it in child
+    processes (test_tables_in_use.py); the suite itself runs without it:
+    pyarrow's to_pylist, the reference of the values tests, changes when
+    pandas is importable (nanoseconds become pandas objects, or are
+    truncated), and godevarrow's answers do not depend on pandas."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name.partition(".")[0] == "pandas":
+            raise ModuleNotFoundError(f"No module named {name!r} (tests_py/conftest.py hides it)", name=name)
+
+
+sys.meta_path.insert(0, _WithoutPandas())
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 # goext/ runs only in a process whose godevarrow is the build of its Go

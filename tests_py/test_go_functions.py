@@ -38,8 +38,11 @@ def built(tmp_path_factory) -> pathlib.Path:
         timeout=900,
     )
     assert r.returncode == 0, r.stderr
-    assert f"built {out / NAME}: 30 Go function(s)" in r.stdout
+    assert f"built {out / NAME}: 31 Go function(s)" in r.stdout
     assert "  at_least(batch, column, min) -> array" in r.stdout
+    # a line before the slow go build says what is happening and how long it takes
+    assert "build-ext: building the extension with your Go packages" in r.stderr, r.stderr
+    assert "warning" not in r.stderr  # both packages register functions
     return out
 
 
@@ -91,7 +94,7 @@ def test_the_extension_variable_chooses_the_build_and_children_do_not_inherit_it
     code = f"import os, {NAME}, godevarrow as gda; print(len(gda.go), 'GODEVARROW_EXTENSION' in os.environ)"
     r = run_python(code, env={"PYTHONPATH": str(built)})
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["30", "False"]
+    assert r.stdout.split() == ["31", "False"]
     so = built / NAME / "_godevarrow.abi3.so"
     r = run_python("import godevarrow as gda; print(gda.go.shout('hi'))", env={"GODEVARROW_EXTENSION": str(so)})
     assert r.returncode == 0 and r.stdout.strip() == "HI!", r.stderr
@@ -105,12 +108,16 @@ def test_the_stub_types_the_functions(built, tmp_path):
     assert "def at_least(batch: object, column: str, min: int) -> Array:" in stub
     assert "def stream_at_least(batches: object, column: str, min: int) -> ArrayStream[Array]:" in stub
     assert "def max_uint() -> int:" in stub and "def fail(msg: str) -> None:" in stub
+    # Go cannot tell *cdevice.Table from *cdevice.ChunkedArray (an alias); the source can
+    assert "def first_rows(t: object, n: int) -> Table:" in stub
+    assert "def same_table(t: object) -> ChunkedArray:" in stub
     code = tmp_path / "use.py"
     code.write_text(
         f"import {NAME} as fx\n"
         "reveal_type(fx.at_least(None, 'n', 1))\n"
         "reveal_type(fx.total(None, 'n'))\n"
         "fx.total(None, 3)\n"
+        "names: list[str] = fx.first_rows(None, 1).column_names\n"
     )
     r = subprocess.run(
         [sys.executable, "-m", "mypy", "--no-incremental", str(code)],
@@ -122,6 +129,7 @@ def test_the_stub_types_the_functions(built, tmp_path):
     assert 'Revealed type is "godevarrow._array.Array"' in r.stdout, r.stdout
     assert 'use.py:3: note: Revealed type is "int"' in r.stdout or 'Revealed type is "builtins.int"' in r.stdout
     assert "use.py:4: error:" in r.stdout and 'to "total" has incompatible type "int"; expected "str"' in r.stdout
+    assert "use.py:5" not in r.stdout, r.stdout  # a Table's column_names, known to mypy
 
 
 @needs_go
@@ -180,6 +188,70 @@ def test_build_refuses_what_it_cannot_build(tmp_path, monkeypatch):
     with pytest.raises(_buildext.BuildError, match="build-ext needs the Go toolchain on PATH"):
         _buildext.build([str(tmp_path / "loose")], str(tmp_path))
     assert issubclass(_buildext.BuildError, gda.GodevarrowError)
+
+
+@needs_go
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("random", "'random' is a module of Python's standard library"),
+        ("pyarrow", "'pyarrow' is already importable here"),
+    ],
+)
+def test_names_that_shadow_a_module_are_refused_before_building(tmp_path, name, message):
+    r = subprocess.run(
+        [sys.executable, "-m", "godevarrow", "build-ext", "-o", str(tmp_path), "--name", name, str(PACKAGES[0])],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert r.returncode == 1 and message in r.stderr and "--force" in r.stderr, r.stderr
+    assert "building the extension" not in r.stderr  # refused before the slow build
+    assert not (tmp_path / name).exists()
+
+
+def test_a_rebuild_in_place_is_under_the_name_of_the_package_it_replaces(tmp_path, monkeypatch):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _buildext.check_name("mine", str(tmp_path / "mine"))  # the package a rebuild overwrites
+    with pytest.raises(_buildext.BuildError, match="'mine' is already importable here"):
+        _buildext.check_name("mine", str(tmp_path / "elsewhere" / "mine"))
+    _buildext.check_name("surely_no_module_of_this_name", str(tmp_path / "x"))
+    # run from the folder that holds the Go package: its directory is no package to protect
+    (tmp_path / "gopkg").mkdir()
+    (tmp_path / "gopkg" / "f.go").write_text("package gopkg\n")
+    _buildext.check_name("gopkg", str(tmp_path / "out" / "gopkg"))
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "data.txt").write_text("")
+    with pytest.raises(_buildext.BuildError, match="'other' is already importable here"):
+        _buildext.check_name("other", str(tmp_path / "out" / "other"))
+
+
+def test_packages_that_register_nothing_are_named(tmp_path, monkeypatch, capsys):
+    functions = [
+        {"name": "f", "go_name": "example.com/a.F", "params": [], "result": "int"},
+        {"name": "g", "go_name": "example.com/a.init.func1", "params": [], "result": "none"},
+    ]
+    assert _buildext.unregistered(["example.com/a", "example.com/ab", "example.com/b"], functions) == [
+        "example.com/ab",
+        "example.com/b",
+    ]
+
+    # the command prints the warning build() gives (here, after a build of nothing)
+    def build(packages, out, name, *, force, progress):
+        progress("building (a stand-in for go build)")
+        _buildext.warn_unregistered(["example.com/a", "example.com/quiet"], functions)
+        return _buildext.Built(str(tmp_path / "a"), functions)
+
+    monkeypatch.setattr(_buildext, "build", build)
+    from godevarrow.__main__ import build_ext
+
+    assert build_ext(["./a"], str(tmp_path), None) == 0
+    err = capsys.readouterr().err
+    assert "build-ext: building (a stand-in for go build)" in err
+    assert "build-ext: warning: the Go package example.com/quiet registers no function" in err
+    assert "example.com/a " not in err
 
 
 def test_toolchain_and_module_checks_name_what_to_install():

@@ -34,6 +34,11 @@ def check(batch: gda.RecordBatch, arr: gda.Array, producer: object) -> None:
     reveal_type(table.to_pylist())
     reveal_type(gda.go.positive_sum)
     reveal_type(gda.call("positive_sum", batch))
+    reveal_type(gda.stream(table))
+    reveal_type(table.to_stream())
+    reveal_type(gda.stream(gda.stream(table)))
+    reveal_type(batch.to_pandas())
+    reveal_type(gda.slice(producer, 1))
 """
 
 EXPECTED = [
@@ -54,6 +59,11 @@ EXPECTED = [
     "list[Any]",
     "godevarrow._gofunc.GoFunction",
     "Any",  # what a Go function returns is known to the .pyi build-ext writes, not to godevarrow
+    "godevarrow._stream.ArrayStream[godevarrow._array.RecordBatch]",
+    "godevarrow._stream.ArrayStream[godevarrow._array.RecordBatch]",
+    "godevarrow._stream.ArrayStream[godevarrow._array.RecordBatch]",
+    "Any",  # pandas, like pyarrow, is Any to mypy here
+    "godevarrow._array.Array | godevarrow._table.ChunkedArray",
 ]
 
 

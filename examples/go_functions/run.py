@@ -19,6 +19,7 @@ import pyarrow as pa
 
 batch = pa.record_batch({"n": pa.array([4, 17, None, 42, 8]), "name": ["a", "b", "c", "d", "e"]})
 big = filters.at_least(batch, "n", 10)  # Go reads pyarrow's buffers in place
+assert isinstance(big, gda.RecordBatch)  # a Go *cdevice.Array is typed Array; a struct one is a RecordBatch
 print("at_least(batch, 'n', 10):", big.to_pydict())
 print("total(batch, 'n'):", filters.total(batch, "n"))
 

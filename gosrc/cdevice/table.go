@@ -212,6 +212,15 @@ func (c *ChunkedArray) Equal(o *ChunkedArray, checkMetadata bool) (bool, error) 
 		endI, endJ := atI+int64(a.Len()), atJ+int64(b.Len())
 		end := min(endI, endJ)
 		if end > at {
+			// validated once as a whole chunk (the flag is kept on it), not
+			// again as every slice cut from it below
+			for _, whole := range []*Array{a, b} {
+				if whole.dev.Type.HostAccessible() {
+					if err := whole.validateForCompute(); err != nil {
+						return false, err
+					}
+				}
+			}
 			x, err := a.Slice(at-atI, end-at)
 			if err != nil {
 				return false, err

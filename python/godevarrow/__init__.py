@@ -25,6 +25,7 @@ from ._godevarrow import (  # noqa: E402
     GoError,
     InternalError,
     StreamError,
+    StreamInvalid,
 )
 from ._gofunc import GoFunction, call, go  # noqa: E402
 from ._optional import MissingDependencyError  # noqa: E402
@@ -74,6 +75,7 @@ __all__ = [
     "RecordBatch",
     "Schema",
     "StreamError",
+    "StreamInvalid",
     "ValueOverflowError",
     "Table",
     "__version__",

@@ -53,26 +53,39 @@ def main(argv: list[str] | None = None) -> int:
     build.add_argument("packages", nargs="+", help="directories of Go packages that call pyfunc.Register")
     build.add_argument("-o", "--out", default=".", help="where to write the package (default: here)")
     build.add_argument("--name", help="the Python package's name (default: the first Go package's)")
+    build.add_argument(
+        "--force", action="store_true", help="use a name that shadows the standard library or an installed package"
+    )
     args = parser.parse_args(argv)
     if args.command == "info":
         return info()
     if args.command == "build-ext":
-        return build_ext(args.packages, args.out, args.name)
+        return build_ext(args.packages, args.out, args.name, args.force)
     return _demo.run(args.rows)
 
 
-def build_ext(packages: list[str], out: str, name: str | None) -> int:
-    from ._buildext import BuildError, build
+def build_ext(packages: list[str], out: str, name: str | None, force: bool = False) -> int:
+    import warnings
+
+    from ._buildext import BuildError, BuildWarning, build
+
+    def progress(line: str) -> None:
+        print(f"build-ext: {line}", file=sys.stderr, flush=True)
 
     try:
-        package_dir, functions = build(packages, out, name)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", BuildWarning)
+            package_dir, functions = build(packages, out, name, force=force, progress=progress)
     except BuildError as e:
         print(f"build-ext: {e}", file=sys.stderr)
         return 1
+    for w in caught:
+        print(f"build-ext: warning: {w.message}", file=sys.stderr)
     print(f"built {package_dir}: {len(functions)} Go function(s)")
     for f in functions:
         print(f"  {f['name']}({', '.join(p['name'] for p in f['params'])}) -> {f['result']}")
     print(f"use it: import {os.path.basename(package_dir)} (before godevarrow), from {os.path.dirname(package_dir)}")
+    print("after a rebuild, restart the Python process (in Jupyter: the kernel) that imported the old build")
     return 0
 
 

@@ -8,13 +8,13 @@ properties, the tensor protocols, pickling, and operations."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union, cast
 
-from . import _dlpack, _ipc
+from . import _dlpack, _ipc, _repr
 from . import _godevarrow as _lib
 from ._device import Device, DeviceLike, DeviceType, as_device
 from ._godevarrow import ArrowInvalid, GodevarrowTypeError
-from ._optional import require
+from ._optional import pandas_frame, require
 from ._protocol import check_kwargs, no_protocol, producer_error, schema_capsule
 from ._runtime import cuda_available, cuda_device_count
 from ._schema import Schema, column_index, requested_handle, schema
@@ -23,7 +23,9 @@ from ._values import MAKERS, Values
 if TYPE_CHECKING:  # pragma: no cover
     from types import NotImplementedType
 
+    import pandas
     import pyarrow
+    from typing_extensions import CapsuleType  # (numpy's from_dlpack protocol asks for it)
 
 _A = TypeVar("_A", bound="Array")
 
@@ -119,9 +121,10 @@ class Array(Values, _lib.ArrayBase):
         max_version: Optional[tuple[int, int]] = None,
         dl_device: Optional[tuple[int, int]] = None,
         copy: Optional[bool] = None,
-    ) -> object:
+    ) -> CapsuleType:
         """A DLPack capsule over the values of a 1-D numeric array without nulls."""
-        return _dlpack.export(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+        capsule = _dlpack.export(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+        return cast("CapsuleType", capsule)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         """DLPack's ``(device_type, device_id)`` of the tensor ``__dlpack__`` would export."""
@@ -191,7 +194,11 @@ class Array(Values, _lib.ArrayBase):
             )
 
         if host._is_struct():
-            raise refuse("a struct (record batch) has no single numpy dtype")
+            raise ArrowInvalid(
+                f"cannot make a numpy array of this godevarrow record batch or table ({self.schema}): a struct "
+                "has no single numpy dtype. For a pandas DataFrame use .to_pandas() (through pyarrow) or, "
+                "with pandas 3, pandas.DataFrame.from_arrow(...); for Python values, to_pylist() or to_pydict()"
+            )
         if host.null_count:
             raise refuse(f"it has {host.null_count} nulls, which numpy cannot hold without a copy")
         try:
@@ -258,6 +265,14 @@ class RecordBatch(Array):
             return self.column(key)
         return super().__getitem__(key)
 
+    def __repr__(self) -> str:
+        """The shape and device, the schema, then each column's first and last
+        values (only those are read), as pyarrow prints them."""
+        head = "godevarrow.RecordBatch: " + _repr.shape(len(self), self.num_columns, None, str(self.device))
+        fields = [str(c) for c in self.schema.children]
+        columns = [(name, self.column(i)._values) for i, name in enumerate(self.column_names[: _repr.MAX_COLUMNS])]
+        return _repr.render(head, fields, columns, len(self))
+
     def to_pydict(self) -> dict[str, list[Any]]:
         """Each column's values (``to_pylist``) by column name."""
         return _lib.array_values(self._h, 0, len(self), MAKERS, True)  # type: ignore[no-any-return]
@@ -267,6 +282,11 @@ class RecordBatch(Array):
         pa = require("pyarrow", "to_pyarrow()")
 
         return pa.record_batch(self._on_host())
+
+    def to_pandas(self, **kwargs: Any) -> pandas.DataFrame:
+        """A ``pandas.DataFrame``, through pyarrow: ``to_pyarrow().to_pandas(**kwargs)``
+        (see `Table.to_pandas`)."""
+        return pandas_frame(self, kwargs)
 
 
 def _array_from_ipc(data: bytes, device_type: int, device_id: int) -> Array:

@@ -11,28 +11,34 @@ build (docs/design.md, "Users' Go code in godevarrow's runtime"). The steps:
 2. copy the Go source to a scratch directory and write a ``go.work`` that
    uses it and the users' modules;
 3. list the packages and the module versions the workspace selects, and
-   refuse a version that differs from the installed build's;
+   refuse a version that differs from the installed build's, and a package
+   name that would shadow another module (``check_name``);
 4. write ``capsule/zz_user_functions.go`` (gendoc), which imports the
    packages and hands their doc comments to ``pyfunc.Document``;
-5. ``go build`` (the command of ``_gobuild``, as setup.py runs it);
+5. ``go build`` (the command of ``_gobuild``, as setup.py runs it), after a
+   line saying how long it takes, into a new file moved over the old build;
 6. load the result in a fresh interpreter, which lists the registered
    functions (and reports a panic in a package's init);
-7. write the package: ``__init__.py``, ``__init__.pyi``, ``py.typed`` and
-   the extension.
+7. write the package: ``__init__.py``, ``__init__.pyi`` (results typed as
+   the Go source writes them, ``table_results``), ``py.typed`` and the
+   extension; warn of a Go package that registers nothing.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import keyword
 import os
+import re
 import shutil
 import subprocess
 import sys
 import sysconfig
 import tempfile
 import textwrap
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from . import _gobuild
@@ -127,10 +133,26 @@ class Built(NamedTuple):
     functions: list[dict[str, Any]]  # the functions the build registers (go_functions())
 
 
-def build(packages: Sequence[str], out_dir: str = ".", name: str | None = None, go: str | None = None) -> Built:
+class BuildWarning(UserWarning):
+    """Something build-ext built but that is likely a mistake (a Go package
+    that registers no function)."""
+
+
+def build(
+    packages: Sequence[str],
+    out_dir: str = ".",
+    name: str | None = None,
+    go: str | None = None,
+    *,
+    force: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> Built:
     """Builds godevarrow's extension with the Go packages in the directories
     packages linked in, and writes the Python package out_dir/name (name: the
-    first Go package's name)."""
+    first Go package's name). A name that would shadow a module of the
+    standard library or an importable package is refused unless force;
+    progress is told before the (slow) go build; a Go package that registers
+    no function is warned of (BuildWarning)."""
     if not packages:
         raise BuildError("name at least one directory of a Go package")
     dirs = [os.path.abspath(p) for p in packages]
@@ -187,6 +209,8 @@ def build(packages: Sequence[str], out_dir: str = ".", name: str | None = None, 
         name = name or listed[0]["Name"]
         if not name.isidentifier() or keyword.iskeyword(name) or name == "godevarrow":
             raise BuildError(f"{name!r} cannot name a Python package: choose one with --name")
+        if not force:
+            check_name(name, os.path.join(os.path.abspath(out_dir), name))
         pairs = [f"{p['ImportPath']}={p['Dir']}" for p in listed]
         generated = os.path.join("capsule", GENERATED_GO_FILE)
         _run([go, "run", "./gosrc/pyfunc/internal/gendoc", "-o", generated, *pairs], root, env, "reading doc comments")
@@ -199,14 +223,109 @@ def build(packages: Sequence[str], out_dir: str = ".", name: str | None = None, 
             )
         os.makedirs(package_dir, exist_ok=True)
         extension = os.path.join(package_dir, EXTENSION_FILE)
-        _run(_gobuild.build_command(go, extension), root, env, "go build")
-        header = os.path.splitext(extension)[0] + ".h"
-        if os.path.exists(header):
-            os.remove(header)
+        if progress is not None:
+            progress(build_message(go, env, version))
+        # built beside the old build and moved over it: a process running the
+        # old one keeps its file (its mapping) intact, and sees a new file
+        fresh = os.path.join(package_dir, f".{EXTENSION_FILE}.{os.getpid()}.tmp")
+        try:
+            _run(_gobuild.build_command(go, fresh), root, env, "go build")
+            os.replace(fresh, extension)
+        finally:
+            for leftover in (fresh, os.path.splitext(fresh)[0] + ".h"):
+                if os.path.exists(leftover):
+                    os.remove(leftover)
+        mark_warm(go, env, version)
 
     functions = describe(extension)
+    tables = table_results(listed)
+    for spec in functions:
+        if spec["result"] == "chunked_array" and spec["go_name"] in tables:
+            spec["result_py"] = "Table"
     write_package(package_dir, name, [p["ImportPath"] for p in listed], functions)
+    warn_unregistered([p["ImportPath"] for p in listed], functions)
     return Built(package_dir, functions)
+
+
+def warn_unregistered(import_paths: Sequence[str], functions: Sequence[dict[str, Any]]) -> None:
+    """A BuildWarning for each package that registers no function."""
+    for path in unregistered(import_paths, functions):
+        warnings.warn(
+            f"the Go package {path} registers no function (no pyfunc.Register in its init): nothing of it is "
+            "callable from Python",
+            BuildWarning,
+            stacklevel=3,
+        )
+
+
+def unregistered(import_paths: Sequence[str], functions: Sequence[dict[str, Any]]) -> list[str]:
+    """The packages none of the functions comes from (a function's go_name
+    is its package's import path, a dot, and its name)."""
+    return [p for p in import_paths if not any(f["go_name"].startswith(p + ".") for f in functions)]
+
+
+def check_name(name: str, package_dir: str) -> None:
+    """Refuses a package name that would shadow a module of the standard
+    library, or another importable package (not the one at package_dir,
+    which a rebuild replaces): importing it would import one or the other
+    depending on sys.path."""
+    if name in sys.stdlib_module_names:
+        raise BuildError(
+            f"{name!r} is a module of Python's standard library: a package of that name would shadow it (or be "
+            "shadowed). Choose another name with --name, or pass --force to use it anyway"
+        )
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None:
+        return
+    locations = list(spec.submodule_search_locations or [])
+    if any(os.path.realpath(d) == os.path.realpath(package_dir) for d in locations):
+        return
+    if spec.origin is None and all(_holds_go(d) for d in locations):
+        return  # the Go package's own directory, seen as a namespace package from where you run this
+    where = locations[0] if locations else spec.origin
+    raise BuildError(
+        f"{name!r} is already importable here ({where}): a package of that name would shadow it (or be "
+        "shadowed). Choose another name with --name, or pass --force to use it anyway"
+    )
+
+
+def _holds_go(d: str) -> bool:
+    try:
+        return any(f.endswith(".go") for f in os.listdir(d))
+    except OSError:
+        return False
+
+
+def _warm_mark(go: str, env: dict[str, str], version: str) -> str | None:
+    # in Go's cache directory, so that `go clean -cache`, which makes the
+    # next build a cold one again, removes the mark too
+    cache = subprocess.run([go, "env", "GOCACHE"], env=env, capture_output=True, text=True).stdout.strip()
+    return os.path.join(cache, f"godevarrow-build-ext-{version}-{__version__}") if cache else None
+
+
+def build_message(go: str, env: dict[str, str], version: str) -> str:
+    """The line printed before go build: a first build (Go's cache has no
+    build of this godevarrow with this Go) compiles godevarrow and Arrow Go,
+    which takes minutes; later ones take seconds."""
+    mark = _warm_mark(go, env, version)
+    if mark is not None and os.path.exists(mark):
+        return "building the extension with your Go packages (Go's build cache is warm: about 10-30 s)"
+    return (
+        "building the extension with your Go packages: the first build compiles godevarrow and Arrow Go into "
+        "Go's build cache, which takes about 1-3 minutes (later builds take seconds)"
+    )
+
+
+def mark_warm(go: str, env: dict[str, str], version: str) -> None:
+    mark = _warm_mark(go, env, version)
+    if mark is not None:
+        try:
+            open(mark, "w").close()
+        except OSError:
+            pass  # the next build says "first build" again; nothing else depends on it
 
 
 _DESCRIBE = "import json, godevarrow._godevarrow as lib; print(lib.go_functions())"
@@ -222,6 +341,50 @@ def describe(extension: str) -> list[dict[str, Any]]:
             f"function, says why):\n{done.stderr.strip()[-4000:]}"
         )
     return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+_FUNC = re.compile(r"^func\s+(\w+)\s*(?:\[[^\]\n]*\])?\s*\(", re.M)
+_CDEVICE_IMPORT = re.compile(r'(?:^|[\s(])(\w+\s+)?"github\.com/godevarrow/godevarrow/gosrc/cdevice"')
+
+
+def table_results(listed: Sequence[dict[str, Any]]) -> set[str]:
+    """The Go functions ("importpath.Name") whose result is written
+    ``*cdevice.Table``. Go sees no difference (Table is an alias of
+    ChunkedArray, so go_functions() reports ChunkedArray), but the source
+    says which the author meant, and the stub follows it: a Table result is
+    a godevarrow Table. Functions registered as closures have no name to
+    look up, and keep the ChunkedArray annotation."""
+    found = set()
+    for pkg in listed:
+        for file in pkg.get("GoFiles") or []:
+            try:
+                with open(os.path.join(pkg["Dir"], file), encoding="utf-8") as source_file:
+                    src = source_file.read()
+            except (OSError, UnicodeDecodeError):
+                continue
+            m = _CDEVICE_IMPORT.search(src)
+            if not m:
+                continue
+            alias = (m.group(1) or "cdevice").strip()
+            if alias in ("_", "."):
+                continue
+            table = re.compile(rf"^\(?\s*\*\s*{re.escape(alias)}\s*\.\s*Table\b")
+            for fn in _FUNC.finditer(src):
+                result = _result_text(src, fn.end())
+                if table.match(result):
+                    found.add(f"{pkg['ImportPath']}.{fn.group(1)}")
+    return found
+
+
+def _result_text(src: str, i: int) -> str:
+    """The result of a func declaration whose parameter list opens before
+    src[i]: the text between the list's closing parenthesis and the body."""
+    depth = 1
+    while i < len(src) and depth:
+        depth += {"(": 1, ")": -1}.get(src[i], 0)
+        i += 1
+    end = src.find("{", i)
+    return src[i : end if end >= 0 else len(src)].strip()
 
 
 _PY_PARAM = {"array": "object", "chunked_array": "object", "stream": "object"}
@@ -274,12 +437,13 @@ def stub(functions: list[dict[str, Any]]) -> str:
     """The .pyi of the generated package: one typed def per function."""
     lines = [
         "# Generated by `python -m godevarrow build-ext`; do not edit.",
-        "from godevarrow import Array, ArrayStream, ChunkedArray",
+        "from godevarrow import Array, ArrayStream, ChunkedArray, Table",
         "",
     ]
     for f in functions:
         params = ", ".join(f"{p['name']}: {_PY_PARAM.get(p['kind'], p['kind'])}" for p in f["params"])
-        lines.append(f"def {f['name']}({params}) -> {_PY_RESULT.get(f['result'], f['result'])}:")
+        result = f.get("result_py") or _PY_RESULT.get(f["result"], f["result"])
+        lines.append(f"def {f['name']}({params}) -> {result}:")
         doc = f["doc"].strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"') or f"Go: {f['go_name']}."
         lines.append(textwrap.indent(f'"""{doc}"""', "    "))
         lines.append("")

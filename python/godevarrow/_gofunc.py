@@ -92,6 +92,8 @@ class GoFunction:
     any producer of the Arrow PyCapsule protocols (imported zero-copy; a
     stream is moved into the call); results are godevarrow objects."""
 
+    __doc__: str  # always set: the Go doc comment and the Go signature
+
     def __init__(self, spec: dict[str, Any]) -> None:
         self.__name__ = self.__qualname__ = spec["name"]
         self.go_name: str = spec["go_name"]

@@ -11,7 +11,7 @@ from typing import Any
 from ._godevarrow import GodevarrowError
 
 # module -> the extra that installs it (pip install 'godevarrow[extra]')
-EXTRAS = {"pyarrow": "pyarrow", "cupy": "cupy", "cudf": "cudf", "pylibcudf": "cudf"}
+EXTRAS = {"pyarrow": "pyarrow", "cupy": "cupy", "cudf": "cudf", "pylibcudf": "cudf", "pandas": "pandas"}
 
 
 class MissingDependencyError(ModuleNotFoundError, GodevarrowError):
@@ -22,9 +22,10 @@ class MissingDependencyError(ModuleNotFoundError, GodevarrowError):
     and a ``GodevarrowError``."""
 
 
-def require(module: str, feature: str) -> Any:
+def require(module: str, feature: str, extra: str | None = None) -> Any:
     """The module, imported; MissingDependencyError naming the extra when it
-    is not installed (an error inside an installed module propagates as is)."""
+    is not installed (``extra``, else the module's own; an error inside an
+    installed module propagates as is)."""
     found = sys.modules.get(module)
     if found is not None:
         return found
@@ -34,5 +35,14 @@ def require(module: str, feature: str) -> Any:
         if e.name is None or e.name.split(".")[0] != module.split(".")[0]:
             raise  # the module is there; something it imports is not
         top = module.split(".")[0]
-        install = f"'godevarrow[{EXTRAS[top]}]'" if top in EXTRAS else top
+        extra = extra or EXTRAS.get(top)
+        install = f"'godevarrow[{extra}]'" if extra else top
         raise MissingDependencyError(f"{feature} needs {top}: pip install {install}", name=top) from e
+
+
+def pandas_frame(obj: Any, kwargs: dict[str, Any]) -> Any:
+    """``to_pandas()`` of a Table or RecordBatch: pandas and pyarrow are both
+    the pandas extra's, and pyarrow makes the frame."""
+    require("pandas", "to_pandas()")
+    require("pyarrow", "to_pandas()", extra="pandas")
+    return obj.to_pyarrow().to_pandas(**kwargs)

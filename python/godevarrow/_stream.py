@@ -11,7 +11,19 @@ import itertools
 import os
 import threading
 import weakref
-from typing import Any, AsyncIterator, Generic, Iterator, Optional, Sequence, TypeVar, cast, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    AsyncIterator,
+    Generic,
+    Iterator,
+    Optional,
+    Sequence,
+    TypeVar,
+    Union,
+    cast,
+    overload,
+)
 
 from . import _godevarrow as _lib
 from ._array import Array, RecordBatch
@@ -19,6 +31,9 @@ from ._device import DeviceType
 from ._godevarrow import ArrowInvalid, GodevarrowError, GodevarrowTypeError
 from ._protocol import ask, check_kwargs, no_protocol, producer_error
 from ._schema import Schema, requested_handle, schema
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._table import Table  # which imports this module
 
 # How far an ``async for`` reads ahead (ArrayStream.__anext__).
 ASYNC_DEPTH = 64
@@ -268,7 +283,7 @@ class ArrayStream(Generic[_A]):
 @overload
 def stream(obj: ArrayStream[_A], *, requested_schema: object = None) -> ArrayStream[_A]: ...
 @overload
-def stream(obj: RecordBatch, *, requested_schema: object = None) -> ArrayStream[RecordBatch]: ...
+def stream(obj: Union[RecordBatch, Table], *, requested_schema: object = None) -> ArrayStream[RecordBatch]: ...
 @overload
 def stream(obj: object, *, requested_schema: object = None) -> ArrayStream[Array]: ...
 

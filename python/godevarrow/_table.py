@@ -12,16 +12,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 
 from . import _godevarrow as _lib
+from . import _repr
 from ._array import Array, RecordBatch, array, clamp_slice
 from ._device import DeviceLike, DeviceType, as_device
 from ._godevarrow import ArrowInvalid
-from ._optional import require
+from ._optional import pandas_frame, require
 from ._protocol import check_kwargs, no_protocol
 from ._schema import Schema, column_index, requested_handle, schema
 from ._stream import ArrayStream, stream
 from ._values import Values
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas
     import pyarrow
 
 
@@ -129,10 +131,14 @@ class ChunkedArray(Values):
         return np.concatenate([c.__array__(dtype) for c in chunks])
 
     def _repr_head(self) -> str:
-        return (
-            f"godevarrow.{type(self).__name__}<{self.schema}>[{len(self)}] "
-            f"in {self.num_chunks} chunks on {self.device_type.name.lower()}"
+        return f"godevarrow.{type(self).__name__}<{self.schema}>: " + _repr.shape(
+            len(self), None, self.num_chunks, self.device_type.name.lower()
         )
+
+    def __repr__(self) -> str:
+        """The type, length, chunks and device, then the first and last values
+        (only those are read)."""
+        return _repr.render(self._repr_head(), [], [("", self._values)], len(self))
 
     # -- operations
     def slice(self: _C, offset: int = 0, length: Optional[int] = None) -> _C:
@@ -194,6 +200,20 @@ class Table(ChunkedArray):
         """Every column as a ChunkedArray, in order; zero-copy."""
         return [self.column(i) for i in range(self.num_columns)]
 
+    def __repr__(self) -> str:
+        """The shape, chunks and device, the schema, then each column's first
+        and last values (only those are read), as pyarrow prints them."""
+        head = "godevarrow.Table: " + _repr.shape(
+            len(self), self.num_columns, self.num_chunks, self.device_type.name.lower()
+        )
+        fields = [str(c) for c in self.schema.children]
+        columns = [(name, self.column(i)._values) for i, name in enumerate(self.column_names[: _repr.MAX_COLUMNS])]
+        return _repr.render(head, fields, columns, len(self))
+
+    def to_stream(self) -> ArrayStream[RecordBatch]:
+        """A fresh `ArrayStream` over the record batches."""
+        return ArrayStream(_lib.chunked_stream(self._h))
+
     def to_batches(self) -> list[RecordBatch]:
         """The record batches, as held; zero-copy."""
         return self.chunks  # type: ignore[return-value]
@@ -213,6 +233,13 @@ class Table(ChunkedArray):
         """A ``pyarrow.Table`` (zero-copy for CPU data, else a copy to the host)."""
         pa = require("pyarrow", "to_pyarrow()")
         return pa.table(self)  # __arrow_c_stream__ copies device chunks to the host
+
+    def to_pandas(self, **kwargs: Any) -> pandas.DataFrame:
+        """A ``pandas.DataFrame``, through pyarrow: ``to_pyarrow().to_pandas(**kwargs)``
+        (pyarrow's keywords, e.g. ``types_mapper=pd.ArrowDtype``). Needs
+        pandas and pyarrow (``pip install 'godevarrow[pandas]'``); with
+        pandas 3, ``pandas.DataFrame.from_arrow(table)`` reads it too."""
+        return pandas_frame(self, kwargs)
 
 
 def _from_chunks(cls: type[ChunkedArray], chunks: list[Array], schema_: Schema) -> ChunkedArray:

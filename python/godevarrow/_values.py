@@ -156,6 +156,18 @@ def _short(v: Any) -> str:
     return r if len(r) <= 80 else r[:77] + "..."
 
 
+_PROTOCOLS = ("__arrow_c_device_array__", "__arrow_c_array__", "__arrow_c_device_stream__", "__arrow_c_stream__")
+
+
+def _rereadable_producer(obj: object) -> bool:
+    """Whether obj speaks an Arrow data protocol and is not a one-shot
+    stream (an iterator, a pyarrow RecordBatchReader, a godevarrow
+    ArrayStream), which reading for a comparison would use up."""
+    if hasattr(obj, "__next__") or hasattr(obj, "read_next_batch"):
+        return False
+    return any(hasattr(obj, p) for p in _PROTOCOLS)
+
+
 class Values:
     """What Array and ChunkedArray share for looking at values: ``to_pylist``,
     indexing, iteration, value equality and the repr. A subclass provides
@@ -204,8 +216,11 @@ class Values:
             yield from self._values(start, min(self._ITER_BLOCK, n - start))
 
     def __eq__(self, other: object) -> bool:
-        """Value equality (see ``equals``); other kinds of objects are not equal."""
-        if not isinstance(other, Values):
+        """Value equality (see ``equals``), with godevarrow objects and with
+        other libraries' arrays and tables (anything ``equals`` reads, so
+        that ``gda.table(t) == t`` for a pyarrow table); one-shot streams
+        (which comparing would consume) and other objects are not equal."""
+        if not isinstance(other, Values) and not _rereadable_producer(other):
             return NotImplemented
         try:
             return self.equals(other)  # type: ignore[attr-defined,no-any-return]

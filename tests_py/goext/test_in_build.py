@@ -303,3 +303,27 @@ def test_loading_a_second_build_is_refused():
     spec = importlib.util.spec_from_file_location("godevarrow._godevarrow", stock[0])
     with pytest.raises(ImportError, match="already runs another build of godevarrow's extension"):
         importlib.util.module_from_spec(spec)
+
+
+def test_a_table_result_is_a_table(leak_check):
+    rows = fx.first_rows(pa.table(BATCH), 2)
+    assert isinstance(rows, gda.Table) and rows.column_names == ["n", "s"]
+    assert rows.to_pyarrow().equals(pa.table(BATCH).slice(0, 2))
+
+
+def test_reloading_after_a_rebuild_says_to_restart(tmp_path):
+    # last in this file: it leaves the package's extension a copy of itself.
+    # A rebuild writes a new file over the old one (build-ext moves it into
+    # place); this process cannot load it, and reload says so
+    import importlib
+    import shutil
+
+    importlib.reload(fx)  # the same build: reloading is harmless
+    extension = os.path.join(os.path.dirname(fx.__file__), "_godevarrow.abi3.so")
+    shutil.copy2(extension, tmp_path / "rebuilt.so")
+    os.replace(tmp_path / "rebuilt.so", extension)
+    with pytest.raises(
+        ImportError, match=r"was rebuilt .* Restart the Python process \(in Jupyter: restart the kernel\)"
+    ):
+        importlib.reload(fx)
+    assert fx.first_rows(pa.table(BATCH), 1).num_rows == 1  # the old build goes on working

@@ -39,6 +39,7 @@ func init() {
 	pyfunc.Register("slice_of", SliceOf, pyfunc.Devices(device.CPU, device.CUDA))
 	pyfunc.Register("rows", func(t *cdevice.ChunkedArray) int64 { return t.Len() })
 	pyfunc.Register("same_table", SameTable)
+	pyfunc.Register("first_rows", FirstRows)
 	pyfunc.Register("count_rows", CountRows)
 }
 
@@ -135,6 +136,12 @@ func SliceOf(a *cdevice.Array, offset, length int64) (*cdevice.Array, error) {
 func SameTable(t *cdevice.ChunkedArray) *cdevice.ChunkedArray {
 	t.Retain()
 	return t
+}
+
+// FirstRows returns the first n rows of a table; its result is written
+// *cdevice.Table, so the generated stub says Table.
+func FirstRows(t *cdevice.Table, n int64) (*cdevice.Table, error) {
+	return t.Slice(0, min(n, t.Len()))
 }
 
 // CountRows reads a stream to its end and counts the rows.
