@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -83,6 +84,30 @@ func waitReleased(t *testing.T) {
 	}
 }
 
+// waitAsyncAllocations waits up to 30 s for the live async C blocks to come
+// back to want, and returns how many are live.
+func waitAsyncAllocations(want int64) int64 {
+	deadline := time.Now().Add(30 * time.Second)
+	for liveAsyncAllocations() != want && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	return liveAsyncAllocations()
+}
+
+// waitNoLiveArrays waits up to 30 s until the producers of earlier tests,
+// which release on their own threads after Close returns, released every
+// array (a deadline only guards a leak).
+func waitNoLiveArrays(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for LiveStats().Arrays != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if s := LiveStats(); s.Arrays != 0 {
+		t.Fatalf("arrays of earlier tests are still live: %+v", s)
+	}
+}
+
 // Every C allocation of an async stream (handler, producer slot, producer
 // metadata, schema, each task and its cell, the consumer's device array)
 // fails in turn: the failure reaches the Go caller as ENOMEM, and nothing
@@ -102,7 +127,9 @@ func TestAsyncAllocationFailuresAreReported(t *testing.T) {
 		err := readAll(t, arrays)
 		failAsyncAllocation(0)
 		waitReleased(t)
-		if live := liveAsyncAllocations(); live != before {
+		// the producer frees its last blocks on its own thread after the
+		// handler's release: wait for them (a deadline only guards a leak)
+		if live := waitAsyncAllocations(before); live != before {
 			t.Errorf("allocation %d failed: %d async C blocks live, want %d", n, live, before)
 		}
 		if err == nil {

@@ -12,6 +12,7 @@ import (
 // thread inside that window until Close has returned.
 func TestAsyncCloseWhileATaskIsBeingDeliveredReleasesIt(t *testing.T) {
 	waitReleased(t)
+	waitNoLiveArrays(t)
 	before := LiveStats()
 	entered := make(chan struct{})
 	proceed := make(chan struct{})
