@@ -102,8 +102,11 @@ test-wheel-aarch64: wheel
 	.ci/test-wheel-aarch64 $(PY)
 
 # What PyPI will check of the wheels and the sdist: metadata, and that the
-# long description (README.md) renders.
+# long description (README.md) renders. twine skips the rendering when no
+# Markdown renderer is installed, so the render is asked for first.
 publish-check: wheel
+	$(PY) -c "import sys, readme_renderer.markdown as md; html = md.render(open('README.md').read()); \
+	  sys.exit('publish-check: README.md did not render (pip install readme-renderer[md])' if not html else 0)"
 	$(PY) -m twine check --strict dist/*
 
 # The sdist builds with the Go module proxy off and an empty module cache:
