@@ -5,6 +5,7 @@ nothing from the package."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import sysconfig
@@ -71,6 +72,8 @@ def build_env(full_api: bool = False, target: str | None = None) -> dict[str, st
     if target is not None:
         if target not in TARGETS:
             raise ValueError(f"unknown target {target!r}: expected one of {', '.join(TARGETS)}")
+        if importlib.util.find_spec("ziglang") is None:
+            raise ValueError(f"a build for {target} compiles with zig: pip install ziglang (requirements-dev.txt)")
         if " " in sys.executable:
             raise ValueError(f"cross builds run zig through {sys.executable!r}, whose path must have no spaces")
         goarch, triple = TARGETS[target]
