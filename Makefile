@@ -97,7 +97,8 @@ test-wheel: wheel fakecuda test-wheel-aarch64
 
 # The aarch64 wheel on Debian 12's aarch64 CPython under qemu-user (installed
 # with apt-get when missing): import, round trips and values suites with
-# aarch64 pyarrow and numpy (.ci/test-wheel-aarch64 says which).
+# aarch64 pyarrow, numpy, polars and duckdb (.ci/test-wheel-aarch64 says
+# which files).
 test-wheel-aarch64: wheel
 	.ci/test-wheel-aarch64 $(PY)
 
