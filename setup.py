@@ -13,6 +13,10 @@ Packaging (docs/design.md, "Packaging"):
 - An sdist carries the Go modules it needs (``go mod vendor``), and a build
   from a tree with ``vendor/`` uses ``-mod=vendor``: installing the sdist needs
   a Go toolchain but no network.
+- ``GODEVARROW_TARGET=x86_64`` or ``aarch64`` (``make wheel``) cross-builds
+  for that architecture with ``zig cc`` (the ziglang package) against glibc
+  2.17, from any Linux x86-64 machine, and tags the wheel ``linux_<arch>``
+  for auditwheel to turn into ``manylinux2014_<arch>``.
 - The installed package carries godevarrow's Go source (godevarrow/_gosrc),
   from which ``python -m godevarrow build-ext`` rebuilds the extension with a
   user's Go packages linked in. The go build command is in
@@ -36,6 +40,7 @@ assert _spec is not None and _spec.loader is not None
 gobuild = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(gobuild)
 FULL_API = os.environ.get("GODEVARROW_FULL_API", "") not in ("", "0")
+TARGET = os.environ.get("GODEVARROW_TARGET") or None
 LIMITED_API_TAG = "cp310"  # matches Py_LIMITED_API in capsule/binding.h
 
 
@@ -63,7 +68,7 @@ class GoBuildExt(build_ext):
         out = os.path.abspath(self.get_ext_fullpath(ext.name))
         os.makedirs(os.path.dirname(out), exist_ok=True)
         remove_other_builds(out)
-        env = gobuild.build_env(FULL_API)
+        env = gobuild.build_env(FULL_API, TARGET)
         vendor = os.path.isdir(os.path.join(ROOT, "vendor"))
         cmd = gobuild.build_command(go, out, vendor=vendor)
         print(" ".join(cmd), flush=True)
@@ -98,7 +103,13 @@ class VendoringSdist(sdist):
         subprocess.check_call([find_go(), "mod", "vendor"], cwd=base_dir, env={**os.environ, "GOFLAGS": "-mod=mod"})
 
 
-options = {} if FULL_API else {"bdist_wheel": {"py_limited_api": LIMITED_API_TAG}}
+if TARGET is not None and TARGET not in gobuild.TARGETS:
+    sys.exit(f"GODEVARROW_TARGET={TARGET} is not one of {', '.join(gobuild.TARGETS)}")
+options: dict[str, dict[str, str]] = {"bdist_wheel": {}}
+if not FULL_API:
+    options["bdist_wheel"]["py_limited_api"] = LIMITED_API_TAG
+if TARGET is not None:
+    options["bdist_wheel"]["plat_name"] = f"linux_{TARGET}"  # the wheel's architecture, not this machine's
 
 setup(
     ext_modules=[Extension("godevarrow._godevarrow", sources=[], py_limited_api=not FULL_API)],

@@ -206,3 +206,78 @@ def test_info_names_the_versions_and_the_stable_abi():
     assert re.search(r"^  Python\s+3\.\d+\.\d+", out, re.M), out
     assert re.search(r"^  extension\s+_godevarrow\.abi3\.so \(CPython's stable ABI, 3\.10\+\)$", out, re.M), out
     assert re.search(r"^  Go\s+go1\.\d+", out, re.M), out
+
+
+# ------------------------------------------------------ the wheels' check
+
+# .ci/check_wheels.py, which `make wheel` runs on every wheel, judged on
+# extensions compiled here by the machine's C compiler: one that keeps to
+# glibc 2.17 passes, and each thing the manylinux2014 tag forbids is named.
+_OLD_GLIBC_ONLY = "#include <stdlib.h>\nvoid *f(size_t n) { return malloc(n); }\n"
+# reallocarray entered glibc in 2.26
+_NEWER_GLIBC = "#include <stdlib.h>\nvoid *f(void *p, size_t n) { return reallocarray(p, n, 8); }\n"
+
+
+def _check_wheels():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("check_wheels", ROOT / ".ci" / "check_wheels.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _compiler_arch() -> str:
+    import subprocess
+
+    # the compiler's target, not this interpreter's machine (the suite also runs under qemu)
+    triple = subprocess.run(["cc", "-dumpmachine"], check=True, capture_output=True, text=True).stdout
+    return triple.split("-")[0]
+
+
+def _wheel(tmp_path: pathlib.Path, source: str, *cflags: str, tag: str | None = None) -> pathlib.Path:
+    import subprocess
+    import zipfile
+
+    arch = _compiler_arch()
+    (tmp_path / "ext.c").write_text("#define _GNU_SOURCE\n" + source)
+    so = tmp_path / "_godevarrow.abi3.so"
+    subprocess.run(["cc", "-shared", "-fPIC", *cflags, "-o", str(so), str(tmp_path / "ext.c")], check=True)
+    tag = tag or f"manylinux2014_{arch}.manylinux_2_17_{arch}"
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    wheel = dist / f"godevarrow-0.1.0-cp310-abi3-{tag}.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.write(so, "godevarrow/_godevarrow.abi3.so")
+    return wheel
+
+
+def test_wheel_check_passes_a_stripped_extension_that_needs_only_glibc_2_17(tmp_path, capsys):
+    check = _check_wheels()
+    wheel = _wheel(tmp_path, _OLD_GLIBC_ONLY, "-s")
+    assert check.check_wheel(wheel, _compiler_arch()) == []
+    assert check.main([str(wheel.parent), _compiler_arch()]) == 0
+    assert "glibc <= 2.17, only glibc's libraries, stripped" in capsys.readouterr().out
+
+
+def test_wheel_check_names_a_newer_glibc_symbol_and_symbols_left_in(tmp_path, capsys):
+    check = _check_wheels()
+    wheel = _wheel(tmp_path, _NEWER_GLIBC, "-g")
+    problems = check.check_wheel(wheel, _compiler_arch())
+    assert "needs glibc newer than 2.17: ['reallocarray@GLIBC_2.26']" in problems, problems
+    assert any(p.startswith("not stripped: has [") and "'.symtab'" in p for p in problems), problems
+    assert check.main([str(wheel.parent), _compiler_arch()]) == 1
+    assert "reallocarray@GLIBC_2.26" in capsys.readouterr().out
+
+
+def test_wheel_check_names_a_wrong_tag_a_wrong_machine_and_a_missing_architecture(tmp_path, capsys):
+    check = _check_wheels()
+    arch = _compiler_arch()
+    other = "aarch64" if arch == "x86_64" else "x86_64"
+    wheel = _wheel(tmp_path, _OLD_GLIBC_ONLY, "-s", tag=f"manylinux_2_34_{arch}")
+    assert check.check_wheel(wheel, arch) == [f"not tagged cp310-abi3-manylinux2014_{arch}.manylinux_2_17_{arch}"]
+    problems = check.check_wheel(wheel, other)
+    assert any(p.startswith("ELF machine is ") and p.endswith(f", not {other}") for p in problems), problems
+    assert check.main([str(wheel.parent), arch, other]) == 1
+    assert f"expected one {other} wheel in" in capsys.readouterr().out

@@ -5,7 +5,9 @@ nothing from the package."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import sysconfig
 
 # The files of godevarrow's Go module that travel with the installed package
@@ -45,12 +47,38 @@ def build_command(go: str, out: str, *, vendor: bool = False) -> list[str]:
     return cmd + ["-o", out, "./capsule"]
 
 
-def build_env(full_api: bool = False) -> dict[str, str]:
-    """The environment of that command: cgo on, this Python's headers."""
+# The wheels' targets (setup.py with GODEVARROW_TARGET): Go's name for the
+# architecture and zig's target triple, whose .2.17 links against glibc
+# 2.17's symbol versions (manylinux2014) whatever the build machine's glibc.
+TARGETS = {
+    "x86_64": ("amd64", "x86_64-linux-gnu.2.17"),
+    "aarch64": ("arm64", "aarch64-linux-gnu.2.17"),
+}
+
+
+def build_env(full_api: bool = False, target: str | None = None) -> dict[str, str]:
+    """The environment of that command: cgo on, this Python's headers. With
+    a target (a key of TARGETS), the C side is compiled and linked by
+    ``zig cc`` from the ziglang package for that architecture and glibc
+    2.17, and the linker strips the result (a host strip may not read a
+    foreign architecture). The Limited API headers are the same for both
+    architectures (docs/design.md, "Packaging"), so this Python's serve."""
     env = dict(os.environ)
     env["CGO_ENABLED"] = "1"
     include = sysconfig.get_paths()["include"]
     api = "-DGODEVARROW_FULL_API " if full_api else ""
     env["CGO_CFLAGS"] = f"-I{include} -O2 {api}" + env.get("CGO_CFLAGS", "")
     env.setdefault("GOFLAGS", "-buildvcs=false")
+    if target is not None:
+        if target not in TARGETS:
+            raise ValueError(f"unknown target {target!r}: expected one of {', '.join(TARGETS)}")
+        if importlib.util.find_spec("ziglang") is None:
+            raise ValueError(f"a build for {target} compiles with zig: pip install ziglang (requirements-dev.txt)")
+        if " " in sys.executable:
+            raise ValueError(f"cross builds run zig through {sys.executable!r}, whose path must have no spaces")
+        goarch, triple = TARGETS[target]
+        env["GOOS"] = "linux"
+        env["GOARCH"] = goarch
+        env["CC"] = f"{sys.executable} -m ziglang cc -target {triple}"
+        env["CGO_LDFLAGS"] = "-s " + env.get("CGO_LDFLAGS", "")
     return env
