@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Layout is the physical layout family of a format string: it decides how
@@ -208,6 +209,10 @@ func ParseFormat(format string) (*FormatInfo, error) {
 	}
 	bad := func(why string) (*FormatInfo, error) {
 		return nil, errorf(ErrInvalid, "invalid format string %q: %s", format, why)
+	}
+	if !utf8.ValidString(format) {
+		// format strings carry text (time zones), which is UTF-8
+		return nil, errorf(ErrInvalid, "the format string %q is not valid UTF-8", format)
 	}
 	switch format {
 	case "":

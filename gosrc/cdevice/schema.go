@@ -91,14 +91,11 @@ func NewSchema(format, name string, flags int64, metadata arrow.Metadata, childr
 var integerFormats = map[string]bool{"c": true, "C": true, "s": true, "S": true, "i": true, "I": true, "l": true, "L": true}
 
 func (s *Schema) check() error {
-	// the C Data Interface says names are UTF-8, and format strings carry
-	// text (time zones): bytes that are not would fail later, as a decode
-	// error far from the import, so they are refused here
+	// the C Data Interface says names are UTF-8: bytes that are not would
+	// fail later, as a decode error far from the import, so they are
+	// refused here (ParseFormat does the same for format strings)
 	if !utf8.ValidString(s.Name) {
 		return errorf(ErrInvalid, "the field name %q is not valid UTF-8", s.Name)
-	}
-	if !utf8.ValidString(s.Format) {
-		return errorf(ErrInvalid, "the format string %q is not valid UTF-8", s.Format)
 	}
 	info, err := ParseFormat(s.Format)
 	if err != nil {
