@@ -162,7 +162,10 @@ def test_every_extra_an_error_names_exists():
     assert declared, "pyproject.toml declares extras"
     extras = set(re.findall(r"^(\w+) = \[", declared.group(1), re.M))
     assert set(EXTRAS.values()) <= extras, (EXTRAS, extras)
-    assert extras == {"pyarrow", "cupy", "cudf"}, "README and troubleshooting.md name exactly these"
+    assert extras == {"pyarrow", "pandas", "cupy", "cudf"}, "README and troubleshooting.md name exactly these"
+    for doc in (ROOT / "README.md", ROOT / "docs" / "troubleshooting.md"):
+        named = set(re.findall(r"`\[(\w+)\]`", doc.read_text()))
+        assert named == extras, (doc.name, named)
 
 
 def test_an_error_inside_an_installed_dependency_is_not_reworded(tmp_path, monkeypatch):
