@@ -11,7 +11,7 @@ FAKECUDA := $(CURDIR)/tests_go/fakecuda/libfakecuda.so
 # The test suites run the CUDA paths against the strict fake driver.
 TEST_ENV := GODEVARROW_LIBCUDA=$(FAKECUDA) FAKECUDA_DEVICES=2
 
-.PHONY: all venv build fakecuda test test-gpu test-go test-py typecheck docs wheel test-wheel test-sdist test-pythons test-strict fuzz fuzz-smoke stress valgrind valgrind-if-present demo info bench bench-abi3 bench-compare profile lint fmt clean gpu-kit
+.PHONY: api-reference all venv build fakecuda test test-gpu test-go test-py typecheck docs wheel test-wheel test-sdist test-pythons test-strict fuzz fuzz-smoke stress valgrind valgrind-if-present demo info bench bench-abi3 bench-compare profile lint fmt clean gpu-kit
 
 all: build
 
@@ -146,6 +146,11 @@ test-sdist: wheel
 # godevarrow from this tree (not part of `make test`: about 5 minutes each).
 test-pythons: fakecuda
 	@for v in $(SUPPORTED_PYTHONS); do .ci/suite-in-venv $$v source || exit 1; done
+
+# docs/reference.md: the API reference as plain Markdown, from the docstrings
+# of the installed build (tests_py/test_api_docs.py checks it is current).
+api-reference: build
+	cd tests_py && ../$(PY) api_reference.py > ../docs/reference.md
 
 # The documentation site (MkDocs, strict: broken links and bad references fail).
 docs: venv

@@ -93,3 +93,12 @@ def test_the_check_notices_a_new_undocumented_name(monkeypatch):
     names = dict(_public())
     assert "godevarrow.undocumented_helper" in names and not _doc(names["godevarrow.undocumented_helper"])
     assert "undocumented_helper" not in _listed_members()
+
+
+def test_the_plain_markdown_reference_is_current():
+    # docs/reference.md reads where the repository is read (no site build);
+    # `make api-reference` rewrites it
+    from api_reference import render
+
+    page = API_PAGE.parent / "reference.md"
+    assert page.read_text() == render(), "docs/reference.md is out of date: run `make api-reference`"
