@@ -126,6 +126,16 @@ func gdaImportSchema(p unsafe.Pointer, consume C.int, out *C.uintptr_t, e *C.gda
 	})
 }
 
+//export gdaSchemaBorrow
+func gdaSchemaBorrow(src, out unsafe.Pointer, e *C.gda_error) C.int {
+	return call(e, func() error { return cdevice.BorrowSchema(cdevice.SchemaAt(src), cdevice.SchemaAt(out)) })
+}
+
+//export gdaDeviceArrayStampDeviceOfData
+func gdaDeviceArrayStampDeviceOfData(d unsafe.Pointer, e *C.gda_error) C.int {
+	return call(e, func() error { return cdevice.StampDeviceOfData(cdevice.DeviceArrayAt(d)) })
+}
+
 //export gdaExportSchema
 func gdaExportSchema(h C.uintptr_t, out unsafe.Pointer, e *C.gda_error) C.int {
 	return call(e, func() error {

@@ -59,6 +59,33 @@ PyObject* m_export_schema(PyObject* self, PyObject* const* args, Py_ssize_t narg
   return arrow_capsule(s, &ARROW_SCHEMA);
 }
 
+// The two work-arounds of cdevice/foreign_fixes.go, on a producer's
+// capsule that stays the producer's (nothing is moved).
+PyObject* m_schema_borrowed(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "schema_borrowed");
+  struct ArrowSchema* src = capsule_pointer(args[0], "arrow_schema");
+  if (!src) return NULL;
+  struct ArrowSchema* s = calloc(1, sizeof(*s));
+  if (!s) return PyErr_NoMemory();
+  gda_error e = {0};
+  if (gdaSchemaBorrow(src, s, &e)) {
+    free(s);
+    return raise_error(&e);
+  }
+  return arrow_capsule(s, &ARROW_SCHEMA);
+}
+
+PyObject* m_device_array_stamp_device_of_data(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "device_array_stamp_device_of_data");
+  struct ArrowDeviceArray* d = capsule_pointer(args[0], "arrow_device_array");
+  if (!d) return NULL;
+  gda_error e = {0};
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = gdaDeviceArrayStampDeviceOfData(d, &e);
+  Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
+  Py_RETURN_NONE;
+}
+
 PyObject* m_export_array(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(3, "export_array");
   uintptr_t h, req;

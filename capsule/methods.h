@@ -61,6 +61,8 @@
   X(dlpack_device, REFUSE, "dlpack_device(handle) -> (device_type, device_id)", "(handle: _Handle, /) -> tuple[int, int]") \
   X(cuda_stream_new, REFUSE, "cuda_stream_new(device_id) -> (handle, stream)", "(device_id: int, /) -> tuple[_Handle, int]") \
   X(tensor_info, REFUSE, "tensor_info(handle, ready) -> TensorInfo", "(handle: _Handle, ready: bool, /) -> TensorInfo") \
+  X(schema_borrowed, REFUSE, "schema_borrowed(schema_capsule) -> capsule (a shallow copy whose release frees nothing; the given capsule must outlive it)", "(schema_capsule: _Capsule, /) -> _Capsule") \
+  X(device_array_stamp_device_of_data, REFUSE, "device_array_stamp_device_of_data(device_array_capsule) (device_id from the device of the first buffer)", "(device_array_capsule: _Capsule, /) -> None") \
   X(wrap_cuda_pointer, REFUSE, "wrap_cuda_pointer(owner, format, data, length, stream) -> handle", "(owner: object, format: str, data: int, length: int, stream: int, /) -> _Handle") \
   X(checksums, REFUSE, "checksums(handle) -> list[int]", "(handle: _Handle, /) -> list[int]") \
   X(go_functions, ALWAYS, "go_functions() -> str (the Go functions of this build, as JSON)", "() -> str") \

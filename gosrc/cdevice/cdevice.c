@@ -472,3 +472,5 @@ int gda_plain_stream_over_device_stream(struct ArrowDeviceArrayStream* dev, stru
   out->private_data = p;
   return 0;
 }
+
+void gda_borrowed_schema_release(struct ArrowSchema* s) { s->release = NULL; }

@@ -195,3 +195,6 @@ int gda_read_host_checked(void* dst, const void* src, size_t n);
 
 // The calling thread's name for OneShotStream's re-entry check (ThreadID).
 static inline uint64_t gda_current_thread(void) { return (uint64_t)pthread_self(); }
+
+// The release of a schema BorrowSchema made: it frees nothing.
+void gda_borrowed_schema_release(struct ArrowSchema* s);

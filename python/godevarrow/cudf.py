@@ -23,7 +23,6 @@ releases the schema it takes, so it is handed one whose loss frees nothing.
 
 from __future__ import annotations
 
-import ctypes
 import warnings
 import weakref
 from typing import Any, Optional, Union
@@ -64,72 +63,6 @@ def _cudf() -> Any:
     return cudf, pylibcudf
 
 
-# ------------------------------------------------------- the C structs we touch
-
-
-class _Schema(ctypes.Structure):
-    pass
-
-
-_SCHEMA_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(_Schema))
-_Schema._fields_ = [
-    ("format", ctypes.c_void_p),
-    ("name", ctypes.c_void_p),
-    ("metadata", ctypes.c_void_p),
-    ("flags", ctypes.c_int64),
-    ("n_children", ctypes.c_int64),
-    ("children", ctypes.c_void_p),
-    ("dictionary", ctypes.c_void_p),
-    ("release", ctypes.c_void_p),
-    ("private_data", ctypes.c_void_p),
-]
-
-
-class _Array(ctypes.Structure):
-    pass
-
-
-_Array._fields_ = [
-    ("length", ctypes.c_int64),
-    ("null_count", ctypes.c_int64),
-    ("offset", ctypes.c_int64),
-    ("n_buffers", ctypes.c_int64),
-    ("n_children", ctypes.c_int64),
-    ("buffers", ctypes.POINTER(ctypes.c_void_p)),
-    ("children", ctypes.POINTER(ctypes.POINTER(_Array))),
-    ("dictionary", ctypes.POINTER(_Array)),
-    ("release", ctypes.c_void_p),
-    ("private_data", ctypes.c_void_p),
-]
-
-
-class _DeviceArray(ctypes.Structure):
-    _fields_ = [
-        ("array", _Array),
-        ("device_id", ctypes.c_int64),
-        ("device_type", ctypes.c_int32),
-        ("sync_event", ctypes.c_void_p),
-        ("reserved", ctypes.c_int64 * 3),
-    ]
-
-
-_GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
-_GetPointer.restype = ctypes.c_void_p
-_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_CapsuleNew = ctypes.pythonapi.PyCapsule_New
-_CapsuleNew.restype = ctypes.py_object
-_CapsuleNew.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-
-
-def _clear_release(s: Any) -> None:
-    # the schema handed to libcudf owns nothing: its strings and children
-    # belong to the real export, which godevarrow frees itself
-    s.contents.release = None
-
-
-_release_nothing = _SCHEMA_RELEASE(_clear_release)
-
-
 class _Handover:
     """What pylibcudf's ``from_arrow`` reads: the batch's device array, and a
     shallow copy of its schema whose release frees nothing. libcudf moves
@@ -140,25 +73,20 @@ class _Handover:
     one (``self.keep``) is freed once ``from_arrow`` returns."""
 
     def __init__(self, batch: RecordBatch) -> None:
+        self.batch = batch
         self.keep, self.array = batch.__arrow_c_device_array__()
-        real = _Schema.from_address(_GetPointer(self.keep, b"arrow_schema"))
-        self.copy = _Schema()
-        ctypes.pointer(self.copy)[0] = real
-        self.copy.release = ctypes.cast(_release_nothing, ctypes.c_void_p).value
-        self.copy.private_data = None
+        self.copy = _lib.schema_borrowed(self.keep)
 
     def struct_rows_of_its_own(self) -> bool:
         """Whether the top-level struct has an offset or nulls that its
         children do not show (libcudf's from_arrow_device ignores both)."""
-        a = _DeviceArray.from_address(_GetPointer(self.array, b"arrow_device_array")).array
-        return a.offset != 0 or (a.n_buffers > 0 and bool(a.buffers[0]) and a.null_count != 0)
+        return self.batch.offset != 0 or self.batch.null_count != 0
 
     def __arrow_c_device_array__(self, requested_schema: Any = None, **kwargs: Any) -> tuple[object, object]:
         if requested_schema is not None:
             raise ValueError("the hand-over to cuDF takes no requested_schema")
-        capsule = _CapsuleNew(ctypes.addressof(self.copy), b"arrow_schema", None)
         array, self.array = self.array, None
-        return capsule, array
+        return self.copy, array
 
 
 # ---------------------------------------------------------------- from_cudf
@@ -186,26 +114,8 @@ class _Stamped:
 
     def __arrow_c_device_array__(self, requested_schema: Any = None, **kwargs: Any) -> tuple[object, object]:
         s, a = self.obj.__arrow_c_device_array__()
-        d = _DeviceArray.from_address(_GetPointer(a, b"arrow_device_array"))
-        ptr = _first_buffer(d.array)
-        if ptr and d.device_type == 2:  # CUDA
-            where = Array(_lib.wrap_cuda_pointer(None, "C", ptr, 1, 0)).device_id
-            if where >= 0:
-                d.device_id = where
+        _lib.device_array_stamp_device_of_data(a)
         return s, a
-
-
-def _first_buffer(a: Any) -> Optional[int]:
-    for i in range(a.n_buffers):
-        if a.buffers[i]:
-            return int(a.buffers[i])
-    for i in range(a.n_children):
-        found = _first_buffer(a.children[i].contents)
-        if found:
-            return found
-    if a.dictionary:
-        return _first_buffer(a.dictionary.contents)
-    return None
 
 
 # the schema each DataFrame made by to_cudf was given, by id (cudf frames

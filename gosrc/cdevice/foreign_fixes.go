@@ -1,0 +1,84 @@
+package cdevice
+
+/*
+#include "cdevice.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/godevarrow/godevarrow/gosrc/device"
+)
+
+// Two operations on a foreign producer's structs that a binding needs to
+// work around what a known consumer or producer gets wrong (the cuDF bridge:
+// docs/cuda.md, "cuDF as it really is"). Neither moves anything.
+
+// BorrowSchema fills out with a shallow copy of the schema at src whose
+// release frees nothing (it only marks out released). It is for a consumer
+// that takes a schema and never releases it (libcudf's from_arrow_device
+// keeps the schema it is handed and never calls its release): losing the
+// copy then costs nothing, while src stays its producer's, to be released
+// as usual once the consumer is done reading it. out must not be read after
+// src is released.
+func BorrowSchema(src, out *CArrowSchema) error {
+	if src.release == nil {
+		return errorf(ErrInvalid, "cannot borrow a schema that was released")
+	}
+	*out = *src
+	out.release = (*[0]byte)(C.gda_borrowed_schema_release)
+	out.private_data = nil
+	return nil
+}
+
+// StampDeviceOfData sets the device_id of the CUDA device array at d (still
+// its producer's) to the device that owns its first buffer. It is for a
+// producer that stamps the calling thread's current device instead of the
+// data's (libcudf's create_device_array does), which the import's device
+// check would refuse. Arrays on other device types, and arrays without
+// buffers, are left as they are.
+func StampDeviceOfData(d *CArrowDeviceArray) error {
+	if d.array.release == nil {
+		return errorf(ErrInvalid, "cannot stamp a device array that was released")
+	}
+	if device.Type(d.device_type) != device.CUDA {
+		return nil
+	}
+	p := firstBuffer(&d.array, 0)
+	if p == nil {
+		return nil
+	}
+	dev, _, err := device.PointerKind(p)
+	if err != nil {
+		return err
+	}
+	if dev >= 0 {
+		d.device_id = C.int64_t(dev)
+	}
+	return nil
+}
+
+// firstBuffer is the first non-NULL buffer pointer of the tree at c (its
+// own buffers, then its children's, then its dictionary's), reading only the
+// structs, which live in host memory.
+func firstBuffer(c *C.struct_ArrowArray, depth int) unsafe.Pointer {
+	if c == nil || depth > maxNesting || c.n_buffers < 0 || c.n_buffers > 1<<20 || c.n_children < 0 || c.n_children > 1<<20 {
+		return nil
+	}
+	if c.n_buffers > 0 && c.buffers != nil {
+		for _, b := range unsafe.Slice((*unsafe.Pointer)(unsafe.Pointer(c.buffers)), int(c.n_buffers)) {
+			if b != nil {
+				return b
+			}
+		}
+	}
+	if c.n_children > 0 && c.children != nil {
+		for _, k := range unsafe.Slice(c.children, int(c.n_children)) {
+			if p := firstBuffer(k, depth+1); p != nil {
+				return p
+			}
+		}
+	}
+	return firstBuffer(c.dictionary, depth+1)
+}
