@@ -615,21 +615,31 @@ def costed_fake_by_default() -> None:
         os.environ.setdefault("FAKECUDA_COSTS", "h200")
 
 
+def _cuda_or_why_not(rows: str) -> tuple[Any, str]:
+    """godevarrow, when it has a CUDA device for the rows; else None and the
+    text that says why they were skipped (printed too)."""
+    try:
+        import godevarrow as gda
+    except ImportError:
+        return None, ""
+    ok, count, _library, message = gda.cuda_status()
+    if not ok or count == 0:
+        line = f"{rows} skipped: {message or 'no CUDA device'}"
+        print(line)
+        return None, f"\n{line}\n"
+    return gda, ""
+
+
 def device_section(args: argparse.Namespace) -> str:
     """Device rows: copy bandwidth against a plain memcpy of the same bytes in
     the same run, and the import cost of a 100-column CUDA batch against the
     same batch on the CPU. Against the fake driver (no GPU here) the copies
     are host memcpys through the driver's queues, so the ratio measures
     godevarrow's overhead per copy, not PCIe."""
-    try:
-        import godevarrow as gda
-    except ImportError:
-        return ""
-    ok, count, library, message = gda.cuda_status()
-    if not ok or count == 0:
-        line = f"device rows skipped: {message or 'no CUDA device'}"
-        print(line)
-        return f"\n{line}\n"
+    gda, skipped = _cuda_or_why_not("device rows")
+    if gda is None:
+        return skipped
+    _, count, library, _ = gda.cuda_status()
     import ctypes
 
     rows_out: list[list[str]] = []
@@ -894,15 +904,10 @@ def device_jobs_section(args: argparse.Namespace) -> str:
     each against its reference measured in the same run. Rows that need CuPy
     or PyTorch say why they were skipped where those cannot use a device (on
     the fake driver CuPy has no device: it loads the real runtime)."""
-    try:
-        import godevarrow as gda
-    except ImportError:
-        return ""
-    ok, count, library, message = gda.cuda_status()
-    if not ok or count == 0:
-        line = f"device job rows skipped: {message or 'no CUDA device'}"
-        print(line)
-        return f"\n{line}\n"
+    gda, skipped = _cuda_or_why_not("device job rows")
+    if gda is None:
+        return skipped
+    library = gda.cuda_status()[2]
     fake = "fake" in os.path.basename(library)
     out: list[list[str]] = []
 
