@@ -1,0 +1,202 @@
+// The read gate (gate.h): a mutex, a condition variable on the monotonic
+// clock, and the flags of one stream.
+#define _POSIX_C_SOURCE 200809L  // pthread_condattr_setclock, clock_gettime under -std=c11
+#include "gate.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+struct gda_read_gate {
+  pthread_mutex_t mu;
+  pthread_cond_t idle;  // broadcast when a read ends
+  int reading;
+  int closed;
+  int waiters;
+  uint64_t reader_thread;  // of the read in progress (0: unnamed)
+  gda_gate_slot unread;
+  atomic_int_fast64_t refs;
+};
+
+gda_read_gate* gda_gate_new(void) {
+  gda_read_gate* g = calloc(1, sizeof(*g));
+  if (!g) return NULL;
+  pthread_condattr_t attr;
+  if (pthread_condattr_init(&attr) != 0) {
+    free(g);
+    return NULL;
+  }
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  int rc = pthread_cond_init(&g->idle, &attr);
+  pthread_condattr_destroy(&attr);
+  if (rc != 0) {
+    free(g);
+    return NULL;
+  }
+  if (pthread_mutex_init(&g->mu, NULL) != 0) {
+    pthread_cond_destroy(&g->idle);
+    free(g);
+    return NULL;
+  }
+  atomic_init(&g->refs, 1);
+  return g;
+}
+
+void gda_gate_ref(gda_read_gate* g) { atomic_fetch_add(&g->refs, 1); }
+
+void gda_gate_unref(gda_read_gate* g) {
+  if (atomic_fetch_sub(&g->refs, 1) != 1) return;
+  pthread_cond_destroy(&g->idle);
+  pthread_mutex_destroy(&g->mu);
+  free(g);
+}
+
+static struct timespec deadline_after(int64_t ms) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  t.tv_sec += (time_t)(ms / 1000);
+  t.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (t.tv_nsec >= 1000000000L) {
+    t.tv_sec++;
+    t.tv_nsec -= 1000000000L;
+  }
+  return t;
+}
+
+// Waits (g->mu held, released meanwhile) for a read to end: 0 when one did
+// or the wait woke, ETIMEDOUT when the deadline (NULL: none) passed.
+static int wait_locked(gda_read_gate* g, const struct timespec* deadline) {
+  g->waiters++;
+  int rc = deadline ? pthread_cond_timedwait(&g->idle, &g->mu, deadline) : pthread_cond_wait(&g->idle, &g->mu);
+  g->waiters--;
+  return rc == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
+static int take_unread_locked(gda_read_gate* g, gda_gate_slot* slot) {
+  if (!g->unread.held && !g->unread.array) return 0;
+  *slot = g->unread;
+  g->unread = (gda_gate_slot){0};
+  return 1;
+}
+
+int gda_gate_begin(gda_read_gate* g, int64_t wait_ms, uint64_t thread, uint64_t producer_thread, gda_gate_slot* slot) {
+  struct timespec deadline;
+  int timed = wait_ms > 0;
+  if (timed) deadline = deadline_after(wait_ms);
+  pthread_mutex_lock(&g->mu);
+  int r = GDA_GATE_GO;
+  while (g->reading) {
+    if (thread != 0 && g->reader_thread == thread) {
+      r = GDA_GATE_REENTRANT;
+      goto out;
+    }
+    if (wait_locked(g, timed ? &deadline : NULL) == ETIMEDOUT && g->reading) {
+      r = GDA_GATE_BUSY;
+      goto out;
+    }
+  }
+  if (g->closed) {
+    r = GDA_GATE_CLOSED;
+  } else if (thread != 0 && producer_thread == thread) {
+    r = GDA_GATE_REENTRANT;
+  } else if (take_unread_locked(g, slot)) {
+    r = GDA_GATE_UNREAD;
+  } else {
+    g->reading = 1;
+    g->reader_thread = thread;
+  }
+out:
+  pthread_mutex_unlock(&g->mu);
+  return r;
+}
+
+int gda_gate_try_begin(gda_read_gate* g, int may_read, gda_gate_slot* slot) {
+  pthread_mutex_lock(&g->mu);
+  int r = GDA_GATE_GO;
+  if (g->closed) {
+    r = GDA_GATE_CLOSED;
+  } else if (g->reading || !may_read) {
+    r = GDA_GATE_BUSY;
+  } else if (take_unread_locked(g, slot)) {
+    r = GDA_GATE_UNREAD;
+  } else {
+    g->reading = 1;
+    g->reader_thread = 0;
+  }
+  pthread_mutex_unlock(&g->mu);
+  return r;
+}
+
+void gda_gate_end(gda_read_gate* g) {
+  pthread_mutex_lock(&g->mu);
+  g->reading = 0;
+  g->reader_thread = 0;
+  if (g->waiters) pthread_cond_broadcast(&g->idle);
+  pthread_mutex_unlock(&g->mu);
+}
+
+int gda_gate_unread(gda_read_gate* g, gda_gate_slot slot) {
+  pthread_mutex_lock(&g->mu);
+  int keep = !g->closed && !g->unread.held && !g->unread.array;
+  if (keep) g->unread = slot;
+  pthread_mutex_unlock(&g->mu);
+  return keep;
+}
+
+int gda_gate_close(gda_read_gate* g, gda_gate_slot* slot) {
+  pthread_mutex_lock(&g->mu);
+  int r = GDA_GATE_GO;
+  if (g->reading) {
+    r = GDA_GATE_BUSY;
+  } else if (g->closed) {
+    r = GDA_GATE_CLOSED;
+  } else {
+    g->closed = 1;
+    *slot = g->unread;
+    g->unread = (gda_gate_slot){0};
+  }
+  pthread_mutex_unlock(&g->mu);
+  return r;
+}
+
+int gda_gate_take(gda_read_gate* g) {
+  pthread_mutex_lock(&g->mu);
+  int r = GDA_GATE_GO;
+  if (g->reading) {
+    r = GDA_GATE_BUSY;
+  } else if (g->closed) {
+    r = GDA_GATE_CLOSED;
+  } else if (g->unread.held || g->unread.array) {
+    r = GDA_GATE_UNREAD;
+  } else {
+    g->closed = 1;
+  }
+  pthread_mutex_unlock(&g->mu);
+  return r;
+}
+
+int gda_gate_wait_idle(gda_read_gate* g, int64_t wait_ms) {
+  struct timespec deadline = deadline_after(wait_ms > 0 ? wait_ms : 0);
+  pthread_mutex_lock(&g->mu);
+  while (g->reading && wait_ms > 0 && wait_locked(g, &deadline) != ETIMEDOUT) {
+  }
+  int idle = !g->reading;
+  pthread_mutex_unlock(&g->mu);
+  return idle;
+}
+
+int gda_gate_closed(gda_read_gate* g) {
+  pthread_mutex_lock(&g->mu);
+  int closed = g->closed;
+  pthread_mutex_unlock(&g->mu);
+  return closed;
+}
+
+int gda_gate_waiters(gda_read_gate* g) {
+  pthread_mutex_lock(&g->mu);
+  int n = g->waiters;
+  pthread_mutex_unlock(&g->mu);
+  return n;
+}
