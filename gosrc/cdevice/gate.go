@@ -170,3 +170,10 @@ func cBool(b bool) C.int {
 	}
 	return 0
 }
+
+// GateSlotArray is the Array of a read gate's unread slot that a binding's
+// C read took (gda_gate_slot.array, see OneShotStream.CRead): the caller
+// owns its reference.
+func GateSlotArray(c uintptr) *Array {
+	return slotFromC(C.gda_gate_slot{array: C.uintptr_t(c)}).a
+}

@@ -8,7 +8,6 @@ import "C"
 import (
 	"fmt"
 	"io"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -23,7 +22,9 @@ import (
 // No lock is held while the producer works. A producer may need a lock its
 // caller holds elsewhere (a Python producer needs the GIL, which a thread
 // calling Close holds), so holding one across a read would deadlock. Instead
-// a read marks the stream busy:
+// a read marks the stream busy, in its read gate (gate.h, the one
+// implementation of this bookkeeping, which a binding's C also uses to read a
+// foreign stream without Go: see CRead):
 //
 //   - a second Next waits for the first to end, in slices of at most its
 //     wait, so that its caller can attend to signals between them;
@@ -44,18 +45,11 @@ type OneShotStream struct {
 	reader   ArrayReader
 	prefetch *PrefetchReader // the read-ahead under reader, if any (see Settle)
 
-	mu       sync.Mutex
-	reading  bool
-	closed   bool
-	readDone chan struct{} // closed when the read in progress ends; made by the first waiter
-	// readerThread is the thread of the read in progress, as its caller
-	// named it (0: not named); see NextHeld.
-	readerThread ThreadID
-	// unread is an array read but not delivered (its reader was interrupted,
-	// by Ctrl-C say): the next read returns it, so nothing is lost. At most
-	// one of unread and unreadHeld (a held record, see NextHeld) is set.
-	unread     *Array
-	unreadHeld unsafe.Pointer
+	// gate keeps the busy flag, the thread of the read in progress (as its
+	// caller named it; see NextHeld), the closed flag, and the unread slot:
+	// an array read but not delivered (its reader was interrupted, by Ctrl-C
+	// say), which the next read returns, so that nothing is lost.
+	gate *readGate
 }
 
 // heldReader is a reader that can hand out arrays held in C (StreamReader).
@@ -65,7 +59,7 @@ type heldReader interface {
 
 // NewOneShotStream makes a OneShotStream that owns r.
 func NewOneShotStream(r ArrayReader) *OneShotStream {
-	return &OneShotStream{reader: r}
+	return &OneShotStream{reader: r, gate: newReadGate()}
 }
 
 func errStreamConsumed() error {
@@ -113,35 +107,22 @@ func errReentrantRead() error {
 }
 
 func (s *OneShotStream) next(wait time.Duration, wantHeld bool, thread ThreadID) (held unsafe.Pointer, a *Array, err error, ready bool) {
-	s.mu.Lock()
-	for s.reading {
-		if thread != 0 && s.readerThread == thread {
-			s.mu.Unlock()
-			return nil, nil, errReentrantRead(), true
-		}
-		if !s.waitIdleLocked(wait) {
-			s.mu.Unlock()
-			return nil, nil, nil, false
-		}
+	var producer ThreadID
+	if s.prefetch != nil {
+		producer = ThreadID(s.prefetch.producerThread.Load())
 	}
-	if s.closed {
-		s.mu.Unlock()
-		return nil, nil, errStreamConsumed(), true
-	}
-	if thread != 0 && s.prefetch != nil && s.prefetch.producerThread.Load() == uint64(thread) {
-		s.mu.Unlock()
+	switch r, slot := s.gate.begin(wait, thread, producer); r {
+	case gateReentrant:
 		return nil, nil, errReentrantRead(), true
+	case gateBusy:
+		return nil, nil, nil, false
+	case gateClosed:
+		return nil, nil, errStreamConsumed(), true
+	case gateUnread:
+		return slot.held, slot.a, nil, true
 	}
-	if s.unread != nil || s.unreadHeld != nil {
-		a, held = s.unread, s.unreadHeld
-		s.unread, s.unreadHeld = nil, nil
-		s.mu.Unlock()
-		return held, a, nil, true
-	}
-	s.reading, s.readerThread = true, thread
-	s.mu.Unlock()
-	defer s.endRead()
-	if s.prefetch != nil && s.reader == ArrayReader(s.prefetch) {
+	defer s.gate.end()
+	if s.readsAhead() {
 		if wantHeld {
 			return s.prefetch.NextWithinHeld(wait)
 		}
@@ -156,64 +137,53 @@ func (s *OneShotStream) next(wait time.Duration, wantHeld bool, thread ThreadID)
 	return nil, a, err, true
 }
 
+// readsAhead reports whether the stream's reads take arrays its read-ahead
+// queued (Prefetch), not the producer's.
+func (s *OneShotStream) readsAhead() bool {
+	return s.prefetch != nil && s.reader == ArrayReader(s.prefetch)
+}
+
 // TryNextHeld is NextHeld for a caller that must not wait (an event loop):
 // ok is false when nothing is ready now, and always for a stream that does
 // not read ahead (see Prefetch), whose reads call the producer. It never
 // calls the producer.
 func (s *OneShotStream) TryNextHeld() (held unsafe.Pointer, a *Array, err error, ok bool) {
-	s.mu.Lock()
-	switch {
-	case s.closed:
-		s.mu.Unlock()
+	switch r, slot := s.gate.tryBegin(s.readsAhead()); r {
+	case gateClosed:
 		return nil, nil, errStreamConsumed(), true
-	case s.reading || s.prefetch == nil || s.reader != ArrayReader(s.prefetch):
-		s.mu.Unlock()
+	case gateBusy:
 		return nil, nil, nil, false
-	case s.unread != nil || s.unreadHeld != nil:
-		a, held = s.unread, s.unreadHeld
-		s.unread, s.unreadHeld = nil, nil
-		s.mu.Unlock()
-		return held, a, nil, true
+	case gateUnread:
+		return slot.held, slot.a, nil, true
 	}
-	s.reading, s.readerThread = true, 0
-	s.mu.Unlock()
-	defer s.endRead()
+	defer s.gate.end()
 	return s.prefetch.TryNextHeld()
 }
 
-// endRead marks the read in progress ended and wakes those waiting for it.
-func (s *OneShotStream) endRead() {
-	s.mu.Lock()
-	s.reading, s.readerThread = false, 0
-	if s.readDone != nil {
-		close(s.readDone)
-		s.readDone = nil
+// CRead is what a binding needs to read this stream in C without Go, when
+// the stream is a foreign one read as it is (not cast, not read ahead): its
+// read gate, with a reference the caller drops with gda_gate_unref, and the
+// StreamReader's C half (held.h). A read the gate lets in calls
+// gda_stream_source_next, and hands any outcome but a held array or the end
+// to FinishRead before gda_gate_end. Both are nil for other streams, whose
+// reads go through Next.
+func (s *OneShotStream) CRead() (gate, source unsafe.Pointer) {
+	r, ok := s.reader.(*StreamReader)
+	if !ok || r.CSource() == nil {
+		return nil, nil
 	}
-	s.mu.Unlock()
+	return s.gate.ref(), r.CSource()
 }
 
-// waitIdleLocked waits (s.mu held, and released meanwhile) until the read in
-// progress ends, or for at most wait when wait > 0: false when it had not
-// ended by then.
-func (s *OneShotStream) waitIdleLocked(wait time.Duration) bool {
-	if s.readDone == nil {
-		s.readDone = make(chan struct{})
+// FinishRead finishes a read that a binding began in C (see CRead): got is
+// its gda_stream_read, or nil when the source had failed and nothing was
+// read. The binding holds the read gate meanwhile.
+func (s *OneShotStream) FinishRead(got unsafe.Pointer) (held unsafe.Pointer, a *Array, err error) {
+	r, ok := s.reader.(*StreamReader)
+	if !ok {
+		return nil, nil, errorf(ErrInternal, "FinishRead of a stream that is not read in C")
 	}
-	done := s.readDone
-	s.mu.Unlock()
-	defer s.mu.Lock()
-	if wait <= 0 {
-		<-done
-		return true
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
+	return r.FinishRead(got)
 }
 
 // SetWakeFD and ArmWake are those of the stream's read-ahead (see
@@ -235,38 +205,16 @@ func (s *OneShotStream) ArmWake(on bool) {
 }
 
 func (s *OneShotStream) readAhead() (*PrefetchReader, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.prefetch, !s.closed && s.prefetch != nil && s.reader == ArrayReader(s.prefetch)
+	return s.prefetch, s.readsAhead() && !s.gate.closed()
 }
 
 // Unread gives back an array that Next returned but that could not be
 // delivered: the next Next returns it. It is released when the stream is
 // closed first, or when an array is already waiting.
-func (s *OneShotStream) Unread(a *Array) {
-	s.mu.Lock()
-	keep := !s.closed && s.unread == nil && s.unreadHeld == nil
-	if keep {
-		s.unread = a
-	}
-	s.mu.Unlock()
-	if !keep {
-		a.Release()
-	}
-}
+func (s *OneShotStream) Unread(a *Array) { s.gate.unread(gateSlot{a: a}) }
 
 // UnreadHeld is Unread for a held record that NextHeld returned.
-func (s *OneShotStream) UnreadHeld(held unsafe.Pointer) {
-	s.mu.Lock()
-	keep := !s.closed && s.unread == nil && s.unreadHeld == nil
-	if keep {
-		s.unreadHeld = held
-	}
-	s.mu.Unlock()
-	if !keep {
-		ReleaseHeld(held)
-	}
-}
+func (s *OneShotStream) UnreadHeld(held unsafe.Pointer) { s.gate.unread(gateSlot{held: held}) }
 
 // Settle stops the stream's read-ahead (waiting for its read in progress)
 // and waits up to d for a Next in progress to end. It reports whether the
@@ -277,18 +225,7 @@ func (s *OneShotStream) Settle(d time.Duration) bool {
 	if s.prefetch != nil && !s.prefetch.StopWithin(d) {
 		return false
 	}
-	for {
-		s.mu.Lock()
-		busy := s.reading
-		s.mu.Unlock()
-		if !busy {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(time.Millisecond) // a close during a read is rare: polling is enough
-	}
+	return s.gate.waitIdle(time.Until(deadline))
 }
 
 // Close releases the stream: queued arrays and the producer's stream, on the
@@ -296,26 +233,15 @@ func (s *OneShotStream) Settle(d time.Duration) bool {
 // goroutine is reading: call Settle and then Close again. Closing twice is
 // not an error.
 func (s *OneShotStream) Close() (closed bool, err error) {
-	s.mu.Lock()
-	if s.reading {
-		s.mu.Unlock()
+	switch r, slot := s.gate.close(); r {
+	case gateBusy:
 		return false, nil
-	}
-	if s.closed {
-		s.mu.Unlock()
+	case gateClosed:
 		return true, nil
+	default:
+		slot.release()
+		return true, s.reader.Close()
 	}
-	s.closed = true
-	a, held := s.unread, s.unreadHeld
-	s.unread, s.unreadHeld = nil, nil
-	s.mu.Unlock()
-	if a != nil {
-		a.Release()
-	}
-	if held != nil {
-		ReleaseHeld(held)
-	}
-	return true, s.reader.Close()
 }
 
 // Take moves the reader out: the caller owns it (and closes it), and the
@@ -325,17 +251,14 @@ func (s *OneShotStream) Take() (ArrayReader, error) { return s.take() }
 
 // take moves the reader out (the stream is then consumed).
 func (s *OneShotStream) take() (ArrayReader, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.reading:
+	switch s.gate.take() {
+	case gateBusy:
 		return nil, errorf(ErrInvalid, "the stream is being read in another thread; it can be moved only between reads")
-	case s.closed:
+	case gateClosed:
 		return nil, errStreamConsumed()
-	case s.unread != nil || s.unreadHeld != nil:
+	case gateUnread:
 		return nil, errorf(ErrInvalid, "a read of this stream was interrupted; read the next array before moving the stream")
 	}
-	s.closed = true
 	return s.reader, nil
 }
 

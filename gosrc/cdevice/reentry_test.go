@@ -15,10 +15,13 @@ import (
 // selfReader is a producer whose second Next reads the stream it feeds, on
 // its own thread, as a Python generator calling next() on that stream does.
 type selfReader struct {
-	g      *gatedReader
-	stream *cdevice.OneShotStream
-	reads  int
-	inner  chan error // what the producer's own read got
+	g *gatedReader
+	// the stream it feeds, set before published is closed: a read-ahead's
+	// goroutine starts before the stream that reads ahead exists
+	stream    *cdevice.OneShotStream
+	published chan struct{}
+	reads     int
+	inner     chan error // what the producer's own read got
 }
 
 func (r *selfReader) Schema() *cdevice.Schema { return r.g.schema }
@@ -29,9 +32,11 @@ func (r *selfReader) Next() (*cdevice.Array, error) {
 	if r.reads == 1 {
 		return r.g.arr.Slice(0, 3)
 	}
-	_, a, err, ready := r.stream.NextHeld(100*time.Millisecond, cdevice.CurrentThread())
+	<-r.published
+	s := r.stream
+	_, a, err, ready := s.NextHeld(100*time.Millisecond, cdevice.CurrentThread())
 	for !ready { // another read in progress: it is ours, and ends only with this one
-		_, a, err, ready = r.stream.NextHeld(100*time.Millisecond, cdevice.CurrentThread())
+		_, a, err, ready = s.NextHeld(100*time.Millisecond, cdevice.CurrentThread())
 	}
 	if a != nil {
 		a.Release()
@@ -65,16 +70,16 @@ func readAll(t *testing.T, s *cdevice.OneShotStream) error {
 // waiting for itself, on the plain read and on a read-ahead.
 func TestAReadFromInsideTheStreamsOwnProducerFails(t *testing.T) {
 	for _, ahead := range []bool{false, true} {
-		r := &selfReader{g: newGatedReader(t), inner: make(chan error, 1)}
-		r.stream = cdevice.NewOneShotStream(r)
-		s := r.stream
+		r := &selfReader{g: newGatedReader(t), inner: make(chan error, 1), published: make(chan struct{})}
+		s := cdevice.NewOneShotStream(r)
 		if ahead {
 			var err error
-			if s, err = r.stream.Prefetch(2); err != nil {
+			if s, err = s.Prefetch(2); err != nil {
 				t.Fatal(err)
 			}
-			r.stream = s
 		}
+		r.stream = s
+		close(r.published)
 		got := make(chan error, 1)
 		go func() { got <- readAll(t, s) }()
 		select {

@@ -41,12 +41,15 @@ type StreamReader struct {
 	dev     *C.struct_ArrowDeviceArrayStream // (C-allocated cells we own)
 	schema  *Schema
 	devType device.Type
-	err     error // sticky error after a failed get_next
+	err     error // sticky error after a failed get_next (src.failed tells C)
 	closed  bool
-	read    bool // get_next was called: the producer's stream is no longer pristine
 	// the held-schema entry of schema (a reference), or nil: NextHeld keeps
 	// each array in C when the gate takes it
 	held *C.gda_held_schema
+	// src is the C half (held.h) that reads run on, from Go (next) or from a
+	// binding's C (CSource); its read flag says the producer's stream is no
+	// longer pristine. Set once the schema is read; freed by Close/handOver.
+	src *C.gda_stream_source
 }
 
 // ImportArrayStream moves a C stream (CPU data) into a StreamReader and reads
@@ -170,8 +173,17 @@ func (r *StreamReader) start(peeked *C.struct_ArrowSchema, peekedErrno C.int) (*
 		return fail(err)
 	}
 	r.schema = s
+	if r.src = (*C.gda_stream_source)(C.calloc(1, C.sizeof_gda_stream_source)); r.src == nil {
+		return fail(errorf(ErrNoMemory, "out of memory importing a stream"))
+	}
+	r.src.plain, r.src.dev, r.src.held, r.src.dev_type = r.plain, r.dev, r.held, C.int32_t(r.devType)
 	return r, nil
 }
+
+// CSource is the C half of the stream (held.h's gda_stream_source), which a
+// binding reads without Go once the stream's read gate lets it in (see
+// OneShotStream.CRead); nil before the schema is read.
+func (r *StreamReader) CSource() unsafe.Pointer { return unsafe.Pointer(r.src) }
 
 func (r *StreamReader) producerError(call string, rc C.int) error {
 	var msg *C.char
@@ -229,18 +241,38 @@ func (r *StreamReader) next(wantHeld bool) (unsafe.Pointer, *Array, error) {
 	if r.err != nil {
 		return nil, nil, endedBy(r.err)
 	}
-	r.read = true
-	var held *C.gda_held_schema
-	if wantHeld {
-		held = r.held
-	}
 	// one call into C per array: get_next, and the held gate
-	got := C.gda_stream_read_next(r.plain, r.dev, held, C.int32_t(r.devType))
+	var got C.gda_stream_read
+	if wantHeld {
+		got = C.gda_stream_source_next(r.src)
+	} else {
+		r.src.read = 1
+		got = C.gda_stream_read_next(r.plain, r.dev, nil, C.int32_t(r.devType))
+	}
+	return r.finish(got)
+}
+
+// FinishRead ends a read that a binding made in C (gda_stream_source_next on
+// CSource, inside the stream's read gate) with an outcome other than a held
+// array or the end: got points to its gda_stream_read. With got nil the
+// binding did not read (the source had failed) and this is NextHeld.
+func (r *StreamReader) FinishRead(got unsafe.Pointer) (unsafe.Pointer, *Array, error) {
+	if got == nil {
+		return r.NextHeld()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.finish(*(*C.gda_stream_read)(got))
+}
+
+// finish turns what one get_next gave into next's result (r.mu is held): a
+// failure is kept as the stream's sticky error.
+func (r *StreamReader) finish(got C.gda_stream_read) (unsafe.Pointer, *Array, error) {
 	switch {
 	case got.no_memory != 0:
 		return nil, nil, errorf(ErrNoMemory, "out of memory reading a stream")
 	case got.rc != 0:
-		r.err = r.producerError("get_next", got.rc)
+		r.fail(r.producerError("get_next", got.rc))
 		return nil, nil, r.err
 	case got.held != nil:
 		return unsafe.Pointer(got.held), nil, nil
@@ -251,14 +283,21 @@ func (r *StreamReader) next(wantHeld bool) (unsafe.Pointer, *Array, error) {
 	if dt := device.Type(cell.device_type); dt != r.devType {
 		C.gda_call_array_release(&cell.array)
 		C.free(unsafe.Pointer(cell))
-		r.err = errorf(ErrInvalid, "stream declared device type %s but get_next returned an array on %s", r.devType, dt)
+		r.fail(errorf(ErrInvalid, "stream declared device type %s but get_next returned an array on %s", r.devType, dt))
 		return nil, nil, r.err
 	}
 	a, err := importCell(cell, r.schema)
 	if err != nil {
-		r.err = err
+		r.fail(err)
 	}
 	return nil, a, err
+}
+
+// fail keeps err as the stream's sticky error (r.mu is held), and tells a
+// binding's C reads to leave every later read to Go.
+func (r *StreamReader) fail(err error) {
+	r.err = err
+	r.src.failed = 1
 }
 
 // Close releases the producer's stream (once); later calls do nothing.
@@ -270,6 +309,7 @@ func (r *StreamReader) Close() error {
 	}
 	r.closed = true
 	r.dropHeld()
+	r.freeSource()
 	if r.plain != nil {
 		if r.plain.release != nil {
 			C.gda_call_stream_release(r.plain)
@@ -296,7 +336,7 @@ func (r *StreamReader) Close() error {
 func (r *StreamReader) handOver(plain *C.struct_ArrowArrayStream, dev *C.struct_ArrowDeviceArrayStream) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed || r.read || r.err != nil {
+	if r.closed || r.err != nil || (r.src != nil && r.src.read != 0) {
 		return false
 	}
 	switch {
@@ -318,8 +358,16 @@ func (r *StreamReader) handOver(plain *C.struct_ArrowArrayStream, dev *C.struct_
 	r.plain, r.dev = nil, nil
 	r.closed = true
 	r.dropHeld()
+	r.freeSource()
 	liveStreamImports.Add(-1)
 	return true
+}
+
+func (r *StreamReader) freeSource() {
+	if r.src != nil {
+		C.free(unsafe.Pointer(r.src))
+		r.src = nil
+	}
 }
 
 func (r *StreamReader) dropHeld() {
