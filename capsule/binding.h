@@ -50,6 +50,8 @@ PyObject* refuse_poisoned(void);
 #define STREAM_HANDLE_NAME "godevarrow.stream"
 PyObject* wrap_handle(uintptr_t h);
 PyObject* wrap_stream_handle(uintptr_t h);
+// Frees the context of an imported stream's capsule (its C reads, stream.c); NULL: none.
+void stream_c_read_free(void* ctx);
 // The handle of a handle capsule, stream capsule or ArrayBase: 0, or -1
 // with GodevarrowTypeError.
 int get_handle(PyObject* o, uintptr_t* h);

@@ -29,6 +29,7 @@ static void stream_handle_destructor(PyObject* cap) {
   if (h) {
     Py_BEGIN_ALLOW_THREADS gdaStreamSettle(h, 1 << 30);
     Py_END_ALLOW_THREADS HOLDING_GIL(gdaHandleRelease(h));
+    stream_c_read_free(PyCapsule_GetContext(cap));
   }
   PyErr_Clear();
   PyErr_Restore(type, value, tb);

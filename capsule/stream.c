@@ -8,25 +8,107 @@
 #include <stdlib.h>
 
 #include "_cgo_export.h"
+#include "gate.h"
 
+// ---------------------------------------------------------------- imports
+
+// The C half of a foreign stream's reads (cdevice.OneShotStream.CRead), kept
+// as its stream capsule's context; streams made in Go have none, and their
+// reads go through Go.
+typedef struct {
+  gda_read_gate* gate;     // a reference
+  gda_stream_source* src;  // touched only by a read the gate let in
+} stream_c_read;
+
+void stream_c_read_free(void* ctx) {
+  stream_c_read* c = ctx;
+  if (!c) return;
+  gda_gate_unref(c->gate);
+  free(c);
+}
+
+// The stream capsule of an imported stream, with its C reads when Go gave
+// them (gate and src); on failure the handle and gate are released.
+static PyObject* wrap_imported_stream(uintptr_t h, void* gate, void* src) {
+  PyObject* cap = wrap_stream_handle(h);
+  if (!gate) return cap;
+  stream_c_read* c = cap ? malloc(sizeof(*c)) : NULL;
+  if (!c) {
+    gda_gate_unref(gate);
+    return cap;  // without its C reads (out of memory): every read goes through Go
+  }
+  c->gate = gate;
+  c->src = src;
+  if (PyCapsule_SetContext(cap, c) != 0) {
+    stream_c_read_free(c);
+    Py_DECREF(cap);
+    return NULL;
+  }
+  return cap;
+}
+
+// The stream in a producer's stream capsule (an arrow_device_array_stream
+// when device, else an arrow_array_stream), moved out and imported.
+static PyObject* import_stream_capsule(PyObject* capsule, int device) {
+  const arrow_kind* k = device ? &ARROW_DEVICE_STREAM : &ARROW_STREAM;
+  void* p = capsule_pointer(capsule, k->name);
+  void* cell = p ? take_struct(p, k) : NULL;
+  if (!cell) return NULL;
+  uintptr_t h = 0;
+  void *gate = NULL, *src = NULL;
+  gda_error e = {0};
+  int rc;
+  // get_schema of a foreign stream may block
+  Py_BEGIN_ALLOW_THREADS rc = gdaStreamImport(cell, device, &h, &gate, &src, &e);
+  Py_END_ALLOW_THREADS release_kind(cell, k);  // a no-op: Go moved it out or released it
+  free(cell);
+  if (rc) return raise_error(&e);
+  return wrap_imported_stream(h, gate, src);
+}
 
 PyObject* m_import_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(2, "import_stream");
   int device;
   if (get_bool(args[1], &device)) return NULL;
-  const arrow_kind* k = device ? &ARROW_DEVICE_STREAM : &ARROW_STREAM;
-  void* p = capsule_pointer(args[0], k->name);
-  void* cell = p ? take_struct(p, k) : NULL;
-  if (!cell) return NULL;
-  uintptr_t h = 0;
-  gda_error e = {0};
-  int rc;
-  // get_schema of a foreign stream may block
-  Py_BEGIN_ALLOW_THREADS rc = gdaStreamImport(cell, device, &h, &e);
-  Py_END_ALLOW_THREADS release_kind(cell, k);  // a no-op: Go moved it out or released it
-  free(cell);
-  if (rc) return raise_error(&e);
-  return wrap_stream_handle(h);
+  return import_stream_capsule(args[0], device);
+}
+
+static PyObject* str_device_stream;
+static PyObject* str_stream;
+
+// import_stream_from(obj, requested_schema_capsule): the stream of obj's
+// __arrow_c_device_stream__, else its __arrow_c_stream__ (the order arrays
+// are asked in, import.c), or NotImplemented when it has neither. The
+// producer is asked with the requested schema (a capsule, or None), and
+// asked again with None when it refuses a request (pylibcudf raises
+// ValueError for any, nanoarrow NotImplementedError): the Python layer then
+// casts on our side. A producer's exception propagates unchanged.
+PyObject* m_import_stream_from(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "import_stream_from");
+  PyObject *obj = args[0], *requested = args[1];
+  int device = 1;
+  PyObject* method = PyObject_GetAttr(obj, str_device_stream);
+  if (!method && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+    PyErr_Clear();
+    device = 0;
+    method = PyObject_GetAttr(obj, str_stream);
+    if (!method && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+      PyErr_Clear();
+      Py_RETURN_NOTIMPLEMENTED;
+    }
+  }
+  if (!method) return NULL;
+  PyObject* capsule = PyObject_CallFunctionObjArgs(method, requested, NULL);
+  if (!capsule && requested != Py_None &&
+      (PyErr_ExceptionMatches(PyExc_ValueError) || PyErr_ExceptionMatches(PyExc_NotImplementedError))) {
+    PyErr_Clear();
+    capsule = PyObject_CallFunctionObjArgs(method, Py_None, NULL);
+  }
+  Py_DECREF(method);
+  if (!capsule) return NULL;
+  PyObject* r = import_stream_capsule(capsule, device);
+  Py_DECREF(capsule);
+  return r;
 }
 
 PyObject* m_export_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -50,12 +132,82 @@ PyObject* m_stream_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
   RETURN_RECORD(gda_stream_info, gdaStreamInfo(h, &info_, &e_));
 }
 
+// Hands out an array that a read returned (a Go handle in out, or a record
+// held in C): as a cls instance, Py_None at the end, or NULL with the
+// exception of a signal that arrived during the read, in which case the
+// array is given back to the stream for the next read, not dropped.
+static PyObject* deliver(uintptr_t h, stream_c_read* c, PyTypeObject* cls, uintptr_t out, void* held) {
+  if (!out && !held) Py_RETURN_NONE;
+  if (PyErr_CheckSignals() < 0) {
+    if (c && held) {
+      if (!gda_gate_unread(c->gate, (gda_gate_slot){.held = held})) HOLDING_GIL(gda_held_unref(held));
+    } else {
+      gdaStreamUnread(h, out, held);
+    }
+    return NULL;
+  }
+  return array_base_owning(cls, out, held);
+}
+
+// A read of a foreign stream in C (see stream_c_read): the read gate, the
+// producer's get_next and the held fast path, with no call into Go unless
+// the outcome needs Go's words or Go's import (an error, an array the fast
+// path declined). Reads that the gate refuses (the stream is closed, or the
+// read comes from inside its own producer) return 0 with *result untouched:
+// the Go read answers them from the same gate, in the same words.
+static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** result) {
+  uint64_t thread = (uint64_t)pthread_self();
+  gda_gate_slot slot = {0};
+  uintptr_t out = 0;
+  void* held = NULL;
+  gda_error e = {0};
+  int g, rc = 0;
+  for (;;) {
+    Py_BEGIN_ALLOW_THREADS g = gda_gate_begin(c->gate, 100, thread, 0, &slot);
+    if (g == GDA_GATE_GO) {
+      int failed = c->src->failed;
+      gda_stream_read got = {0};
+      if (!failed) got = gda_stream_source_next(c->src);
+      if (failed || got.rc || got.cell || got.no_memory) {
+        rc = gdaStreamFinishRead(h, failed ? NULL : &got, &out, &held, &e);
+      } else {
+        held = got.held;  // NULL: the end
+      }
+      gda_gate_end(c->gate);
+    }
+    Py_END_ALLOW_THREADS if (g != GDA_GATE_BUSY) break;
+    if (PyErr_CheckSignals() < 0) {
+      *result = NULL;
+      return 1;
+    }
+  }
+  switch (g) {
+    case GDA_GATE_UNREAD:
+      held = slot.held;
+      if (slot.array) gdaStreamAdoptUnread(slot.array, &out);
+      break;
+    case GDA_GATE_GO:
+      if (rc) {
+        *result = raise_error(&e);
+        return 1;
+      }
+      break;
+    default:
+      return 0;
+  }
+  *result = deliver(h, c, cls, out, held);
+  return 1;
+}
+
 // The next array of the stream behind handle as a cls instance (held in C
 // when the gate takes it), Py_None at the end, or NULL with an exception.
 static PyObject* stream_read(PyObject* handle, PyTypeObject* cls) {
   uintptr_t h, out = 0;
   void* held = NULL;  // the array held in C (held.h), or a Go handle in out
   if (get_handle(handle, &h)) return NULL;
+  stream_c_read* c = PyCapsule_CheckExact(handle) ? PyCapsule_GetContext(handle) : NULL;
+  PyObject* r;
+  if (c && c_read(h, c, cls, &r)) return r;
   gda_error e = {0};
   int rc;
   // A read-ahead stream, or another thread's read of this one, is waited on
@@ -69,14 +221,7 @@ static PyObject* stream_read(PyObject* handle, PyTypeObject* cls) {
     if (PyErr_CheckSignals() < 0) return NULL;
   }
   if (rc) return raise_error(&e);
-  if (!out && !held) Py_RETURN_NONE;
-  if (PyErr_CheckSignals() < 0) {
-    // a signal arrived during the read: raise it, and keep the array for
-    // the next call instead of dropping it with the exception
-    gdaStreamUnread(h, out, held);
-    return NULL;
-  }
-  return array_base_owning(cls, out, held);
+  return deliver(h, NULL, cls, out, held);
 }
 
 static int check_array_class(PyObject* cls, const char* caller) {
@@ -176,6 +321,9 @@ static PyType_Spec StreamIter_spec = {"godevarrow._godevarrow.StreamIterator", s
                                       Py_TPFLAGS_DEFAULT, StreamIter_slots};
 
 int stream_iter_init(PyObject* module) {
+  if (!(str_device_stream = PyUnicode_InternFromString("__arrow_c_device_stream__")) ||
+      !(str_stream = PyUnicode_InternFromString("__arrow_c_stream__")))
+    return -1;
   StreamIter_Type = (PyTypeObject*)PyType_FromSpec(&StreamIter_spec);
   return StreamIter_Type && PyModule_AddObjectRef(module, "StreamIterator", (PyObject*)StreamIter_Type) == 0 ? 0 : -1;
 }

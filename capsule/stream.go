@@ -23,10 +23,12 @@ import (
 // gdaStreamImport takes the stream in cell (an ArrowDeviceArrayStream when
 // isDevice, else an ArrowArrayStream), which the binding moved out of its
 // capsule; the cell itself stays the caller's. Called without the GIL: it
-// asks the producer for its schema.
+// asks the producer for its schema. *gate and *src are what the binding's C
+// needs to read the stream without Go (cdevice.OneShotStream.CRead; the gate
+// with a reference the binding drops).
 //
 //export gdaStreamImport
-func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C.gda_error) C.int {
+func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, gate, src *unsafe.Pointer, e *C.gda_error) C.int {
 	importStream := func() (*cdevice.StreamReader, error) { return cdevice.ImportArrayStream(cdevice.StreamAt(cell)) }
 	if isDevice != 0 {
 		importStream = func() (*cdevice.StreamReader, error) {
@@ -36,7 +38,9 @@ func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C
 	return call(e, func() error {
 		r, err := importStream()
 		if err == nil {
-			newHandle(cdevice.NewOneShotStream(r), out)
+			s := cdevice.NewOneShotStream(r)
+			newHandle(s, out)
+			*gate, *src = s.CRead()
 		}
 		return err
 	})
@@ -88,7 +92,32 @@ func gdaStreamTryNext(h C.uintptr_t, out *C.uintptr_t, held *unsafe.Pointer, e *
 	return streamRead(h, out, held, e, (*cdevice.OneShotStream).TryNextHeld)
 }
 
-// streamRead is the body of both reads: read's result is an array held in C
+// gdaStreamFinishRead finishes a read that the binding's C made of a foreign
+// stream (stream.c, c_read) when its outcome needs Go: a producer error to
+// word, an array the held fast path declined, or a source that failed
+// earlier (got NULL: nothing was read). Called without the GIL, inside the
+// stream's read gate.
+//
+//export gdaStreamFinishRead
+func gdaStreamFinishRead(h C.uintptr_t, got unsafe.Pointer, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
+	return streamRead(h, out, held, e, func(s *cdevice.OneShotStream) (unsafe.Pointer, *cdevice.Array, error, bool) {
+		hp, a, err := s.FinishRead(got)
+		return hp, a, err, true
+	})
+}
+
+// gdaStreamAdoptUnread gives a handle to the Go array that the binding's C
+// read took from a stream's unread slot (gda_gate_slot.array).
+//
+//export gdaStreamAdoptUnread
+func gdaStreamAdoptUnread(array C.uintptr_t, out *C.uintptr_t) {
+	call(nil, func() error {
+		newHandle(cdevice.GateSlotArray(uintptr(array)), out)
+		return nil
+	})
+}
+
+// streamRead is the body of the reads: read's result is an array held in C
 // (into *held), a Go array (a new handle in *out), the end (0 in *out), an
 // error, or nothing yet (ready false: GDA_PENDING).
 func streamRead(h C.uintptr_t, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error,

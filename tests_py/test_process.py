@@ -86,7 +86,11 @@ lib.blockprod_stream_releases.restype = ctypes.c_longlong
 
 stream = lib.blockprod_new(3, READ_TIMEOUT_MS)
 cap = make_capsule(ctypes.addressof(stream.contents), b"arrow_array_stream")
+got, error = [], None
+"""
 
+# The Python thread that hands the producer its three values.
+GIVE_THREE = """
 def give():
     for i in range(3):
         if not lib.blockprod_wait_for_reader(30000):
@@ -96,7 +100,6 @@ def give():
         lib.blockprod_give(10 * i)
 
 threading.Thread(target=give, daemon=True).start()
-got, error = [], None
 """
 
 GODEVARROW_READS = """
@@ -136,7 +139,7 @@ print("stream releases:", lib.blockprod_stream_releases())
 """
 
 
-def read_blocking_c_producer(consumer: str, read_timeout_ms: int) -> str:
+def read_blocking_c_producer(consumer: str, read_timeout_ms: int, giver: str = GIVE_THREE) -> str:
     from conftest import REPO
 
     blockprod = REPO / "tests_py" / "gilprod" / "libblockprod.so"
@@ -145,6 +148,7 @@ def read_blocking_c_producer(consumer: str, read_timeout_ms: int) -> str:
         BLOCKING_C_PRODUCER.replace("TESTS_DIR", repr(str(REPO / "tests_py")))
         .replace("BLOCKPROD", repr(str(blockprod)))
         .replace("READ_TIMEOUT_MS", str(read_timeout_ms))
+        + giver
         + consumer
         + REPORT
     )
@@ -172,6 +176,50 @@ def test_a_read_that_holds_the_gil_fails_the_gil_release_check():
     assert "got: []\n" in out, out
     assert "error: blockprod: no value was given within 2000 ms" in out, out
     assert "given while the read waited: 0" in out, out
+
+
+# The giver for a signal during a read: the second value is given after
+# SIGINT was sent to the main thread while its read waits in get_next. The
+# main thread runs the signal's C handler when the signal wakes it, before
+# it can see the value, so the read returns with the signal pending.
+SIGNAL_THEN_GIVE = """
+import signal
+main = threading.main_thread().ident
+
+def give():
+    for i in range(3):
+        if not lib.blockprod_wait_for_reader(30000):
+            return
+        if i == 1:
+            signal.pthread_kill(main, signal.SIGINT)
+        lib.blockprod_give(10 * i)
+
+threading.Thread(target=give, daemon=True).start()
+"""
+
+SIGNALLED_READS = """
+s = gda.stream(Capsules(stream=cap))
+got.append(next(s).to_pyarrow().to_pylist()[0])
+try:
+    next(s)
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted")
+got += [b.to_pyarrow().to_pylist()[0] for b in s]
+del s
+print("live imported streams:", gda.debug_live_objects()["imported_streams"])
+"""
+
+
+def test_a_signal_during_a_direct_read_keeps_the_batch_for_the_next_read():
+    """A signal that arrives while a read waits in a C producer (without the
+    GIL) is raised when the read returns, and the batch that read returned is
+    the next read's, not dropped with the KeyboardInterrupt."""
+    out = read_blocking_c_producer(SIGNALLED_READS, read_timeout_ms=30000, giver=SIGNAL_THEN_GIVE)
+    assert out.startswith("interrupted\n"), out
+    assert "got: [0, 10, 20]\nerror: None\n" in out, out
+    assert "stream releases: 1" in out, out
+    assert "live imported streams: 0" in out, out
 
 
 # A read interrupted by Ctrl-C. The producer's second batch waits on an Event
