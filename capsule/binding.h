@@ -50,7 +50,10 @@ PyObject* refuse_poisoned(void);
 #define STREAM_HANDLE_NAME "godevarrow.stream"
 PyObject* wrap_handle(uintptr_t h);
 PyObject* wrap_stream_handle(uintptr_t h);
-// Frees the context of an imported stream's capsule (its C reads, stream.c); NULL: none.
+// A stream capsule's context: the stream's bookkeeping in C (stream.c),
+// attached by wrap_stream_handle (0, or -1 with an exception) and freed by
+// its destructor (NULL: none).
+int stream_c_read_attach(PyObject* cap, uintptr_t h);
 void stream_c_read_free(void* ctx);
 // The handle of a handle capsule, stream capsule or ArrayBase: 0, or -1
 // with GodevarrowTypeError.

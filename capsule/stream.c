@@ -12,12 +12,14 @@
 
 // ---------------------------------------------------------------- imports
 
-// The C half of a foreign stream's reads (cdevice.OneShotStream.CRead), kept
-// as its stream capsule's context; streams made in Go have none, and their
-// reads go through Go.
+// A stream's bookkeeping in C (cdevice.OneShotStream.CRead), kept as its
+// stream capsule's context: every read begins and ends in the stream's read
+// gate here, with no call into Go for it. A foreign stream's reads run in C
+// entirely (src); other streams' reads call Go once, for the read itself.
 typedef struct {
   gda_read_gate* gate;     // a reference
-  gda_stream_source* src;  // touched only by a read the gate let in
+  gda_stream_source* src;  // a foreign stream's C half, touched only inside the gate; or NULL
+  int reads_ahead;         // the stream reads ahead (what gda_gate_try_begin asks)
 } stream_c_read;
 
 void stream_c_read_free(void* ctx) {
@@ -27,24 +29,22 @@ void stream_c_read_free(void* ctx) {
   free(c);
 }
 
-// The stream capsule of an imported stream, with its C reads when Go gave
-// them (gate and src); on failure the handle and gate are released.
-static PyObject* wrap_imported_stream(uintptr_t h, void* gate, void* src) {
-  PyObject* cap = wrap_stream_handle(h);
-  if (!gate) return cap;
-  stream_c_read* c = cap ? malloc(sizeof(*c)) : NULL;
+int stream_c_read_attach(PyObject* cap, uintptr_t h) {
+  void *gate = NULL, *src = NULL;
+  int ahead = 0;
+  gdaStreamCRead(h, &gate, &src, &ahead);
+  if (!gate) return 0;
+  stream_c_read* c = malloc(sizeof(*c));
   if (!c) {
     gda_gate_unref(gate);
-    return cap;  // without its C reads (out of memory): every read goes through Go
+    return 0;  // out of memory: this stream's reads go through Go's gate calls
   }
-  c->gate = gate;
-  c->src = src;
+  *c = (stream_c_read){gate, src, ahead};
   if (PyCapsule_SetContext(cap, c) != 0) {
     stream_c_read_free(c);
-    Py_DECREF(cap);
-    return NULL;
+    return -1;
   }
-  return cap;
+  return 0;
 }
 
 // The stream in a producer's stream capsule (an arrow_device_array_stream
@@ -55,15 +55,14 @@ static PyObject* import_stream_capsule(PyObject* capsule, int device) {
   void* cell = p ? take_struct(p, k) : NULL;
   if (!cell) return NULL;
   uintptr_t h = 0;
-  void *gate = NULL, *src = NULL;
   gda_error e = {0};
   int rc;
   // get_schema of a foreign stream may block
-  Py_BEGIN_ALLOW_THREADS rc = gdaStreamImport(cell, device, &h, &gate, &src, &e);
+  Py_BEGIN_ALLOW_THREADS rc = gdaStreamImport(cell, device, &h, &e);
   Py_END_ALLOW_THREADS release_kind(cell, k);  // a no-op: Go moved it out or released it
   free(cell);
   if (rc) return raise_error(&e);
-  return wrap_imported_stream(h, gate, src);
+  return wrap_stream_handle(h);
 }
 
 PyObject* m_import_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -149,22 +148,26 @@ static PyObject* deliver(uintptr_t h, stream_c_read* c, PyTypeObject* cls, uintp
   return array_base_owning(cls, out, held);
 }
 
-// A read of a foreign stream in C (see stream_c_read): the read gate, the
-// producer's get_next and the held fast path, with no call into Go unless
-// the outcome needs Go's words or Go's import (an error, an array the fast
-// path declined). Reads that the gate refuses (the stream is closed, or the
-// read comes from inside its own producer) return 0 with *result untouched:
-// the Go read answers them from the same gate, in the same words.
+// A read in the stream's read gate (see stream_c_read). A foreign stream's
+// read is the producer's get_next and the held fast path, with no call into
+// Go unless the outcome needs Go's words or Go's import (an error, an array
+// the fast path declined); another stream's is one call into Go. A read
+// behind another thread's, or of a read-ahead that has nothing yet, waits
+// in slices, so that Ctrl-C is handled promptly. Reads that the gate
+// refuses (the stream is closed, or the read comes from inside its own
+// producer) return 0 with *result untouched: the Go read answers them from
+// the same gate, in the same words.
 static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** result) {
   uint64_t thread = (uint64_t)pthread_self();
   gda_gate_slot slot = {0};
   uintptr_t out = 0;
   void* held = NULL;
   gda_error e = {0};
-  int g, rc = 0;
+  int g, rc;
   for (;;) {
-    Py_BEGIN_ALLOW_THREADS g = gda_gate_begin(c->gate, 100, thread, 0, &slot);
-    if (g == GDA_GATE_GO) {
+    rc = 0;
+    Py_BEGIN_ALLOW_THREADS g = gda_gate_begin(c->gate, 100, thread, &slot);
+    if (g == GDA_GATE_GO && c->src) {
       int failed = c->src->failed;
       gda_stream_read got = {0};
       if (!failed) got = gda_stream_source_next(c->src);
@@ -173,9 +176,12 @@ static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** r
       } else {
         held = got.held;  // NULL: the end
       }
-      gda_gate_end(c->gate);
+    } else if (g == GDA_GATE_GO) {
+      rc = gdaStreamReadInGate(h, 100, &out, &held, &e);
     }
-    Py_END_ALLOW_THREADS if (g != GDA_GATE_BUSY) break;
+    if (g == GDA_GATE_GO) gda_gate_end(c->gate);
+    Py_END_ALLOW_THREADS if (g == GDA_GATE_GO && rc == GDA_PENDING) g = GDA_GATE_BUSY;
+    if (g != GDA_GATE_BUSY) break;
     if (PyErr_CheckSignals() < 0) {
       *result = NULL;
       return 1;
@@ -238,8 +244,29 @@ PyObject* m_stream_try_next(PyObject* self, PyObject* const* args, Py_ssize_t na
   uintptr_t h, out = 0;
   void* held = NULL;
   if (check_array_class(args[1], "stream_try_next") || get_handle(args[0], &h)) return NULL;
+  stream_c_read* c = PyCapsule_CheckExact(args[0]) ? PyCapsule_GetContext(args[0]) : NULL;
   gda_error e = {0};
-  int rc = gdaStreamTryNext(h, &out, &held, &e);
+  int rc = -3;  // not yet read
+  if (c) {
+    // the gate in C; a read it lets in is one call into Go (which never waits)
+    gda_gate_slot slot = {0};
+    switch (gda_gate_try_begin(c->gate, c->reads_ahead, &slot)) {
+      case GDA_GATE_BUSY:
+        Py_RETURN_NOTIMPLEMENTED;
+      case GDA_GATE_UNREAD:
+        held = slot.held;
+        if (slot.array) gdaStreamAdoptUnread(slot.array, &out);
+        rc = 0;
+        break;
+      case GDA_GATE_GO:
+        rc = gdaStreamTryReadInGate(h, &out, &held, &e);
+        gda_gate_end(c->gate);
+        break;
+      default:
+        break;  // closed: Go words it
+    }
+  }
+  if (rc == -3) rc = gdaStreamTryNext(h, &out, &held, &e);
   if (rc == GDA_PENDING) Py_RETURN_NOTIMPLEMENTED;
   if (rc) return raise_error(&e);
   if (!out && !held) Py_RETURN_NONE;

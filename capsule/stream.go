@@ -23,12 +23,10 @@ import (
 // gdaStreamImport takes the stream in cell (an ArrowDeviceArrayStream when
 // isDevice, else an ArrowArrayStream), which the binding moved out of its
 // capsule; the cell itself stays the caller's. Called without the GIL: it
-// asks the producer for its schema. *gate and *src are what the binding's C
-// needs to read the stream without Go (cdevice.OneShotStream.CRead; the gate
-// with a reference the binding drops).
+// asks the producer for its schema.
 //
 //export gdaStreamImport
-func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, gate, src *unsafe.Pointer, e *C.gda_error) C.int {
+func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C.gda_error) C.int {
 	importStream := func() (*cdevice.StreamReader, error) { return cdevice.ImportArrayStream(cdevice.StreamAt(cell)) }
 	if isDevice != 0 {
 		importStream = func() (*cdevice.StreamReader, error) {
@@ -38,9 +36,7 @@ func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, gate
 	return call(e, func() error {
 		r, err := importStream()
 		if err == nil {
-			s := cdevice.NewOneShotStream(r)
-			newHandle(s, out)
-			*gate, *src = s.CRead()
+			newHandle(cdevice.NewOneShotStream(r), out)
 		}
 		return err
 	})
@@ -90,6 +86,45 @@ func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, thread C.uint64_t, out *C.uin
 //export gdaStreamTryNext
 func gdaStreamTryNext(h C.uintptr_t, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
 	return streamRead(h, out, held, e, (*cdevice.OneShotStream).TryNextHeld)
+}
+
+// gdaStreamCRead gives the binding's C what it needs to keep a stream's
+// bookkeeping itself (cdevice.OneShotStream.CRead): the read gate, with a
+// reference the binding drops, the C source of a foreign stream, and
+// whether the stream reads ahead. *gate stays NULL for a handle that holds
+// no stream.
+//
+//export gdaStreamCRead
+func gdaStreamCRead(h C.uintptr_t, gate, src *unsafe.Pointer, readsAhead *C.int) {
+	call(nil, func() error {
+		s, err := valueOf[*cdevice.OneShotStream](h)
+		if err != nil {
+			return nil // the reads go through Go, which words the error
+		}
+		g, source, ahead := s.CRead()
+		*gate, *src, *readsAhead = g, source, cBool(ahead)
+		return nil
+	})
+}
+
+// gdaStreamReadInGate is the read of a stream made in Go (a cast, a
+// read-ahead, a stream of arrays) that the binding let in through the
+// stream's read gate, and ends there after: GDA_PENDING when a read-ahead
+// had nothing within timeoutMs. Called without the GIL.
+//
+//export gdaStreamReadInGate
+func gdaStreamReadInGate(h C.uintptr_t, timeoutMs C.int, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
+	return streamRead(h, out, held, e, func(s *cdevice.OneShotStream) (unsafe.Pointer, *cdevice.Array, error, bool) {
+		return s.ReadHeld(time.Duration(timeoutMs) * time.Millisecond)
+	})
+}
+
+// gdaStreamTryReadInGate is gdaStreamReadInGate for a caller that must not
+// wait (stream_try_next, with the GIL): GDA_PENDING when nothing is ready.
+//
+//export gdaStreamTryReadInGate
+func gdaStreamTryReadInGate(h C.uintptr_t, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
+	return streamRead(h, out, held, e, (*cdevice.OneShotStream).TryReadHeld)
 }
 
 // gdaStreamFinishRead finishes a read that the binding's C made of a foreign

@@ -17,6 +17,7 @@ struct gda_read_gate {
   int waiters;
   uint64_t reader_thread;  // of the read in progress (0: unnamed)
   gda_gate_slot unread;
+  const uint64_t* producer;  // a read-ahead's producer cell, or NULL
   atomic_int_fast64_t refs;
 };
 
@@ -81,7 +82,7 @@ static int take_unread_locked(gda_read_gate* g, gda_gate_slot* slot) {
   return 1;
 }
 
-int gda_gate_begin(gda_read_gate* g, int64_t wait_ms, uint64_t thread, uint64_t producer_thread, gda_gate_slot* slot) {
+int gda_gate_begin(gda_read_gate* g, int64_t wait_ms, uint64_t thread, gda_gate_slot* slot) {
   struct timespec deadline;
   int timed = wait_ms > 0;
   if (timed) deadline = deadline_after(wait_ms);
@@ -99,7 +100,7 @@ int gda_gate_begin(gda_read_gate* g, int64_t wait_ms, uint64_t thread, uint64_t 
   }
   if (g->closed) {
     r = GDA_GATE_CLOSED;
-  } else if (thread != 0 && producer_thread == thread) {
+  } else if (thread != 0 && g->producer && __atomic_load_n(g->producer, __ATOMIC_ACQUIRE) == thread) {
     r = GDA_GATE_REENTRANT;
   } else if (take_unread_locked(g, slot)) {
     r = GDA_GATE_UNREAD;
@@ -185,6 +186,12 @@ int gda_gate_wait_idle(gda_read_gate* g, int64_t wait_ms) {
   int idle = !g->reading;
   pthread_mutex_unlock(&g->mu);
   return idle;
+}
+
+void gda_gate_watch_producer(gda_read_gate* g, const uint64_t* cell) {
+  pthread_mutex_lock(&g->mu);
+  g->producer = cell;
+  pthread_mutex_unlock(&g->mu);
 }
 
 int gda_gate_closed(gda_read_gate* g) {

@@ -1,6 +1,31 @@
 package cdevice
 
 /*
+// The gate keeps no Go pointer and calls no Go: its calls are the cheap kind
+// (a Go-made stream makes two per read).
+#cgo noescape gda_gate_begin
+#cgo nocallback gda_gate_begin
+#cgo noescape gda_gate_try_begin
+#cgo nocallback gda_gate_try_begin
+#cgo noescape gda_gate_end
+#cgo nocallback gda_gate_end
+#cgo noescape gda_gate_unread
+#cgo nocallback gda_gate_unread
+#cgo noescape gda_gate_close
+#cgo nocallback gda_gate_close
+#cgo noescape gda_gate_take
+#cgo nocallback gda_gate_take
+#cgo noescape gda_gate_wait_idle
+#cgo nocallback gda_gate_wait_idle
+#cgo noescape gda_gate_closed
+#cgo nocallback gda_gate_closed
+#cgo noescape gda_gate_waiters
+#cgo nocallback gda_gate_waiters
+#cgo noescape gda_gate_ref
+#cgo nocallback gda_gate_ref
+#cgo noescape gda_gate_watch_producer
+#cgo nocallback gda_gate_watch_producer
+#include <stdlib.h>
 #include "gate.h"
 */
 import "C"
@@ -8,6 +33,7 @@ import "C"
 import (
 	"runtime"
 	"runtime/cgo"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -80,9 +106,9 @@ func waitMs(d time.Duration) C.int64_t {
 }
 
 // begin begins a read (gda_gate_begin); wait 0 waits as long as it takes.
-func (g *readGate) begin(wait time.Duration, thread, producer ThreadID) (gateResult, gateSlot) {
+func (g *readGate) begin(wait time.Duration, thread ThreadID) (gateResult, gateSlot) {
 	var c C.gda_gate_slot
-	r := gateResult(C.gda_gate_begin(g.c, waitMs(wait), C.uint64_t(thread), C.uint64_t(producer), &c))
+	r := gateResult(C.gda_gate_begin(g.c, waitMs(wait), C.uint64_t(thread), &c))
 	runtime.KeepAlive(g)
 	return r, slotFromC(c)
 }
@@ -141,6 +167,33 @@ func (g *readGate) waitIdle(d time.Duration) bool {
 	idle := C.gda_gate_wait_idle(g.c, waitMs(d)) != 0
 	runtime.KeepAlive(g)
 	return idle
+}
+
+// watchProducer makes reads from the thread in p refused (gateReentrant).
+func (g *readGate) watchProducer(p *producerCell) {
+	C.gda_gate_watch_producer(g.c, p.c)
+	runtime.KeepAlive(g)
+}
+
+// producerCell is a read-ahead's producer thread, in C memory so that a read
+// gate can read it: the thread its goroutine is on while inside the
+// producer, 0 otherwise. Freed when the read-ahead is collected.
+type producerCell struct{ c *C.uint64_t }
+
+func newProducerCell() *producerCell {
+	c := (*C.uint64_t)(C.calloc(1, C.sizeof_uint64_t))
+	if c == nil {
+		panic(errorf(ErrNoMemory, "out of memory starting a read-ahead"))
+	}
+	p := &producerCell{c: c}
+	runtime.AddCleanup(p, func(c *C.uint64_t) { C.free(unsafe.Pointer(c)) }, c)
+	return p
+}
+
+// set stores the thread inside the producer (0: none).
+func (p *producerCell) set(t ThreadID) {
+	(*atomic.Uint64)(unsafe.Pointer(p.c)).Store(uint64(t))
+	runtime.KeepAlive(p)
 }
 
 func (g *readGate) closed() bool {

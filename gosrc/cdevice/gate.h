@@ -50,11 +50,11 @@ void gda_gate_unref(gda_read_gate* g);
 // Begins a read. A read in progress is waited for, for at most wait_ms
 // (<= 0: as long as it takes), then BUSY; a caller that names its thread
 // (thread != 0, see gda_current_thread) gets REENTRANT instead of waiting
-// when that read is its own, or when producer_thread (a read-ahead's
-// producer, 0: none) is its thread. Then CLOSED, or UNREAD with the unread
-// array moved into *slot, or GO: the gate is marked busy with the caller's
-// thread until gda_gate_end.
-int gda_gate_begin(gda_read_gate* g, int64_t wait_ms, uint64_t thread, uint64_t producer_thread, gda_gate_slot* slot);
+// when that read is its own, or when its thread is the one in the watched
+// producer cell (see gda_gate_watch_producer). Then CLOSED, or UNREAD with
+// the unread array moved into *slot, or GO: the gate is marked busy with
+// the caller's thread until gda_gate_end.
+int gda_gate_begin(gda_read_gate* g, int64_t wait_ms, uint64_t thread, gda_gate_slot* slot);
 // gda_gate_begin for a caller that must not wait (an event loop): CLOSED;
 // BUSY during a read or when may_read is 0 (a stream whose reads call the
 // producer); UNREAD; or GO (busy, thread unnamed).
@@ -79,6 +79,11 @@ int gda_gate_take(gda_read_gate* g);
 // Waits up to wait_ms (<= 0: no wait) for the read in progress to end: 1
 // when the gate is idle.
 int gda_gate_wait_idle(gda_read_gate* g, int64_t wait_ms);
+// Watches a read-ahead's producer cell: the thread its goroutine is on while
+// it is inside the producer (0: none), which it stores atomically. The cell
+// must stay valid while the gate is open (the read-ahead lives as long as
+// the stream that reads it).
+void gda_gate_watch_producer(gda_read_gate* g, const uint64_t* cell);
 // Whether the gate is closed (1) or open (0).
 int gda_gate_closed(gda_read_gate* g);
 // The callers now waiting in gda_gate_begin (for tests that order a race).

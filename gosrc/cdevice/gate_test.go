@@ -42,14 +42,14 @@ func waitForWaiters(g *readGate, n int) {
 
 func TestGateReadIsExclusiveAndAWaitRunsOut(t *testing.T) {
 	g := newReadGate()
-	if r, _ := g.begin(0, 0, 0); r != gateGo {
+	if r, _ := g.begin(0, 0); r != gateGo {
 		t.Fatalf("first begin = %d, want go", r)
 	}
-	if r, _ := g.begin(time.Millisecond, 0, 0); r != gateBusy {
+	if r, _ := g.begin(time.Millisecond, 0); r != gateBusy {
 		t.Fatalf("begin during a read, with a wait = %d, want busy once the wait runs out", r)
 	}
 	g.end()
-	if r, _ := g.begin(time.Millisecond, 0, 0); r != gateGo {
+	if r, _ := g.begin(time.Millisecond, 0); r != gateGo {
 		t.Fatalf("begin after the read ended = %d, want go", r)
 	}
 	g.end()
@@ -57,12 +57,12 @@ func TestGateReadIsExclusiveAndAWaitRunsOut(t *testing.T) {
 
 func TestGateWaiterGoesAheadWhenTheReadEnds(t *testing.T) {
 	g := newReadGate()
-	if r, _ := g.begin(0, 0, 0); r != gateGo {
+	if r, _ := g.begin(0, 0); r != gateGo {
 		t.Fatalf("first begin = %d, want go", r)
 	}
 	got := make(chan gateResult, 1)
 	go func() {
-		r, _ := g.begin(0, 0, 0) // waits as long as it takes
+		r, _ := g.begin(0, 0) // waits as long as it takes
 		got <- r
 	}()
 	waitForWaiters(g, 1)
@@ -86,17 +86,17 @@ func TestGateWaiterGoesAheadWhenTheReadEnds(t *testing.T) {
 
 func TestGateRefusesAReadFromTheReadersOwnThread(t *testing.T) {
 	g := newReadGate()
-	if r, _ := g.begin(0, 7, 0); r != gateGo {
+	if r, _ := g.begin(0, 7); r != gateGo {
 		t.Fatalf("first begin = %d, want go", r)
 	}
 	// an endless wait would hang here: the read in progress is this thread's
-	if r, _ := g.begin(0, 7, 0); r != gateReentrant {
+	if r, _ := g.begin(0, 7); r != gateReentrant {
 		t.Fatalf("begin from the reader's thread = %d, want reentrant", r)
 	}
-	if r, _ := g.begin(time.Millisecond, 8, 0); r != gateBusy {
+	if r, _ := g.begin(time.Millisecond, 8); r != gateBusy {
 		t.Fatalf("begin from another thread = %d, want busy", r)
 	}
-	if r, _ := g.begin(time.Millisecond, 0, 0); r != gateBusy {
+	if r, _ := g.begin(time.Millisecond, 0); r != gateBusy {
 		t.Fatalf("unnamed begin = %d, want busy", r)
 	}
 	g.end()
@@ -104,13 +104,22 @@ func TestGateRefusesAReadFromTheReadersOwnThread(t *testing.T) {
 
 func TestGateRefusesAReadFromTheReadAheadProducersThread(t *testing.T) {
 	g := newReadGate()
-	if r, _ := g.begin(0, 9, 9); r != gateReentrant {
+	p := newProducerCell()
+	g.watchProducer(p)
+	p.set(9)
+	if r, _ := g.begin(0, 9); r != gateReentrant {
 		t.Fatalf("begin from the producer's thread = %d, want reentrant", r)
 	}
-	if r, _ := g.begin(0, 0, 9); r != gateGo {
-		t.Fatalf("unnamed begin = %d, want go", r)
+	if r, _ := g.begin(time.Millisecond, 8); r != gateGo {
+		t.Fatalf("begin from another thread = %d, want go", r)
 	}
 	g.end()
+	p.set(0) // the producer returned
+	if r, _ := g.begin(0, 9); r != gateGo {
+		t.Fatalf("begin from the producer's old thread = %d, want go", r)
+	}
+	g.end()
+	runtime.KeepAlive(p)
 }
 
 func TestGateUnreadArrayIsTheNextReadsAndASecondIsReleased(t *testing.T) {
@@ -123,12 +132,12 @@ func TestGateUnreadArrayIsTheNextReadsAndASecondIsReleased(t *testing.T) {
 	if n := second.RefCount(); n != 1 {
 		t.Fatalf("an array unread while another waits has %d references, want 1 (released)", n)
 	}
-	r, s := g.begin(0, 0, 0)
+	r, s := g.begin(0, 0)
 	if r != gateUnread || s.a != first || s.held != nil {
 		t.Fatalf("begin = (%d, %+v), want the unread array", r, s)
 	}
 	s.release()
-	if r, _ := g.begin(0, 0, 0); r != gateGo {
+	if r, _ := g.begin(0, 0); r != gateGo {
 		t.Fatalf("begin after the unread array was taken = %d, want go", r)
 	}
 	g.end()
@@ -136,7 +145,7 @@ func TestGateUnreadArrayIsTheNextReadsAndASecondIsReleased(t *testing.T) {
 
 func TestGateCloseDuringAReadIsRefusedAndCloseGivesBackTheUnreadArray(t *testing.T) {
 	g := newReadGate()
-	if r, _ := g.begin(0, 0, 0); r != gateGo {
+	if r, _ := g.begin(0, 0); r != gateGo {
 		t.Fatalf("begin = %d, want go", r)
 	}
 	if r, _ := g.close(); r != gateBusy {
@@ -159,7 +168,7 @@ func TestGateCloseDuringAReadIsRefusedAndCloseGivesBackTheUnreadArray(t *testing
 	if r, _ := g.close(); r != gateClosed {
 		t.Fatalf("second close = %d, want closed", r)
 	}
-	if r, _ := g.begin(0, 0, 0); r != gateClosed {
+	if r, _ := g.begin(0, 0); r != gateClosed {
 		t.Fatalf("begin after close = %d, want closed", r)
 	}
 	if r, _ := g.tryBegin(true); r != gateClosed {
@@ -180,7 +189,7 @@ func TestGateTakeWaitsForAnInterruptedReadsArray(t *testing.T) {
 	if r := g.take(); r != gateUnread {
 		t.Fatalf("take with an unread array = %d, want unread", r)
 	}
-	r, s := g.begin(0, 0, 0)
+	r, s := g.begin(0, 0)
 	if r != gateUnread {
 		t.Fatalf("begin = %d, want unread", r)
 	}
@@ -195,7 +204,7 @@ func TestGateTakeWaitsForAnInterruptedReadsArray(t *testing.T) {
 
 func TestGateTryBeginNeverWaits(t *testing.T) {
 	g := newReadGate()
-	if r, _ := g.begin(0, 0, 0); r != gateGo {
+	if r, _ := g.begin(0, 0); r != gateGo {
 		t.Fatalf("begin = %d, want go", r)
 	}
 	if r, _ := g.tryBegin(true); r != gateBusy {
@@ -215,7 +224,7 @@ func TestGateTryBeginNeverWaits(t *testing.T) {
 	if r, _ := g.tryBegin(true); r != gateGo {
 		t.Fatalf("tryBegin = %d, want go", r)
 	}
-	if r, _ := g.begin(time.Millisecond, 0, 0); r != gateBusy {
+	if r, _ := g.begin(time.Millisecond, 0); r != gateBusy {
 		t.Fatalf("begin during tryBegin's read = %d, want busy", r)
 	}
 	g.end()
@@ -230,7 +239,7 @@ func TestGateLetsOneReaderInAtATime(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 500 {
-				if r, _ := g.begin(0, 0, 0); r != gateGo {
+				if r, _ := g.begin(0, 0); r != gateGo {
 					t.Errorf("begin = %d, want go", r)
 					return
 				}

@@ -107,11 +107,7 @@ func errReentrantRead() error {
 }
 
 func (s *OneShotStream) next(wait time.Duration, wantHeld bool, thread ThreadID) (held unsafe.Pointer, a *Array, err error, ready bool) {
-	var producer ThreadID
-	if s.prefetch != nil {
-		producer = ThreadID(s.prefetch.producerThread.Load())
-	}
-	switch r, slot := s.gate.begin(wait, thread, producer); r {
+	switch r, slot := s.gate.begin(wait, thread); r {
 	case gateReentrant:
 		return nil, nil, errReentrantRead(), true
 	case gateBusy:
@@ -122,6 +118,12 @@ func (s *OneShotStream) next(wait time.Duration, wantHeld bool, thread ThreadID)
 		return slot.held, slot.a, nil, true
 	}
 	defer s.gate.end()
+	return s.read(wait, wantHeld)
+}
+
+// read is a read the gate let in: from the read-ahead's queue (waiting at
+// most wait), or from the producer.
+func (s *OneShotStream) read(wait time.Duration, wantHeld bool) (held unsafe.Pointer, a *Array, err error, ready bool) {
 	if s.readsAhead() {
 		if wantHeld {
 			return s.prefetch.NextWithinHeld(wait)
@@ -160,19 +162,35 @@ func (s *OneShotStream) TryNextHeld() (held unsafe.Pointer, a *Array, err error,
 	return s.prefetch.TryNextHeld()
 }
 
-// CRead is what a binding needs to read this stream in C without Go, when
-// the stream is a foreign one read as it is (not cast, not read ahead): its
-// read gate, with a reference the caller drops with gda_gate_unref, and the
-// StreamReader's C half (held.h). A read the gate lets in calls
-// gda_stream_source_next, and hands any outcome but a held array or the end
-// to FinishRead before gda_gate_end. Both are nil for other streams, whose
-// reads go through Next.
-func (s *OneShotStream) CRead() (gate, source unsafe.Pointer) {
-	r, ok := s.reader.(*StreamReader)
-	if !ok || r.CSource() == nil {
-		return nil, nil
+// ReadHeld is NextHeld for a binding that began the read in the stream's
+// read gate itself (see CRead) and ends it after: the read alone.
+func (s *OneShotStream) ReadHeld(wait time.Duration) (held unsafe.Pointer, a *Array, err error, ready bool) {
+	return s.read(wait, true)
+}
+
+// TryReadHeld is TryNextHeld for a binding that began the read in the
+// stream's read gate itself (gda_gate_try_begin, which lets a read in only
+// for a stream that reads ahead): the read alone.
+func (s *OneShotStream) TryReadHeld() (held unsafe.Pointer, a *Array, err error, ok bool) {
+	if !s.readsAhead() {
+		return nil, nil, nil, false
 	}
-	return s.gate.ref(), r.CSource()
+	return s.prefetch.TryNextHeld()
+}
+
+// CRead is what a binding needs to keep the stream's bookkeeping in C: its
+// read gate (gate.h), with a reference the caller drops with
+// gda_gate_unref; for a foreign stream read as it is (not cast, not read
+// ahead) the StreamReader's C half (held.h), else nil; and whether the
+// stream reads ahead (what gda_gate_try_begin asks). A read the gate lets
+// in is then, for a foreign stream, gda_stream_source_next, any outcome
+// but a held array or the end going to FinishRead; for others ReadHeld or
+// TryReadHeld; and gda_gate_end after it.
+func (s *OneShotStream) CRead() (gate, source unsafe.Pointer, readsAhead bool) {
+	if r, ok := s.reader.(*StreamReader); ok {
+		source = r.CSource()
+	}
+	return s.gate.ref(), source, s.readsAhead()
 }
 
 // FinishRead finishes a read that a binding began in C (see CRead): got is
@@ -319,7 +337,9 @@ func (s *OneShotStream) Cast(target *Schema) (*OneShotStream, error) {
 		return nil, err
 	}
 	out := NewOneShotStream(cast)
-	out.prefetch = s.prefetch
+	if out.prefetch = s.prefetch; out.prefetch != nil {
+		out.gate.watchProducer(out.prefetch.producer)
+	}
 	return out, nil
 }
 
@@ -338,6 +358,7 @@ func (s *OneShotStream) Prefetch(depth int64) (*OneShotStream, error) {
 	p := Prefetch(r, int(depth))
 	out := NewOneShotStream(p)
 	out.prefetch = p
+	out.gate.watchProducer(p.producer)
 	return out, nil
 }
 
