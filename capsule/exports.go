@@ -31,6 +31,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/checksum"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
 )
 
@@ -84,7 +85,7 @@ func gdaHandleRelease(h C.uintptr_t) {
 	call(nil, func() error {
 		v, ok := handles.Delete(handle.Handle(h))
 		if !ok {
-			return fmt.Errorf("%w: handle %#x released twice", cdevice.ErrInternal, uintptr(h))
+			return fmt.Errorf("%w: handle %#x released twice", errs.ErrInternal, uintptr(h))
 		}
 		switch v := v.(type) {
 		case *cdevice.Array:
@@ -427,7 +428,7 @@ func gdaChecksums(h C.uintptr_t, out **C.uint32_t, n *C.int64_t, e *C.gda_error)
 		}
 		p := (*C.uint32_t)(C.malloc(C.size_t(max(len(sums), 1)) * C.sizeof_uint32_t))
 		if p == nil {
-			return &cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "out of memory"}
+			return &errs.Error{Kind: errs.ErrInvalid, Msg: "out of memory"}
 		}
 		for i, v := range sums {
 			unsafe.Slice(p, len(sums))[i] = C.uint32_t(v)
@@ -599,7 +600,7 @@ func gdaStreamUnread(h, array C.uintptr_t, held unsafe.Pointer) {
 		}
 		a, ok := handles.Delete(handle.Handle(array))
 		if !ok {
-			return fmt.Errorf("%w: unread of a stale array handle", cdevice.ErrInternal)
+			return fmt.Errorf("%w: unread of a stale array handle", errs.ErrInternal)
 		}
 		if err != nil {
 			a.(*cdevice.Array).Release()
@@ -781,7 +782,7 @@ func gdaDebugPanic(e *C.gda_error) C.int {
 		name := C.CString("GODEVARROW_ALLOW_PANIC_TEST")
 		defer C.free(unsafe.Pointer(name))
 		if v := C.getenv(name); v == nil || C.GoString(v) != "1" {
-			return &cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "debug_panic() needs GODEVARROW_ALLOW_PANIC_TEST=1"}
+			return &errs.Error{Kind: errs.ErrInvalid, Msg: "debug_panic() needs GODEVARROW_ALLOW_PANIC_TEST=1"}
 		}
 		panic("deliberate panic from debug_panic()")
 	})

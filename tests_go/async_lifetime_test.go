@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/tests_go/casync"
 )
 
@@ -44,7 +45,7 @@ func TestAsyncLateProducerCallsAfterManyStreams(t *testing.T) {
 	if o := early.Observed(); o.CallsAfterRelease != 0 || o.Release != 1 {
 		t.Errorf("release %d times, %d calls after it", o.Release, o.CallsAfterRelease)
 	}
-	if n := cdevice.Panics(); n != 0 {
+	if n := errs.Panics(); n != 0 {
 		t.Errorf("%d panics", n)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/tests_go/casync"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 )
@@ -235,7 +236,7 @@ func TestAsyncConsumerErrorArrivesAfterEarlierArrays(t *testing.T) {
 		a.Release()
 		n++
 	}
-	var se *cdevice.StreamError
+	var se *errs.StreamError
 	if n != 4 || !errors.As(err, &se) || se.Errno != 5 || !strings.Contains(se.Msg, "on purpose") {
 		t.Fatalf("%d arrays then %v", n, err)
 	}

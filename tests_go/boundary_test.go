@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 )
 
@@ -250,10 +251,10 @@ func TestImportMovesAndRejectsReleased(t *testing.T) {
 	}
 	arr.Release()
 	cb.ResetReleases()
-	if _, err := cdevice.ImportArray(a, schema); !errors.Is(err, cdevice.ErrInvalid) || !strings.Contains(err.Error(), "released") {
+	if _, err := cdevice.ImportArray(a, schema); !errors.Is(err, errs.ErrInvalid) || !strings.Contains(err.Error(), "released") {
 		t.Errorf("re-import of a moved struct: %v", err)
 	}
-	if _, err := cdevice.ImportSchema(s); !errors.Is(err, cdevice.ErrInvalid) {
+	if _, err := cdevice.ImportSchema(s); !errors.Is(err, errs.ErrInvalid) {
 		t.Errorf("re-import of a released schema: %v", err)
 	}
 	if n := cb.Releases(); n != 0 {
@@ -275,7 +276,7 @@ func TestMalformedInput(t *testing.T) {
 		} else {
 			cb.ReleaseArray(a) // we were not handed the array: its owner releases it
 		}
-		if !errors.Is(err, cdevice.ErrInvalid) || !strings.Contains(err.Error(), wants[kind]) {
+		if !errors.Is(err, errs.ErrInvalid) || !strings.Contains(err.Error(), wants[kind]) {
 			t.Errorf("kind %d: got %v, want ErrInvalid mentioning %q", kind, err, wants[kind])
 		}
 		if n := cb.Releases(); n != 2 {
@@ -295,8 +296,8 @@ func TestDeviceFieldsOnImport(t *testing.T) {
 		wantError string
 		kind      error
 	}{
-		{"cpu event", int32(device.CPU), true, "sync_event", cdevice.ErrInvalid},
-		{"unknown device type", 99, false, "unknown device_type", cdevice.ErrInvalid},
+		{"cpu event", int32(device.CPU), true, "sync_event", errs.ErrInvalid},
+		{"unknown device type", 99, false, "unknown device_type", errs.ErrInvalid},
 		{"metal without backend", int32(device.Metal), false, "metal", device.ErrUnavailable},
 	} {
 		cb.ResetReleases()
@@ -373,13 +374,13 @@ func TestCStreamErrors(t *testing.T) {
 	}
 	// the producer's error is reported once; later reads say the stream ended with it
 	_, err = r.Next()
-	var se *cdevice.StreamError
+	var se *errs.StreamError
 	if !errors.As(err, &se) || se.Errno != syscall.EIO || se.Msg != "producer failed at batch 2" {
 		t.Errorf("first read after the failure: got %v", err)
 	}
 	for i := 0; i < 2; i++ {
 		_, err = r.Next()
-		if !errors.Is(err, cdevice.ErrConsumed) || errors.As(err, &se) || !strings.Contains(err.Error(), "producer failed at batch 2") {
+		if !errors.Is(err, errs.ErrConsumed) || errors.As(err, &se) || !strings.Contains(err.Error(), "producer failed at batch 2") {
 			t.Errorf("attempt %d: got %v", i, err)
 		}
 	}
@@ -458,7 +459,7 @@ func TestDeviceStreamWithWrongChunkDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if _, err := r.Next(); !errors.Is(err, cdevice.ErrInvalid) || !strings.Contains(err.Error(), "device type") {
+	if _, err := r.Next(); !errors.Is(err, errs.ErrInvalid) || !strings.Contains(err.Error(), "device type") {
 		t.Errorf("got %v", err)
 	}
 }
@@ -470,7 +471,7 @@ type failingReader struct {
 
 func (f *failingReader) Next() (*cdevice.Array, error) {
 	if f.n == f.failAt {
-		return nil, &cdevice.StreamError{Errno: syscall.EPROTO, Msg: "go producer failed on purpose"}
+		return nil, &errs.StreamError{Errno: syscall.EPROTO, Msg: "go producer failed on purpose"}
 	}
 	f.n++
 	return f.ListReader.Next()

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 )
 
@@ -61,11 +62,11 @@ func TestCasts(t *testing.T) {
 		arrow.StructOf(arrow.Field{Name: "i", Type: arrow.PrimitiveTypes.Int32, Nullable: true}, arrow.Field{Name: "z", Type: arrow.BinaryTypes.String, Nullable: true}),
 		arrow.PrimitiveTypes.Int64,
 	} {
-		if _, err := cdevice.Cast(st, schemaOf(t, arrow.Field{Type: target})); !errors.Is(err, cdevice.ErrInvalid) {
+		if _, err := cdevice.Cast(st, schemaOf(t, arrow.Field{Type: target})); !errors.Is(err, errs.ErrInvalid) {
 			t.Errorf("struct -> %s: got %v, want ErrInvalid", target, err)
 		}
 	}
-	if _, err := cdevice.Cast(ints, schemaOf(t, arrow.Field{Type: arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int64})})); !errors.Is(err, cdevice.ErrInvalid) {
+	if _, err := cdevice.Cast(ints, schemaOf(t, arrow.Field{Type: arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int64})})); !errors.Is(err, errs.ErrInvalid) {
 		t.Errorf("int32 -> struct: got %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 	"github.com/godevarrow/godevarrow/tests_go/cfuzz"
 )
@@ -83,7 +84,7 @@ func FuzzArrayImport(f *testing.F) {
 					readValues(t, sl)
 					sl.Release()
 					ga.Release()
-				} else if !errors.Is(err, cdevice.ErrNotImplemented) {
+				} else if !errors.Is(err, errs.ErrNotImplemented) {
 					t.Fatalf("ToArrow refuses data that passed full validation: %v", err)
 				}
 			}

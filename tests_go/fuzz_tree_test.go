@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 	"github.com/godevarrow/godevarrow/tests_go/cfuzz"
 )
@@ -51,7 +52,7 @@ func FuzzHostileTree(f *testing.F) {
 		if n := cfuzz.TreeReleases(); n != 2 {
 			t.Fatalf("%d releases of schema and array, want 2 (err %v)", n, err)
 		}
-		if cdevice.Panics() != 0 {
+		if errs.Panics() != 0 {
 			t.Fatal("a panic was recovered")
 		}
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // countingReader yields n int64 arrays [i], failing at failAt, and counts
@@ -67,7 +68,7 @@ func (r *countingReader) Next() (*cdevice.Array, error) {
 		<-r.gate
 	}
 	if r.i == r.failAt {
-		return nil, &cdevice.StreamError{Errno: syscall.EIO, Msg: "failed on purpose"}
+		return nil, &errs.StreamError{Errno: syscall.EIO, Msg: "failed on purpose"}
 	}
 	if r.i == r.n {
 		return nil, io.EOF
@@ -126,12 +127,12 @@ func TestPrefetchErrorAfterEarlierArrays(t *testing.T) {
 	p := cdevice.Prefetch(newCountingReader(t, 10, 4, false), 2)
 	defer p.Close()
 	got, err := readAll(t, p)
-	var se *cdevice.StreamError
+	var se *errs.StreamError
 	if len(got) != 4 || !errors.As(err, &se) || se.Errno != syscall.EIO {
 		t.Fatalf("got %v then %v", got, err)
 	}
 	// reported once; later reads say the stream ended with it
-	if _, err2 := p.Next(); !errors.Is(err2, cdevice.ErrConsumed) || !strings.Contains(err2.Error(), err.Error()) {
+	if _, err2 := p.Next(); !errors.Is(err2, errs.ErrConsumed) || !strings.Contains(err2.Error(), err.Error()) {
 		t.Fatalf("later reads report the end, got %v", err2)
 	}
 }
@@ -168,7 +169,7 @@ func TestPrefetchReadsAheadBoundedly(t *testing.T) {
 	if src.closed.Load() != 1 {
 		t.Fatal("the source is closed by Close")
 	}
-	if _, err := p.Next(); !errors.Is(err, cdevice.ErrConsumed) {
+	if _, err := p.Next(); !errors.Is(err, errs.ErrConsumed) {
 		t.Fatalf("after Close: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // Array is an Arrow array whose buffers live on a device: an arrow.ArrayData,
@@ -172,7 +173,7 @@ func (a *Array) Share() (*Array, error) {
 // retained: its data may be gone.
 func (a *Array) checkLive(op string) error {
 	if a.refs.Load() <= 0 {
-		return errorf(ErrInvalid, "cannot %s an array that was released (Retain it while it is used)", op)
+		return errs.Errorf(errs.ErrInvalid, "cannot %s an array that was released (Retain it while it is used)", op)
 	}
 	return nil
 }
@@ -201,7 +202,7 @@ func (a *Array) Slice(offset, length int64) (*Array, error) {
 		return nil, err
 	}
 	if offset < 0 || length < 0 || offset > int64(a.Len()) || length > int64(a.Len())-offset {
-		return nil, errorf(ErrInvalid, "slice [%d, %d+%d) is out of bounds for an array of length %d", offset, offset, length, a.Len())
+		return nil, errs.Errorf(errs.ErrInvalid, "slice [%d, %d+%d) is out of bounds for an array of length %d", offset, offset, length, a.Len())
 	}
 	sliced := array.NewSliceData(a.data, offset, offset+length)
 	if flat := pushDownStructOffset(a.schema, sliced); flat != nil {
@@ -255,10 +256,10 @@ func (a *Array) Column(i int) (*Array, error) {
 		return nil, err
 	}
 	if a.schema.info.Layout != LayoutStruct || a.schema.Dictionary != nil {
-		return nil, errorf(ErrInvalid, "columns exist only for struct arrays, not %q", a.schema.Format)
+		return nil, errs.Errorf(errs.ErrInvalid, "columns exist only for struct arrays, not %q", a.schema.Format)
 	}
 	if i < 0 || i >= len(a.schema.Children) {
-		return nil, errorf(ErrInvalid, "column index %d out of range for %d columns", i, len(a.schema.Children))
+		return nil, errs.Errorf(errs.ErrInvalid, "column index %d out of range for %d columns", i, len(a.schema.Children))
 	}
 	child := a.data.Children()[i]
 	off := int64(a.data.Offset())
@@ -269,7 +270,7 @@ func (a *Array) Column(i int) (*Array, error) {
 // validated first (once per Array).
 func (a *Array) ToArrow() (arrow.Array, error) {
 	if !a.dev.Type.HostAccessible() {
-		return nil, errorf(ErrNotImplemented, "array is on %s; copy it to the host first", a.dev)
+		return nil, errs.Errorf(errs.ErrNotImplemented, "array is on %s; copy it to the host first", a.dev)
 	}
 	if err := a.validateForCompute(); err != nil {
 		return nil, err
@@ -281,7 +282,7 @@ func (a *Array) ToArrow() (arrow.Array, error) {
 // The data is fully validated first (once per Array).
 func (a *Array) ToRecord() (arrow.Record, error) {
 	if !a.dev.Type.HostAccessible() {
-		return nil, errorf(ErrNotImplemented, "array is on %s; copy it to the host first", a.dev)
+		return nil, errs.Errorf(errs.ErrNotImplemented, "array is on %s; copy it to the host first", a.dev)
 	}
 	if err := a.validateForCompute(); err != nil {
 		return nil, err
@@ -319,23 +320,23 @@ func (a *Array) ToRecord() (arrow.Record, error) {
 func WithValidity(values, validity *Array, nullCount int64) (*Array, error) {
 	s := values.schema
 	if len(s.Children) != 0 || s.Dictionary != nil || !s.info.HasValidity() {
-		return nil, errorf(ErrInvalid, "a validity bitmap can be attached only to a flat array with one, not %s", s)
+		return nil, errs.Errorf(errs.ErrInvalid, "a validity bitmap can be attached only to a flat array with one, not %s", s)
 	}
 	if values.data.Buffers()[0] != nil {
-		return nil, errorf(ErrInvalid, "the array already has a validity bitmap")
+		return nil, errs.Errorf(errs.ErrInvalid, "the array already has a validity bitmap")
 	}
 	if validity.schema.Format != "C" || validity.Offset() != 0 {
-		return nil, errorf(ErrInvalid, "the validity bitmap must be a uint8 array with offset 0, not %s at offset %d", validity.schema, validity.Offset())
+		return nil, errs.Errorf(errs.ErrInvalid, "the validity bitmap must be a uint8 array with offset 0, not %s at offset %d", validity.schema, validity.Offset())
 	}
 	if validity.dev != values.dev {
-		return nil, errorf(ErrInvalid, "the validity bitmap is on %s but the values are on %s", validity.dev, values.dev)
+		return nil, errs.Errorf(errs.ErrInvalid, "the validity bitmap is on %s but the values are on %s", validity.dev, values.dev)
 	}
 	need := (int64(values.Offset()) + int64(values.Len()) + 7) / 8
 	if int64(validity.Len()) < need {
-		return nil, errorf(ErrInvalid, "the validity bitmap has %d bytes but %d values need %d", validity.Len(), values.Offset()+values.Len(), need)
+		return nil, errs.Errorf(errs.ErrInvalid, "the validity bitmap has %d bytes but %d values need %d", validity.Len(), values.Offset()+values.Len(), need)
 	}
 	if nullCount < -1 || nullCount > int64(values.Len()) {
-		return nil, errorf(ErrInvalid, "null count %d is out of range for %d values", nullCount, values.Len())
+		return nil, errs.Errorf(errs.ErrInvalid, "null count %d is out of range for %d values", nullCount, values.Len())
 	}
 	var event unsafe.Pointer
 	var owner *foreignOwner

@@ -18,6 +18,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
 )
 
@@ -32,7 +33,7 @@ var (
 
 // errOutOfMemory reports a failed C allocation of the async interface.
 func errOutOfMemory(what string) error {
-	return &StreamError{Errno: syscall.ENOMEM, Msg: "out of memory allocating " + what}
+	return &errs.StreamError{Errno: syscall.ENOMEM, Msg: "out of memory allocating " + what}
 }
 
 // failAsyncAllocation makes the n-th C allocation of the async interface
@@ -94,10 +95,10 @@ type asyncProducer struct {
 // used by the caller afterwards.
 func ExportAsyncDeviceStream(r ArrayReader, handler *CArrowAsyncDeviceStreamHandler, opts AsyncExportOptions) error {
 	if handler == nil {
-		return errorf(ErrInvalid, "ArrowAsyncDeviceStreamHandler pointer is NULL")
+		return errs.Errorf(errs.ErrInvalid, "ArrowAsyncDeviceStreamHandler pointer is NULL")
 	}
 	if handler.on_schema == nil || handler.on_next_task == nil || handler.on_error == nil || handler.release == nil {
-		return errorf(ErrInvalid, "the ArrowAsyncDeviceStreamHandler lacks a mandatory callback")
+		return errs.Errorf(errs.ErrInvalid, "the ArrowAsyncDeviceStreamHandler lacks a mandatory callback")
 	}
 	p := &asyncProducer{r: r, handler: handler, opts: opts, wake: make(chan struct{}, 1)}
 	go p.drive()
@@ -198,7 +199,7 @@ func (p *asyncProducer) drive() {
 	onError := func(err error) {
 		msg := C.CString(err.Error())
 		defer C.free(unsafe.Pointer(msg))
-		C.gda_async_call_on_error(p.handler, C.int(errnoOf(err)), msg, nil)
+		C.gda_async_call_on_error(p.handler, C.int(errs.Errno(err)), msg, nil)
 	}
 	if err := p.start(); err != nil {
 		onError(err)
@@ -238,7 +239,7 @@ func (p *asyncProducer) drive() {
 		case cancelled:
 			return
 		case badN != 0:
-			onError(&StreamError{Errno: syscall.EINVAL, Msg: fmt.Sprintf("ArrowAsyncProducer.request(%d): n must be positive", badN)})
+			onError(&errs.StreamError{Errno: syscall.EINVAL, Msg: fmt.Sprintf("ArrowAsyncProducer.request(%d): n must be positive", badN)})
 			return
 		}
 		a, err := p.r.Next()
@@ -252,7 +253,7 @@ func (p *asyncProducer) drive() {
 		}
 		if a.Device().Type != p.r.DeviceType() {
 			a.Release()
-			onError(errorf(ErrInvalid, "array %d is on %s but the stream is on %s", k, a.Device(), p.r.DeviceType()))
+			onError(errs.Errorf(errs.ErrInvalid, "array %d is on %s but the stream is on %s", k, a.Device(), p.r.DeviceType()))
 			return
 		}
 		task, err := p.newTask(a)
@@ -286,7 +287,7 @@ func producerOf(h C.uintptr_t) (*asyncProducer, bool) {
 
 //export godevarrowAsyncRequest
 func godevarrowAsyncRequest(h C.uintptr_t, n C.int64_t) {
-	defer recoverInto(func(error) {})
+	defer errs.RecoverInto(func(error) {})
 	p, ok := producerOf(h)
 	if !ok {
 		return // retired: request is a no-op
@@ -310,7 +311,7 @@ func godevarrowAsyncRequest(h C.uintptr_t, n C.int64_t) {
 
 //export godevarrowAsyncCancel
 func godevarrowAsyncCancel(h C.uintptr_t) {
-	defer recoverInto(func(error) {})
+	defer errs.RecoverInto(func(error) {})
 	p, ok := producerOf(h)
 	if !ok {
 		return // retired: cancel is a no-op
@@ -364,7 +365,7 @@ func (t *asyncTask) handedOver(accepted bool) {
 
 //export godevarrowAsyncExtract
 func godevarrowAsyncExtract(h C.uintptr_t, out *C.struct_ArrowDeviceArray) (rc C.int) {
-	defer recoverInto(func(error) { rc = C.int(syscall.EIO) })
+	defer errs.RecoverInto(func(error) { rc = C.int(syscall.EIO) })
 	v, ok := asyncTasks.Delete(handle.Handle(h))
 	if !ok {
 		return C.int(syscall.EINVAL) // extracted already, or no task of ours
@@ -384,7 +385,7 @@ func godevarrowAsyncExtract(h C.uintptr_t, out *C.struct_ArrowDeviceArray) (rc C
 		return 0
 	}
 	if err := ExportDeviceArray(t.a, (*CArrowDeviceArray)(unsafe.Pointer(out))); err != nil {
-		return C.int(errnoOf(err))
+		return C.int(errs.Errno(err))
 	}
 	return 0
 }
@@ -393,7 +394,7 @@ func godevarrowAsyncExtract(h C.uintptr_t, out *C.struct_ArrowDeviceArray) (rc C
 
 // AsyncReader reads what a producer hands to the handler of NewAsyncReader.
 // It is an ArrayReader: Next blocks until the next array, the end (io.EOF)
-// or the producer's error (a *StreamError with its code and message), each
+// or the producer's error (a *errs.StreamError with its code and message), each
 // delivered in the producer's order.
 type AsyncReader struct {
 	queue int
@@ -510,7 +511,7 @@ func (r *AsyncReader) Close() error {
 			C.gda_async_call_cancel(r.producer)
 		}
 		if r.final == nil {
-			r.final = errorf(ErrConsumed, "the async stream was closed")
+			r.final = errs.Errorf(errs.ErrConsumed, "the async stream was closed")
 		}
 	}
 	r.mu.Unlock()
@@ -565,14 +566,14 @@ func readerOf(h C.uintptr_t) (*AsyncReader, bool) {
 
 //export godevarrowAsyncOnSchema
 func godevarrowAsyncOnSchema(h C.uintptr_t, prod *C.struct_ArrowAsyncProducer, s *C.struct_ArrowSchema) (rc C.int) {
-	defer recoverInto(func(error) { rc = C.int(syscall.EIO) })
+	defer errs.RecoverInto(func(error) { rc = C.int(syscall.EIO) })
 	r, ok := readerOf(h)
 	if !ok {
 		return C.int(syscall.EINVAL) // the handler was released
 	}
 	schema, err := ImportSchema((*CArrowSchema)(unsafe.Pointer(s)))
 	if err == nil && prod == nil {
-		err = errorf(ErrInvalid, "on_schema was called before the producer populated handler->producer")
+		err = errs.Errorf(errs.ErrInvalid, "on_schema was called before the producer populated handler->producer")
 	}
 	if err != nil {
 		r.markReady(err)
@@ -581,7 +582,7 @@ func godevarrowAsyncOnSchema(h C.uintptr_t, prod *C.struct_ArrowAsyncProducer, s
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		r.markReady(errorf(ErrConsumed, "the async stream was closed"))
+		r.markReady(errs.Errorf(errs.ErrConsumed, "the async stream was closed"))
 		return C.int(syscall.ECANCELED)
 	}
 	r.schema, r.producer = schema, prod
@@ -624,7 +625,7 @@ var asyncImportedHook atomic.Pointer[func()]
 
 //export godevarrowAsyncOnNextTask
 func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.char) (rc C.int) {
-	defer recoverInto(func(error) { rc = C.int(syscall.EIO) })
+	defer errs.RecoverInto(func(error) { rc = C.int(syscall.EIO) })
 	r, ok := readerOf(h)
 	if !ok {
 		return C.int(syscall.EINVAL) // the handler was released
@@ -655,7 +656,7 @@ func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.
 	}
 	a, err := ImportDeviceArray((*CArrowDeviceArray)(unsafe.Pointer(out)), schema)
 	if err == nil && a.Device().Type != r.devType {
-		err = errorf(ErrInvalid, "a task's array is on %s but the producer declared %s", a.Device(), r.devType)
+		err = errs.Errorf(errs.ErrInvalid, "a task's array is on %s but the producer declared %s", a.Device(), r.devType)
 		a.Release()
 	}
 	if err != nil {
@@ -688,13 +689,13 @@ func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.
 		return C.int(syscall.ECANCELED)
 	}
 	a.Release()
-	r.push(asyncItem{err: &StreamError{Errno: syscall.EOVERFLOW, Msg: "the async producer sent more arrays than were requested"}})
+	r.push(asyncItem{err: &errs.StreamError{Errno: syscall.EOVERFLOW, Msg: "the async producer sent more arrays than were requested"}})
 	return C.int(syscall.EOVERFLOW)
 }
 
 //export godevarrowAsyncOnError
 func godevarrowAsyncOnError(h C.uintptr_t, code C.int, msg, md *C.char) {
-	defer recoverInto(func(error) {})
+	defer errs.RecoverInto(func(error) {})
 	r, ok := readerOf(h)
 	if !ok {
 		return // the handler was released
@@ -703,7 +704,7 @@ func godevarrowAsyncOnError(h C.uintptr_t, code C.int, msg, md *C.char) {
 	if msg != nil {
 		text = C.GoString(msg)
 	}
-	err := &StreamError{Errno: syscall.Errno(code), Msg: text}
+	err := &errs.StreamError{Errno: syscall.Errno(code), Msg: text}
 	r.end()
 	r.markReady(err)
 	r.push(asyncItem{err: err})
@@ -711,7 +712,7 @@ func godevarrowAsyncOnError(h C.uintptr_t, code C.int, msg, md *C.char) {
 
 //export godevarrowAsyncRelease
 func godevarrowAsyncRelease(h C.uintptr_t) {
-	defer recoverInto(func(error) {})
+	defer errs.RecoverInto(func(error) {})
 	v, ok := asyncReaders.Delete(handle.Handle(h))
 	if !ok {
 		return // released twice
@@ -721,8 +722,8 @@ func godevarrowAsyncRelease(h C.uintptr_t) {
 	r.released = true
 	r.producer = nil
 	r.mu.Unlock()
-	r.markReady(errorf(ErrInvalid, "the async producer released the handler without sending a schema"))
-	r.push(asyncItem{err: &StreamError{Errno: syscall.EPIPE, Msg: "the async producer ended the stream without an end marker"}})
+	r.markReady(errs.Errorf(errs.ErrInvalid, "the async producer released the handler without sending a schema"))
+	r.push(asyncItem{err: &errs.StreamError{Errno: syscall.EPIPE, Msg: "the async producer ended the stream without an end marker"}})
 	liveAsyncHandlers.Add(-1)
 }
 

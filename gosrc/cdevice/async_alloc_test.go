@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 func int64ListReader(t *testing.T, n int) *ListReader {
@@ -120,7 +121,7 @@ func TestAsyncAllocationFailuresAreReported(t *testing.T) {
 	}
 	waitReleased(t)
 	before := liveAsyncAllocations()
-	panics := Panics()
+	panics := errs.Panics()
 	failures := 0
 	for n := 1; ; n++ {
 		failAsyncAllocation(n)
@@ -135,7 +136,7 @@ func TestAsyncAllocationFailuresAreReported(t *testing.T) {
 		if err == nil {
 			break // the stream needed fewer than n allocations
 		}
-		var se *StreamError
+		var se *errs.StreamError
 		if !errors.As(err, &se) || se.Errno != syscall.ENOMEM {
 			t.Errorf("allocation %d failed: error %v, want ENOMEM", n, err)
 		}
@@ -146,7 +147,7 @@ func TestAsyncAllocationFailuresAreReported(t *testing.T) {
 	if want := 2 + 1 + 1 + 2*2 + arrays; failures != want {
 		t.Errorf("%d allocations failed in turn, want %d", failures, want)
 	}
-	if n := Panics() - panics; n != 0 {
+	if n := errs.Panics() - panics; n != 0 {
 		t.Errorf("%d panics", n)
 	}
 }
@@ -173,7 +174,7 @@ func TestAsyncProducerSlotAllocationFailure(t *testing.T) {
 		}
 		err = reader.Wait()
 		failAsyncAllocation(0)
-		var se *StreamError
+		var se *errs.StreamError
 		switch {
 		case err == nil:
 			t.Fatal("the armed allocation did not fail")

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // An array that on_next_task has imported but not yet queued when the
@@ -53,7 +55,7 @@ func TestAsyncCloseWhileATaskIsBeingDeliveredReleasesIt(t *testing.T) {
 	if after := LiveStats(); after != before {
 		t.Fatalf("an array delivered during Close was kept: before %+v, after %+v", before, after)
 	}
-	if a, err := reader.Next(); !errors.Is(err, ErrConsumed) {
-		t.Fatalf("Next after Close: %v, %v; want ErrConsumed", a, err)
+	if a, err := reader.Next(); !errors.Is(err, errs.ErrConsumed) {
+		t.Fatalf("Next after Close: %v, %v; want errs.ErrConsumed", a, err)
 	}
 }

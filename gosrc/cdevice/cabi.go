@@ -14,7 +14,7 @@
 // siblings are aliases that other cgo packages can convert to with
 // unsafe.Pointer. Callers of this package need no cgo themselves.
 //
-// Errors wrap ErrInvalid (malformed input), ErrNotImplemented, ErrConsumed or
+// Errors wrap errs.ErrInvalid (malformed input), errs.ErrNotImplemented, errs.ErrConsumed or
 // a device error, so callers can classify them with errors.Is.
 //
 // # Async device streams

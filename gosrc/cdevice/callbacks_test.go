@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // callFromC calls one of the package's //export functions as its C
@@ -37,12 +38,12 @@ func callFromC(t *testing.T, fn any, args ...any) (results []reflect.Value) {
 // slot far beyond any table.
 var invalidHandles = []uint64{0, 1<<40 | 123456}
 
-// checkNoPanic fails the test if the callbacks recovered a panic: a stale
+// checkNoPanic fails the test if the callbacks errs.Recovered a panic: a stale
 // handle is an expected event, not an internal error that poisons the library.
 func checkNoPanic(t *testing.T, before int64) {
 	t.Helper()
-	if n := Panics() - before; n != 0 {
-		t.Errorf("%d panics recovered: a stale or invalid handle was not detected", n)
+	if n := errs.Panics() - before; n != 0 {
+		t.Errorf("%d panics errs.Recovered: a stale or invalid handle was not detected", n)
 	}
 }
 
@@ -66,7 +67,7 @@ func exportedStreamHandle(t *testing.T) uint64 {
 }
 
 func TestExportedStreamCallbacksRejectStaleHandles(t *testing.T) {
-	before := Panics()
+	before := errs.Panics()
 	live := exportedStreamHandle(t)
 	callFromC(t, godevarrowStreamRelease, live) // the Go side of release; the C cell is left behind
 	for _, h := range append(invalidHandles, live) {
@@ -85,7 +86,7 @@ func TestExportedStreamCallbacksRejectStaleHandles(t *testing.T) {
 }
 
 func TestAsyncProducerCallbacksRejectStaleHandles(t *testing.T) {
-	before := Panics()
+	before := errs.Panics()
 	for _, h := range invalidHandles {
 		callFromC(t, godevarrowAsyncRequest, h, 1)
 		callFromC(t, godevarrowAsyncCancel, h)
@@ -97,7 +98,7 @@ func TestAsyncProducerCallbacksRejectStaleHandles(t *testing.T) {
 }
 
 func TestAsyncHandlerCallbacksRejectStaleHandles(t *testing.T) {
-	before := Panics()
+	before := errs.Panics()
 	_, handler, err := NewAsyncReader(1)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/compute"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // Cast returns a with the requested schema, following the PyCapsule
@@ -19,8 +20,8 @@ import (
 // its number of fields and their names. A request for another encoding of
 // the same values that cannot be produced (strings as views or a dictionary,
 // say) is answered with a's own schema, as the PyCapsule spec allows.
-// Incompatible requests fail with ErrInvalid; casts of device memory fail
-// with ErrNotImplemented.
+// Incompatible requests fail with errs.ErrInvalid; casts of device memory fail
+// with errs.ErrNotImplemented.
 func Cast(a *Array, target *Schema) (*Array, error) {
 	if a.schema.Equal(target) {
 		a.Retain()
@@ -59,7 +60,7 @@ func Cast(a *Array, target *Schema) (*Array, error) {
 			if err != nil {
 				return nil, err
 			}
-			return nil, errorf(ErrInvalid, "requested schema declares %s non-nullable but the data has %d nulls", target.describe(), nulls)
+			return nil, errs.Errorf(errs.ErrInvalid, "requested schema declares %s non-nullable but the data has %d nulls", target.describe(), nulls)
 		}
 	}
 	out := a.derive(target, data)
@@ -72,17 +73,17 @@ func Cast(a *Array, target *Schema) (*Array, error) {
 func checkCastable(from, to *Schema, dev device.Type) error {
 	if from.info.Layout == LayoutStruct && from.Dictionary == nil {
 		if to.info.Layout != LayoutStruct || to.Dictionary != nil {
-			return errorf(ErrInvalid, "requested schema %s is not compatible with the data's struct type %s", to, from)
+			return errs.Errorf(errs.ErrInvalid, "requested schema %s is not compatible with the data's struct type %s", to, from)
 		}
 		if len(from.Children) != len(to.Children) {
-			return errorf(ErrInvalid, "requested schema has %d fields but the data has %d", len(to.Children), len(from.Children))
+			return errs.Errorf(errs.ErrInvalid, "requested schema has %d fields but the data has %d", len(to.Children), len(from.Children))
 		}
 		for i := range from.Children {
 			// an unnamed field ("", as pylibcudf exports every column:
 			// pylibcudf/interop.pyx, ColumnMetadata defaults) has no name to
 			// contradict: naming it is a relabel
 			if from.Children[i].Name != "" && from.Children[i].Name != to.Children[i].Name {
-				return errorf(ErrInvalid, "requested schema names field %d %q but the data names it %q", i, to.Children[i].Name, from.Children[i].Name)
+				return errs.Errorf(errs.ErrInvalid, "requested schema names field %d %q but the data names it %q", i, to.Children[i].Name, from.Children[i].Name)
 			}
 			if err := checkCastable(from.Children[i], to.Children[i], dev); err != nil {
 				return err
@@ -94,7 +95,7 @@ func checkCastable(from, to *Schema, dev device.Type) error {
 		return nil
 	}
 	if !dev.HostAccessible() {
-		return errorf(ErrNotImplemented, "casting %s to %s is only implemented for host memory, the data is on %s", from, to, dev)
+		return errs.Errorf(errs.ErrNotImplemented, "casting %s to %s is only implemented for host memory, the data is on %s", from, to, dev)
 	}
 	fromType, err := from.DataType()
 	if err != nil {
@@ -105,7 +106,7 @@ func checkCastable(from, to *Schema, dev device.Type) error {
 		return err
 	}
 	if !compute.CanCast(fromType, toType) {
-		return errorf(ErrInvalid, "requested type %s is not compatible with the data's type %s (no cast exists)", to, from)
+		return errs.Errorf(errs.ErrInvalid, "requested type %s is not compatible with the data's type %s (no cast exists)", to, from)
 	}
 	return nil
 }
@@ -293,7 +294,7 @@ func castData(from, to *Schema, d arrow.ArrayData, dev device.Device) (arrow.Arr
 	ctx := compute.WithAllocator(context.Background(), alloc)
 	out, err := compute.CastArray(ctx, in, compute.SafeCastOptions(toType))
 	if err != nil {
-		return nil, errorf(ErrInvalid, "cannot cast %s to the requested %s: %v", from, to, err)
+		return nil, errs.Errorf(errs.ErrInvalid, "cannot cast %s to the requested %s: %v", from, to, err)
 	}
 	defer out.Release()
 	// the result is copied out of the kernels' buffers, whose reference

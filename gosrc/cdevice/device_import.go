@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // deviceRead is one small value the importer needs from device memory: the
@@ -64,7 +65,7 @@ func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]dev
 			n := 8 * (nBuf - 3)
 			switch _, kind, err := device.PointerKind(p); {
 			case err != nil:
-				setFailed(failed, errorf(ErrInvalid, "cannot tell where the variadic buffer sizes at %p live: %v", p, err))
+				setFailed(failed, errs.Errorf(errs.ErrInvalid, "cannot tell where the variadic buffer sizes at %p live: %v", p, err))
 			case kind == device.MemoryUnknown || kind == device.MemoryPinned:
 				if b, err := readUnvouched(p, n); err != nil {
 					setFailed(failed, err)
@@ -95,7 +96,7 @@ func setFailed(failed *error, err error) {
 // readUnvouched copies n bytes of what should be host memory at p, although
 // no driver vouched for it (a pointer the CUDA driver does not know, or
 // pinned memory whose extent it does not report): a pointer into unmapped
-// memory fails with ErrInvalid instead of crashing the process.
+// memory fails with errs.ErrInvalid instead of crashing the process.
 func readUnvouched(p unsafe.Pointer, n int64) ([]byte, error) {
 	b := make([]byte, n)
 	if n == 0 {
@@ -103,7 +104,7 @@ func readUnvouched(p unsafe.Pointer, n int64) ([]byte, error) {
 	}
 	// b holds no Go pointers: C may write into it (cgo's rules)
 	if rc := C.gda_read_host_checked(unsafe.Pointer(&b[0]), p, C.size_t(n)); rc != 0 {
-		return nil, errorf(ErrInvalid, "the variadic buffer sizes at %p (%d bytes) are neither device memory the driver knows nor readable host memory (errno %d)", p, n, int(rc))
+		return nil, errs.Errorf(errs.ErrInvalid, "the variadic buffer sizes at %p (%d bytes) are neither device memory the driver knows nor readable host memory (errno %d)", p, n, int(rc))
 	}
 	return b, nil
 }
@@ -162,7 +163,7 @@ func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *Schema, dev de
 	}
 	host := C.malloc(C.size_t(total))
 	if host == nil {
-		return nil, errorf(ErrNoMemory, "out of memory importing a device array")
+		return nil, errs.Errorf(errs.ErrNoMemory, "out of memory importing a device array")
 	}
 	drained := true
 	defer func() {

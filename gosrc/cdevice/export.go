@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
 )
 
@@ -31,7 +32,7 @@ var exports handle.Table
 
 //export godevarrowReleaseExport
 func godevarrowReleaseExport(h C.uintptr_t) {
-	defer recoverInto(func(error) {})
+	defer errs.RecoverInto(func(error) {})
 	v, ok := exports.Delete(handle.Handle(h))
 	if !ok {
 		panic("cdevice: an exported array's record was released twice")
@@ -55,10 +56,10 @@ func godevarrowReleaseExport(h C.uintptr_t) {
 // gives an independent struct tree that keeps the data alive until released.
 func ExportArray(a *Array, out *CArrowArray) error {
 	if out == nil {
-		return errorf(ErrInvalid, "output ArrowArray pointer is NULL")
+		return errs.Errorf(errs.ErrInvalid, "output ArrowArray pointer is NULL")
 	}
 	if a.dev.Type != device.CPU {
-		return errorf(ErrNotImplemented, "ArrowArray can only carry CPU memory; the array is on %s (copy it to the host first)", a.dev)
+		return errs.Errorf(errs.ErrNotImplemented, "ArrowArray can only carry CPU memory; the array is on %s (copy it to the host first)", a.dev)
 	}
 	return exportTree(a, out)
 }
@@ -66,7 +67,7 @@ func ExportArray(a *Array, out *CArrowArray) error {
 // ExportDeviceArray fills out with an ArrowDeviceArray of a on its device.
 func ExportDeviceArray(a *Array, out *CArrowDeviceArray) error {
 	if out == nil {
-		return errorf(ErrInvalid, "output ArrowDeviceArray pointer is NULL")
+		return errs.Errorf(errs.ErrInvalid, "output ArrowDeviceArray pointer is NULL")
 	}
 	*out = C.struct_ArrowDeviceArray{}
 	if err := exportTree(a, &out.array); err != nil {
@@ -102,7 +103,7 @@ func exportTree(a *Array, out *C.struct_ArrowArray) error {
 	shared := C.gda_shared_new(C.uintptr_t(h))
 	if shared == nil {
 		exports.Delete(h)
-		return errorf(ErrNoMemory, "out of memory exporting an array")
+		return errs.Errorf(errs.ErrNoMemory, "out of memory exporting an array")
 	}
 	a.Retain()
 	liveExports.Add(1)
@@ -186,7 +187,7 @@ func exportNode(dst *C.struct_ArrowArray, s *Schema, part mapPart, d arrow.Array
 	hasDict := s.Dictionary != nil
 	bufs := C.gda_array_node_init(dst, shared, C.int64_t(nBuf), C.int64_t(len(children)), boolInt(hasDict))
 	if bufs == nil {
-		return errorf(ErrNoMemory, "out of memory exporting an array")
+		return errs.Errorf(errs.ErrNoMemory, "out of memory exporting an array")
 	}
 	dst.length = C.int64_t(d.Len())
 	dst.offset = C.int64_t(d.Offset())
@@ -203,7 +204,7 @@ func exportNode(dst *C.struct_ArrowArray, s *Schema, part mapPart, d arrow.Array
 		} else {
 			p := C.malloc(C.size_t(8 * len(sizes)))
 			if p == nil {
-				return errorf(ErrNoMemory, "out of memory exporting an array")
+				return errs.Errorf(errs.ErrNoMemory, "out of memory exporting an array")
 			}
 			rec.cAlloc = append(rec.cAlloc, p)
 			copy(unsafe.Slice((*int64)(p), len(sizes)), sizes)
@@ -256,10 +257,10 @@ func boolInt(b bool) C.int {
 // structure the schema implies (Arrow Go's conventions) before it is wrapped.
 func checkData(s *Schema, d arrow.ArrayData, depth int) error {
 	if depth > maxNesting {
-		return errorf(ErrInvalid, "array nested deeper than %d levels", maxNesting)
+		return errs.Errorf(errs.ErrInvalid, "array nested deeper than %d levels", maxNesting)
 	}
 	if d == nil {
-		return errorf(ErrInvalid, "%s: array data is nil", s.describe())
+		return errs.Errorf(errs.ErrInvalid, "%s: array data is nil", s.describe())
 	}
 	info := s.info
 	want := info.BufferCount()
@@ -276,10 +277,10 @@ func checkData(s *Schema, d arrow.ArrayData, depth int) error {
 		got = want // Arrow Go builds these with or without their nil validity slot
 	}
 	if got < want || (got != want && info.Layout != LayoutBinaryView) {
-		return errorf(ErrInvalid, "%s: expected %d buffers in Arrow Go array data, got %d", s.describe(), want, got)
+		return errs.Errorf(errs.ErrInvalid, "%s: expected %d buffers in Arrow Go array data, got %d", s.describe(), want, got)
 	}
 	if len(d.Children()) != len(s.Children) {
-		return errorf(ErrInvalid, "%s: schema has %d children, data has %d", s.describe(), len(s.Children), len(d.Children()))
+		return errs.Errorf(errs.ErrInvalid, "%s: schema has %d children, data has %d", s.describe(), len(s.Children), len(d.Children()))
 	}
 	for i, ch := range d.Children() {
 		if err := checkData(s.Children[i], ch, depth+1); err != nil {
@@ -287,7 +288,7 @@ func checkData(s *Schema, d arrow.ArrayData, depth int) error {
 		}
 	}
 	if (s.Dictionary != nil) != hasDictionary(d) {
-		return errorf(ErrInvalid, "%s: dictionary presence differs between schema and data", s.describe())
+		return errs.Errorf(errs.ErrInvalid, "%s: dictionary presence differs between schema and data", s.describe())
 	}
 	if s.Dictionary != nil {
 		return checkData(s.Dictionary, d.Dictionary(), depth+1)

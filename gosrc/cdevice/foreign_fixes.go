@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // Two operations on a foreign producer's structs that a binding needs to
@@ -24,7 +25,7 @@ import (
 // src is released.
 func BorrowSchema(src, out *CArrowSchema) error {
 	if src.release == nil {
-		return errorf(ErrInvalid, "cannot borrow a schema that was released")
+		return errs.Errorf(errs.ErrInvalid, "cannot borrow a schema that was released")
 	}
 	*out = *src
 	out.release = (*[0]byte)(C.gda_borrowed_schema_release)
@@ -40,7 +41,7 @@ func BorrowSchema(src, out *CArrowSchema) error {
 // buffers, are left as they are.
 func StampDeviceOfData(d *CArrowDeviceArray) error {
 	if d.array.release == nil {
-		return errorf(ErrInvalid, "cannot stamp a device array that was released")
+		return errs.Errorf(errs.ErrInvalid, "cannot stamp a device array that was released")
 	}
 	if device.Type(d.device_type) != device.CUDA {
 		return nil

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // Layout is the physical layout family of a format string: it decides how
@@ -202,17 +204,17 @@ func parseDecimalWhy(format string) (decimalParams, string) {
 }
 
 // ParseFormat parses an Arrow C Data Interface format string. It returns an
-// error wrapping ErrInvalid for malformed or unknown format strings.
+// error wrapping errs.ErrInvalid for malformed or unknown format strings.
 func ParseFormat(format string) (*FormatInfo, error) {
 	if w, ok := fixedWidthFormats[format]; ok {
 		return &FormatInfo{Layout: LayoutFixedWidth, ByteWidth: w}, nil
 	}
 	bad := func(why string) (*FormatInfo, error) {
-		return nil, errorf(ErrInvalid, "invalid format string %q: %s", format, why)
+		return nil, errs.Errorf(errs.ErrInvalid, "invalid format string %q: %s", format, why)
 	}
 	if !utf8.ValidString(format) {
 		// format strings carry text (time zones), which is UTF-8
-		return nil, errorf(ErrInvalid, "the format string %q is not valid UTF-8", format)
+		return nil, errs.Errorf(errs.ErrInvalid, "the format string %q is not valid UTF-8", format)
 	}
 	switch format {
 	case "":

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // FuzzParseFormat: any string is parsed or rejected, never a panic, and a
@@ -39,7 +40,7 @@ func FuzzParseFormat(f *testing.F) {
 			t.Fatalf("%q parses but makes no schema: %v", s, err)
 		}
 		field, err := schema.Field()
-		if errors.Is(err, cdevice.ErrNotImplemented) {
+		if errors.Is(err, errs.ErrNotImplemented) {
 			return
 		}
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
 )
 
@@ -103,7 +104,7 @@ func heldSchema(h C.uintptr_t) *Schema {
 
 //export godevarrowHeldSchemaDropped
 func godevarrowHeldSchemaDropped(h C.uintptr_t) {
-	defer recoverInto(func(error) {})
+	defer errs.RecoverInto(func(error) {})
 	heldSchemas.Delete(handle.Handle(h))
 }
 
@@ -130,7 +131,7 @@ func ReleaseHeld(held unsafe.Pointer) { C.gda_held_unref((*C.gda_held)(held)) }
 // returned as the driver's error.
 func ImportDevicePair(schema *CArrowSchema, array *CArrowDeviceArray) (held unsafe.Pointer, a *Array, err error) {
 	if schema == nil || array == nil {
-		return nil, nil, errorf(ErrInvalid, "ArrowSchema or ArrowDeviceArray pointer is NULL")
+		return nil, nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema or ArrowDeviceArray pointer is NULL")
 	}
 	releaseArray := func() {
 		if array.array.release != nil {

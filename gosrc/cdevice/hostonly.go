@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // hostArray is the one way this package turns ArrayData (described by s)
@@ -22,7 +23,7 @@ import (
 // compute kernels as well, see withKnownNullCounts).
 func hostArray(dev device.Device, s *Schema, d arrow.ArrayData, forKernels bool) (arrow.Array, error) {
 	if !dev.Type.HostAccessible() {
-		return nil, errorf(ErrNotImplemented, "array is on %s; copy it to the host first", dev)
+		return nil, errs.Errorf(errs.ErrNotImplemented, "array is on %s; copy it to the host first", dev)
 	}
 	known := withKnownNullCounts(s, d, forKernels)
 	defer known.Release()
@@ -51,7 +52,7 @@ func countNulls(dev device.Device, s *Schema, d arrow.ArrayData, event unsafe.Po
 		if n := nullCount(s, d); n >= 0 {
 			return n, nil
 		}
-		return 0, errorf(ErrInvalid, "the validity bitmap is too short to count the nulls of %d values", d.Len())
+		return 0, errs.Errorf(errs.ErrInvalid, "the validity bitmap is too short to count the nulls of %d values", d.Len())
 	}
 	p, n, start := validityRange(d)
 	bits, err := deviceBytes(dev, event, []unsafe.Pointer{p}, []int64{n})
@@ -118,7 +119,7 @@ func deviceBytes(dev device.Device, event unsafe.Pointer, p []unsafe.Pointer, n 
 	}
 	host := C.malloc(C.size_t(max(total, 1)))
 	if host == nil {
-		return nil, errorf(ErrInvalid, "out of memory counting nulls")
+		return nil, errs.Errorf(errs.ErrInvalid, "out of memory counting nulls")
 	}
 	dst := make([]unsafe.Pointer, len(p))
 	at := int64(0)
@@ -187,7 +188,7 @@ func (c *unknownNullCounter) count(s *Schema, d arrow.ArrayData) (int, error) {
 		return countNulls(c.dev, s, d, c.event)
 	}
 	if len(c.fetched) == 0 {
-		return 0, errorf(ErrInvalid, "internal: no fetched validity bits left for a node of length %d", d.Len())
+		return 0, errs.Errorf(errs.ErrInvalid, "internal: no fetched validity bits left for a node of length %d", d.Len())
 	}
 	bits := c.fetched[0]
 	c.fetched = c.fetched[1:]

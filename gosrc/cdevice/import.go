@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // foreignOwner holds a moved ArrowDeviceArray (in a C-allocated cell) and
@@ -58,15 +59,15 @@ func (o *foreignOwner) Free([]byte) { o.unref() }
 // producer's release callback will be called exactly once.
 func ImportArray(c *CArrowArray, schema *Schema) (*Array, error) {
 	if c == nil {
-		return nil, errorf(ErrInvalid, "ArrowArray pointer is NULL")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowArray pointer is NULL")
 	}
 	if c.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowArray was already released (consumed twice?)")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowArray was already released (consumed twice?)")
 	}
 	cell := (*C.struct_ArrowDeviceArray)(C.calloc(1, C.sizeof_struct_ArrowDeviceArray))
 	if cell == nil {
 		C.gda_call_array_release(c)
-		return nil, errorf(ErrNoMemory, "out of memory importing an array")
+		return nil, errs.Errorf(errs.ErrNoMemory, "out of memory importing an array")
 	}
 	cell.array = *c
 	c.release = nil
@@ -80,15 +81,15 @@ func ImportArray(c *CArrowArray, schema *Schema) (*Array, error) {
 // one the import fails cleanly (and the producer's release is still called).
 func ImportDeviceArray(c *CArrowDeviceArray, schema *Schema) (*Array, error) {
 	if c == nil {
-		return nil, errorf(ErrInvalid, "ArrowDeviceArray pointer is NULL")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray pointer is NULL")
 	}
 	if c.array.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowDeviceArray was already released (consumed twice?)")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray was already released (consumed twice?)")
 	}
 	cell := (*C.struct_ArrowDeviceArray)(C.calloc(1, C.sizeof_struct_ArrowDeviceArray))
 	if cell == nil {
 		C.gda_call_array_release(&c.array)
-		return nil, errorf(ErrNoMemory, "out of memory importing an array")
+		return nil, errs.Errorf(errs.ErrNoMemory, "out of memory importing an array")
 	}
 	*cell = *c
 	c.array.release = nil
@@ -109,21 +110,21 @@ func importOwned(cell *C.struct_ArrowDeviceArray, schema *Schema, owner *foreign
 		return nil, err
 	}
 	if schema == nil {
-		return fail(errorf(ErrInvalid, "no schema given for the imported array"))
+		return fail(errs.Errorf(errs.ErrInvalid, "no schema given for the imported array"))
 	}
 	dev := device.Device{Type: device.Type(cell.device_type), ID: int64(cell.device_id)}
 	im := importer{owner: owner, hostReadable: true, cudaDevice: -1, buffersLeft: maxImportBuffers}
 	switch {
 	case !dev.Type.Known():
-		return fail(errorf(ErrInvalid, "ArrowDeviceArray has unknown device_type %d", int32(dev.Type)))
+		return fail(errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray has unknown device_type %d", int32(dev.Type)))
 	case dev.Type == device.CPU:
 		if cell.sync_event != nil {
-			return fail(errorf(ErrInvalid, "ArrowDeviceArray on the CPU must have a NULL sync_event"))
+			return fail(errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray on the CPU must have a NULL sync_event"))
 		}
 		dev.ID = -1
 	default:
 		if dev.ID < 0 && dev.Type == device.CUDA {
-			return fail(errorf(ErrInvalid, "ArrowDeviceArray on %s has a negative device_id %d", dev.Type, dev.ID))
+			return fail(errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray on %s has a negative device_id %d", dev.Type, dev.ID))
 		}
 		values, err := prepareDeviceImport(cell, schema, dev)
 		if err != nil {
@@ -168,9 +169,9 @@ func (im *importer) checkCUDABuffers() error {
 	case bad < 0:
 		return nil
 	case err != nil:
-		return errorf(ErrInvalid, "a buffer at %#x is not CUDA memory the driver knows: %v", im.cudaBuffers[bad], err)
+		return errs.Errorf(errs.ErrInvalid, "a buffer at %#x is not CUDA memory the driver knows: %v", im.cudaBuffers[bad], err)
 	default:
-		return errorf(ErrInvalid, "a buffer at %#x is on CUDA device %d, but the array declares device %d", im.cudaBuffers[bad], badDev, im.cudaDevice)
+		return errs.Errorf(errs.ErrInvalid, "a buffer at %#x is on CUDA device %d, but the array declares device %d", im.cudaBuffers[bad], badDev, im.cudaDevice)
 	}
 }
 
@@ -219,14 +220,14 @@ func (p *nodePath) String() string {
 
 func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nodePath) (arrow.ArrayData, error) {
 	if depth > maxNesting {
-		return nil, errorf(ErrInvalid, "array nested deeper than %d levels (cyclic?)", maxNesting)
+		return nil, errs.Errorf(errs.ErrInvalid, "array nested deeper than %d levels (cyclic?)", maxNesting)
 	}
 	bad := func(format string, args ...any) (arrow.ArrayData, error) {
 		where := "ArrowArray" + path.String()
 		if s.Name != "" {
 			where = fmt.Sprintf("%s (field %q)", where, s.Name)
 		}
-		return nil, errorf(ErrInvalid, "%s: %s", where, fmt.Sprintf(format, args...))
+		return nil, errs.Errorf(errs.ErrInvalid, "%s: %s", where, fmt.Sprintf(format, args...))
 	}
 	if depth > 0 && c.release == nil {
 		return bad("child is marked released")
@@ -531,24 +532,24 @@ func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buf
 		return nil, err
 	}
 	if len(schema.Children) != 0 || schema.Dictionary != nil || len(buffers) != schema.info.BufferCount() || len(sizes) != len(buffers) {
-		return fail(errorf(ErrInvalid, "WrapForeign needs a flat type and one size per buffer (format %q)", schema.Format))
+		return fail(errs.Errorf(errs.ErrInvalid, "WrapForeign needs a flat type and one size per buffer (format %q)", schema.Format))
 	}
 	if !schema.info.HasValidity() {
-		return fail(errorf(ErrInvalid, "WrapForeign supports types with a validity bitmap, not %q", schema.Format))
+		return fail(errs.Errorf(errs.ErrInvalid, "WrapForeign supports types with a validity bitmap, not %q", schema.Format))
 	}
 	if ready != nil && dev.Type != device.CUDA && dev.Type != device.CUDAHost && dev.Type != device.CUDAManaged {
-		return fail(errorf(ErrInvalid, "a ready stream is meaningful only for CUDA, pinned or managed memory, not %s", dev))
+		return fail(errs.Errorf(errs.ErrInvalid, "a ready stream is meaningful only for CUDA, pinned or managed memory, not %s", dev))
 	}
 	if length < 0 || nullCount < -1 || nullCount > length {
-		return fail(errorf(ErrInvalid, "length %d with null count %d is not a valid array", length, nullCount))
+		return fail(errs.Errorf(errs.ErrInvalid, "length %d with null count %d is not a valid array", length, nullCount))
 	}
 	for i, n := range sizes {
 		if n < 0 || (buffers[i] == nil && n > 0) {
-			return fail(errorf(ErrInvalid, "buffer %d of %d bytes at %p is not a valid buffer", i, n, buffers[i]))
+			return fail(errs.Errorf(errs.ErrInvalid, "buffer %d of %d bytes at %p is not a valid buffer", i, n, buffers[i]))
 		}
 	}
 	if need, ok := valuesBytes(schema.info, length); !ok || sizes[1] < need {
-		return fail(errorf(ErrInvalid, "%d values of %s need %d bytes, the buffer has %d", length, schema.Format, need, sizes[1]))
+		return fail(errs.Errorf(errs.ErrInvalid, "%d values of %s need %d bytes, the buffer has %d", length, schema.Format, need, sizes[1]))
 	}
 	dt, err := schema.DataType()
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // OneShotStream is a stream that is read once: its arrays go to whoever
@@ -37,7 +38,7 @@ import (
 //     it was.
 //
 // States: open → (reading ⇄ open) → closed, where "closed" covers moved out,
-// closed and released; every use after that reports ErrConsumed.
+// closed and released; every use after that reports errs.ErrConsumed.
 //
 // The zero value is not usable; make one with NewOneShotStream.
 type OneShotStream struct {
@@ -69,7 +70,7 @@ func NewOneShotStream(r ArrayReader) *OneShotStream {
 }
 
 func errStreamConsumed() error {
-	return errorf(ErrConsumed, "the stream was already consumed (exported or closed); a stream can be read only once")
+	return errs.Errorf(errs.ErrConsumed, "the stream was already consumed (exported or closed); a stream can be read only once")
 }
 
 // Schema returns the schema of every array of the stream.
@@ -102,14 +103,14 @@ func (s *OneShotStream) Next(wait time.Duration) (a *Array, err error, ready boo
 //
 // thread names the calling OS thread (CurrentThread; 0: unnamed). A named
 // read from the thread on which this stream's producer is running — a
-// producer that reads the stream it feeds — fails with ErrInvalid instead
+// producer that reads the stream it feeds — fails with errs.ErrInvalid instead
 // of waiting for itself.
 func (s *OneShotStream) NextHeld(wait time.Duration, thread ThreadID) (held unsafe.Pointer, a *Array, err error, ready bool) {
 	return s.next(wait, true, thread)
 }
 
 func errReentrantRead() error {
-	return errorf(ErrInvalid, "the stream's producer read the stream it feeds: a read from inside its own get_next would wait for itself")
+	return errs.Errorf(errs.ErrInvalid, "the stream's producer read the stream it feeds: a read from inside its own get_next would wait for itself")
 }
 
 func (s *OneShotStream) next(wait time.Duration, wantHeld bool, thread ThreadID) (held unsafe.Pointer, a *Array, err error, ready bool) {
@@ -221,7 +222,7 @@ func (s *OneShotStream) waitIdleLocked(wait time.Duration) bool {
 func (s *OneShotStream) SetWakeFD(fd int) error {
 	p, ok := s.readAhead()
 	if !ok {
-		return errorf(ErrInvalid, "only an open stream that reads ahead (prefetch) can wake an event loop")
+		return errs.Errorf(errs.ErrInvalid, "only an open stream that reads ahead (prefetch) can wake an event loop")
 	}
 	p.SetWakeFD(fd)
 	return nil
@@ -329,11 +330,11 @@ func (s *OneShotStream) take() (ArrayReader, error) {
 	defer s.mu.Unlock()
 	switch {
 	case s.reading:
-		return nil, errorf(ErrInvalid, "the stream is being read in another thread; it can be moved only between reads")
+		return nil, errs.Errorf(errs.ErrInvalid, "the stream is being read in another thread; it can be moved only between reads")
 	case s.closed:
 		return nil, errStreamConsumed()
 	case s.unread != nil || s.unreadHeld != nil:
-		return nil, errorf(ErrInvalid, "a read of this stream was interrupted; read the next array before moving the stream")
+		return nil, errs.Errorf(errs.ErrInvalid, "a read of this stream was interrupted; read the next array before moving the stream")
 	}
 	s.closed = true
 	return s.reader, nil
@@ -405,7 +406,7 @@ func (s *OneShotStream) Cast(target *Schema) (*OneShotStream, error) {
 // than MaxPrefetchDepth reads that many).
 func (s *OneShotStream) Prefetch(depth int64) (*OneShotStream, error) {
 	if depth < 1 {
-		return nil, errorf(ErrInvalid, "prefetch depth must be at least 1, got %d", depth)
+		return nil, errs.Errorf(errs.ErrInvalid, "prefetch depth must be at least 1, got %d", depth)
 	}
 	depth = min(depth, MaxPrefetchDepth)
 	r, err := s.take()

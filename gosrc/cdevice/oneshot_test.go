@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // gatedReader is a producer whose every Next waits for a token, as a foreign
@@ -91,8 +92,8 @@ func TestOneShotCloseDuringReadWaitsForTheReader(t *testing.T) {
 	if closed, _ := s.Close(); !closed || g.closes.Load() != 1 {
 		t.Fatalf("a second Close must be a no-op; producer closed %d times", g.closes.Load())
 	}
-	if _, err, _ := s.Next(0); !errors.Is(err, cdevice.ErrConsumed) {
-		t.Fatalf("Next after Close: %v, want ErrConsumed", err)
+	if _, err, _ := s.Next(0); !errors.Is(err, errs.ErrConsumed) {
+		t.Fatalf("Next after Close: %v, want errs.ErrConsumed", err)
 	}
 }
 
@@ -184,8 +185,8 @@ func TestOneShotUnreadIsReadAgainOrReleased(t *testing.T) {
 func TestOneShotPrefetchDepthMustBePositive(t *testing.T) {
 	for _, depth := range []int64{0, -1, -1 << 40} {
 		s := cdevice.NewOneShotStream(newGatedReader(t))
-		if _, err := s.Prefetch(depth); !errors.Is(err, cdevice.ErrInvalid) {
-			t.Errorf("Prefetch(%d) = %v, want ErrInvalid", depth, err)
+		if _, err := s.Prefetch(depth); !errors.Is(err, errs.ErrInvalid) {
+			t.Errorf("Prefetch(%d) = %v, want errs.ErrInvalid", depth, err)
 		}
 		s.Close()
 	}
@@ -210,7 +211,7 @@ func TestOneShotSettleStopsTheReadAhead(t *testing.T) {
 	if g.closes.Load() != 1 {
 		t.Fatalf("producer closed %d times, want 1", g.closes.Load())
 	}
-	if _, err, _ := s.Next(0); !errors.Is(err, cdevice.ErrConsumed) && !errors.Is(err, io.EOF) {
+	if _, err, _ := s.Next(0); !errors.Is(err, errs.ErrConsumed) && !errors.Is(err, io.EOF) {
 		t.Fatalf("Next after Close: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // ExportPair exports a as the (schema, array) pair of one exchange:
@@ -47,7 +48,7 @@ func ReaderOver(schema *Schema, arrays []*Array) (*ListReader, error) {
 		}
 	}
 	if schema == nil {
-		return nil, errorf(ErrInvalid, "a stream of no arrays needs a schema")
+		return nil, errs.Errorf(errs.ErrInvalid, "a stream of no arrays needs a schema")
 	}
 	return NewListReader(schema, devType, arrays...)
 }

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // PrefetchReader reads another ArrayReader ahead on a goroutine, keeping up
@@ -145,7 +146,7 @@ func (p *PrefetchReader) run() {
 // a panic in the producer's Next into an error, so that the background
 // goroutine never takes the process down.
 func (p *PrefetchReader) nextFromProducer() (res prefetched) {
-	defer recoverInto(func(e error) { res = prefetched{err: e} })
+	defer errs.RecoverInto(func(e error) { res = prefetched{err: e} })
 	if hr, ok := p.r.(heldReader); ok {
 		res.held, res.a, res.err = hr.NextHeld()
 	} else {
@@ -162,7 +163,7 @@ func (p *PrefetchReader) DeviceType() device.Type { return p.r.DeviceType() }
 
 // Next returns the next array, waiting for the background read if none is
 // ready; (nil, io.EOF) at the end. After Stop or Close it reports
-// ErrConsumed.
+// errs.ErrConsumed.
 func (p *PrefetchReader) Next() (*Array, error) {
 	return p.next().array()
 }
@@ -200,7 +201,7 @@ func (p *PrefetchReader) take(deadline time.Time) (bool, prefetched) {
 			stopped := p.stopping
 			p.mu.Unlock()
 			if stopped {
-				return true, prefetched{err: errorf(ErrConsumed, "the stream was closed")}
+				return true, prefetched{err: errs.Errorf(errs.ErrConsumed, "the stream was closed")}
 			}
 			p.final = io.EOF
 			continue

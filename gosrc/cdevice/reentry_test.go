@@ -10,6 +10,7 @@ import (
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // selfReader is a producer whose second Next reads the stream it feeds, on
@@ -85,7 +86,7 @@ func TestAReadFromInsideTheStreamsOwnProducerFails(t *testing.T) {
 		case <-time.After(60 * time.Second):
 			t.Fatalf("ahead=%v: the read waits for itself (hang guard)", ahead)
 		}
-		if err := <-r.inner; !errors.Is(err, cdevice.ErrInvalid) {
+		if err := <-r.inner; !errors.Is(err, errs.ErrInvalid) {
 			t.Fatalf("ahead=%v: the producer's own read got %v", ahead, err)
 		}
 		if closed, err := s.Close(); !closed || err != nil {

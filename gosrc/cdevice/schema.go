@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // Schema flags (ArrowSchema.flags).
@@ -95,7 +96,7 @@ func (s *Schema) check() error {
 	// fail later, as a decode error far from the import, so they are
 	// refused here (ParseFormat does the same for format strings)
 	if !utf8.ValidString(s.Name) {
-		return errorf(ErrInvalid, "the field name %q is not valid UTF-8", s.Name)
+		return errs.Errorf(errs.ErrInvalid, "the field name %q is not valid UTF-8", s.Name)
 	}
 	info, err := ParseFormat(s.Format)
 	if err != nil {
@@ -103,41 +104,41 @@ func (s *Schema) check() error {
 	}
 	s.info = info
 	if s.Flags&^knownFlags != 0 {
-		return errorf(ErrInvalid, "%s: unknown flag bits 0x%x", s.describe(), s.Flags&^knownFlags)
+		return errs.Errorf(errs.ErrInvalid, "%s: unknown flag bits 0x%x", s.describe(), s.Flags&^knownFlags)
 	}
 	for _, c := range s.Children {
 		if c == nil || c.info == nil {
-			return errorf(ErrInvalid, "%s: missing or unchecked child", s.describe())
+			return errs.Errorf(errs.ErrInvalid, "%s: missing or unchecked child", s.describe())
 		}
 	}
 	if s.Dictionary != nil {
 		if !integerFormats[s.Format] {
-			return errorf(ErrInvalid, "%s: dictionary-encoded field needs an integer index format, not %q", s.describe(), s.Format)
+			return errs.Errorf(errs.ErrInvalid, "%s: dictionary-encoded field needs an integer index format, not %q", s.describe(), s.Format)
 		}
 		if s.Dictionary.info == nil {
-			return errorf(ErrInvalid, "%s: unchecked dictionary", s.describe())
+			return errs.Errorf(errs.ErrInvalid, "%s: unchecked dictionary", s.describe())
 		}
 	} else if s.Flags&FlagDictionaryOrdered != 0 {
-		return errorf(ErrInvalid, "%s: flag DICTIONARY_ORDERED set on a field that is not dictionary-encoded", s.describe())
+		return errs.Errorf(errs.ErrInvalid, "%s: flag DICTIONARY_ORDERED set on a field that is not dictionary-encoded", s.describe())
 	}
 	if s.Flags&FlagMapKeysSorted != 0 && info.Layout != LayoutMap {
-		return errorf(ErrInvalid, "%s: flag MAP_KEYS_SORTED set on a field that is not a map", s.describe())
+		return errs.Errorf(errs.ErrInvalid, "%s: flag MAP_KEYS_SORTED set on a field that is not a map", s.describe())
 	}
 	if want := info.ChildCount(); want >= 0 && len(s.Children) != want {
-		return errorf(ErrInvalid, "%s: format %q needs %d children, got %d", s.describe(), s.Format, want, len(s.Children))
+		return errs.Errorf(errs.ErrInvalid, "%s: format %q needs %d children, got %d", s.describe(), s.Format, want, len(s.Children))
 	}
 	switch info.Layout {
 	case LayoutMap:
 		e := s.Children[0]
 		if e.info.Layout != LayoutStruct || len(e.Children) != 2 || e.Dictionary != nil {
-			return errorf(ErrInvalid, "%s: a map's child must be a struct of two fields (key, value)", s.describe())
+			return errs.Errorf(errs.ErrInvalid, "%s: a map's child must be a struct of two fields (key, value)", s.describe())
 		}
 		if e.Children[0].Flags&FlagNullable != 0 {
-			return errorf(ErrInvalid, "%s: map keys must not be nullable", s.describe())
+			return errs.Errorf(errs.ErrInvalid, "%s: map keys must not be nullable", s.describe())
 		}
 	case LayoutRunEndEncoded:
 		if re := s.Children[0]; re.Dictionary != nil || (re.Format != "s" && re.Format != "i" && re.Format != "l") {
-			return errorf(ErrInvalid, "%s: run ends must be int16, int32 or int64, not %q", s.describe(), re.Format)
+			return errs.Errorf(errs.ErrInvalid, "%s: run ends must be int16, int32 or int64, not %q", s.describe(), re.Format)
 		}
 	}
 	return nil
@@ -184,7 +185,7 @@ func (s *Schema) Field() (arrow.Field, error) {
 // ArrowSchema returns the Arrow Go schema of a struct-typed schema (a record batch).
 func (s *Schema) ArrowSchema() (*arrow.Schema, error) {
 	if s.info.Layout != LayoutStruct || s.Dictionary != nil {
-		return nil, errorf(ErrInvalid, "a record batch schema must be a struct, not %q", s.Format)
+		return nil, errs.Errorf(errs.ErrInvalid, "a record batch schema must be a struct, not %q", s.Format)
 	}
 	fields := make([]arrow.Field, len(s.Children))
 	for i, c := range s.Children {
@@ -277,7 +278,7 @@ func (s *Schema) computeDataType() (arrow.DataType, error) {
 		return arrow.LargeListViewOfField(fields[0]), nil
 	case strings.HasPrefix(f, "+w:"):
 		if s.info.ListSize <= 0 || s.info.ListSize > math.MaxInt32 {
-			return nil, errorf(ErrNotImplemented, "%s: Arrow Go has no fixed-size list of %d values", s.describe(), s.info.ListSize)
+			return nil, errs.Errorf(errs.ErrNotImplemented, "%s: Arrow Go has no fixed-size list of %d values", s.describe(), s.info.ListSize)
 		}
 		return arrow.FixedSizeListOfField(int32(s.info.ListSize), fields[0]), nil
 	case f == "+s":
@@ -303,7 +304,7 @@ func (s *Schema) computeDataType() (arrow.DataType, error) {
 	if info := s.info; info.Layout == LayoutFixedWidth {
 		return NewForeignFixedWidthType(f)
 	}
-	return nil, errorf(ErrNotImplemented, "%s: no Arrow Go type for format %q", s.describe(), f)
+	return nil, errs.Errorf(errs.ErrNotImplemented, "%s: no Arrow Go type for format %q", s.describe(), f)
 }
 
 // Equal reports whether two schemas are identical: formats, names, flags,
@@ -417,10 +418,10 @@ func (s *Schema) extensionName() (string, bool) {
 // the schema is invalid; a schema that was already released is an error.
 func ImportSchema(c *CArrowSchema) (*Schema, error) {
 	if c == nil {
-		return nil, errorf(ErrInvalid, "ArrowSchema pointer is NULL")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema pointer is NULL")
 	}
 	if c.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowSchema was already released (consumed twice?)")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema was already released (consumed twice?)")
 	}
 	defer C.gda_call_schema_release(c)
 	return readSchemaCached(c)
@@ -431,49 +432,49 @@ func ImportSchema(c *CArrowSchema) (*Schema, error) {
 // consumer lends to the producer).
 func CopySchema(c *CArrowSchema) (*Schema, error) {
 	if c == nil {
-		return nil, errorf(ErrInvalid, "ArrowSchema pointer is NULL")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema pointer is NULL")
 	}
 	if c.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowSchema was already released (consumed twice?)")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema was already released (consumed twice?)")
 	}
 	return readSchemaCached(c)
 }
 
 func readSchema(c *C.struct_ArrowSchema, depth int, path string, budget *schemaBudget) (*Schema, error) {
 	if depth > maxNesting {
-		return nil, errorf(ErrInvalid, "schema nested deeper than %d levels (cyclic?)", maxNesting)
+		return nil, errs.Errorf(errs.ErrInvalid, "schema nested deeper than %d levels (cyclic?)", maxNesting)
 	}
 	if budget.nodes--; budget.nodes < 0 {
-		return nil, errorf(ErrInvalid, "schema has more than %d nodes (children aliased many times?)", maxSchemaNodes)
+		return nil, errs.Errorf(errs.ErrInvalid, "schema has more than %d nodes (children aliased many times?)", maxSchemaNodes)
 	}
 	if c.format == nil {
-		return nil, errorf(ErrInvalid, "ArrowSchema%s has a NULL format string", path)
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema%s has a NULL format string", path)
 	}
 	s := &Schema{Format: C.GoString(c.format), Flags: int64(c.flags)}
 	if c.name != nil {
 		s.Name = C.GoString(c.name)
 	}
 	if depth > 0 && c.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowSchema%s (child) is marked released", path)
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema%s (child) is marked released", path)
 	}
 	md, err := decodeMetadata(c.metadata, &budget.metadataBytes)
 	if err != nil {
-		return nil, errorf(ErrInvalid, "ArrowSchema%s: %v", path, err)
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema%s: %v", path, err)
 	}
 	s.Metadata = md
 	if c.n_children < 0 || c.n_children > 1<<20 {
-		return nil, errorf(ErrInvalid, "ArrowSchema%s has n_children=%d", path, int64(c.n_children))
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema%s has n_children=%d", path, int64(c.n_children))
 	}
 	if c.n_children > 0 {
 		if c.children == nil {
-			return nil, errorf(ErrInvalid, "ArrowSchema%s has n_children=%d but children is NULL", path, int64(c.n_children))
+			return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema%s has n_children=%d but children is NULL", path, int64(c.n_children))
 		}
 		kids := unsafe.Slice(c.children, c.n_children)
 		s.Children = make([]*Schema, len(kids))
 		for i, k := range kids {
 			cp := fmt.Sprintf("%s.children[%d]", path, i)
 			if k == nil {
-				return nil, errorf(ErrInvalid, "ArrowSchema%s is NULL", cp)
+				return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema%s is NULL", cp)
 			}
 			if s.Children[i], err = readSchema(k, depth+1, cp, budget); err != nil {
 				return nil, err
@@ -487,7 +488,7 @@ func readSchema(c *C.struct_ArrowSchema, depth int, path string, budget *schemaB
 	}
 	if err := s.check(); err != nil {
 		if path != "" {
-			return nil, errorf(ErrInvalid, "ArrowSchema%s: %v", path, err)
+			return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema%s: %v", path, err)
 		}
 		return nil, err
 	}
@@ -610,14 +611,14 @@ func EncodeMetadata(md arrow.Metadata) []byte {
 // it. out is overwritten without being released first.
 func ExportSchema(s *Schema, out *CArrowSchema) error {
 	if out == nil {
-		return errorf(ErrInvalid, "output ArrowSchema pointer is NULL")
+		return errs.Errorf(errs.ErrInvalid, "output ArrowSchema pointer is NULL")
 	}
 	tmpl, err := s.cTemplate()
 	if err != nil {
 		return err
 	}
 	if C.gda_schema_copy(tmpl, out) != 0 {
-		return errorf(ErrNoMemory, "out of memory exporting a schema")
+		return errs.Errorf(errs.ErrNoMemory, "out of memory exporting a schema")
 	}
 	return nil
 }
@@ -628,7 +629,7 @@ func (s *Schema) cTemplate() (*C.struct_ArrowSchema, error) {
 	s.templateOnce.Do(func() {
 		t := (*C.struct_ArrowSchema)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_ArrowSchema{}))))
 		if t == nil {
-			s.templateErr = errorf(ErrNoMemory, "out of memory exporting a schema")
+			s.templateErr = errs.Errorf(errs.ErrNoMemory, "out of memory exporting a schema")
 			return
 		}
 		if err := fillSchemaNode(t, s); err != nil {
@@ -643,7 +644,7 @@ func (s *Schema) cTemplate() (*C.struct_ArrowSchema, error) {
 }
 
 func fillSchemaNode(dst *C.struct_ArrowSchema, s *Schema) error {
-	oom := errorf(ErrNoMemory, "out of memory exporting a schema")
+	oom := errs.Errorf(errs.ErrNoMemory, "out of memory exporting a schema")
 	if C.gda_schema_node_init(dst, C.int64_t(len(s.Children))) != 0 {
 		return oom
 	}
@@ -677,5 +678,5 @@ func (s *Schema) Child(i int) (*Schema, error) {
 	case i >= 0 && i < len(s.Children):
 		return s.Children[i], nil
 	}
-	return nil, errorf(ErrInvalid, "child index %d out of range for %d children", i, len(s.Children))
+	return nil, errs.Errorf(errs.ErrInvalid, "child index %d out of range for %d children", i, len(s.Children))
 }

@@ -5,7 +5,11 @@ package cdevice
 */
 import "C"
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/godevarrow/godevarrow/gosrc/errs"
+)
 
 // The schema import cache. A program that exchanges data imports the same
 // schema again and again (every batch of a stream, every call of a Python
@@ -56,7 +60,7 @@ func readSchemaCached(c *C.struct_ArrowSchema) (*Schema, error) {
 		// said before the walk that builds the Schema: a DAG of aliased
 		// children is found in milliseconds, not after a second and half a
 		// gigabyte of nodes
-		return nil, errorf(ErrInvalid, "schema has more than %d nodes (children aliased many times?)", maxSchemaNodes)
+		return nil, errs.Errorf(errs.ErrInvalid, "schema has more than %d nodes (children aliased many times?)", maxSchemaNodes)
 	}
 	s, err := readSchema(c, 0, "", newSchemaBudget())
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
 )
 
@@ -66,7 +67,7 @@ func ImportPeekedArrayStream(c *CArrowArrayStream, schema *CArrowSchema, getSche
 		if c != nil && c.release != nil {
 			C.gda_call_stream_release(c)
 		}
-		return nil, errorf(ErrInvalid, "ArrowSchema pointer is NULL")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema pointer is NULL")
 	}
 	return importArrayStream(c, schema, C.int(getSchemaErrno))
 }
@@ -81,15 +82,15 @@ func importArrayStream(c *CArrowArrayStream, peeked *C.struct_ArrowSchema, peeke
 		return nil, err
 	}
 	if c == nil {
-		return fail(errorf(ErrInvalid, "ArrowArrayStream pointer is NULL"))
+		return fail(errs.Errorf(errs.ErrInvalid, "ArrowArrayStream pointer is NULL"))
 	}
 	if c.release == nil {
-		return fail(errorf(ErrInvalid, "ArrowArrayStream was already released (consumed twice?)"))
+		return fail(errs.Errorf(errs.ErrInvalid, "ArrowArrayStream was already released (consumed twice?)"))
 	}
 	cell := (*C.struct_ArrowArrayStream)(C.calloc(1, C.sizeof_struct_ArrowArrayStream))
 	if cell == nil {
 		C.gda_call_stream_release(c)
-		return fail(errorf(ErrNoMemory, "out of memory importing a stream"))
+		return fail(errs.Errorf(errs.ErrNoMemory, "out of memory importing a stream"))
 	}
 	*cell = *c
 	c.release = nil
@@ -101,15 +102,15 @@ func importArrayStream(c *CArrowArrayStream, peeked *C.struct_ArrowSchema, peeke
 // reads its schema. On error the stream has been released.
 func ImportDeviceArrayStream(c *CArrowDeviceArrayStream) (*StreamReader, error) {
 	if c == nil {
-		return nil, errorf(ErrInvalid, "ArrowDeviceArrayStream pointer is NULL")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowDeviceArrayStream pointer is NULL")
 	}
 	if c.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowDeviceArrayStream was already released (consumed twice?)")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowDeviceArrayStream was already released (consumed twice?)")
 	}
 	cell := (*C.struct_ArrowDeviceArrayStream)(C.calloc(1, C.sizeof_struct_ArrowDeviceArrayStream))
 	if cell == nil {
 		C.gda_call_device_stream_release(c)
-		return nil, errorf(ErrNoMemory, "out of memory importing a stream")
+		return nil, errs.Errorf(errs.ErrNoMemory, "out of memory importing a stream")
 	}
 	*cell = *c
 	c.release = nil
@@ -129,18 +130,18 @@ func (r *StreamReader) start(peeked *C.struct_ArrowSchema, peekedErrno C.int) (*
 		return nil, err
 	}
 	if !r.devType.Known() {
-		return fail(errorf(ErrInvalid, "ArrowDeviceArrayStream has unknown device_type %d", int32(r.devType)))
+		return fail(errs.Errorf(errs.ErrInvalid, "ArrowDeviceArrayStream has unknown device_type %d", int32(r.devType)))
 	}
 	if r.plain != nil {
 		if r.plain.get_schema == nil || r.plain.get_next == nil || r.plain.get_last_error == nil {
-			return fail(errorf(ErrInvalid, "ArrowArrayStream has a NULL callback"))
+			return fail(errs.Errorf(errs.ErrInvalid, "ArrowArrayStream has a NULL callback"))
 		}
 	} else if r.dev.get_schema == nil || r.dev.get_next == nil || r.dev.get_last_error == nil {
-		return fail(errorf(ErrInvalid, "ArrowDeviceArrayStream has a NULL callback"))
+		return fail(errs.Errorf(errs.ErrInvalid, "ArrowDeviceArrayStream has a NULL callback"))
 	}
 	cs := (*C.struct_ArrowSchema)(C.calloc(1, C.sizeof_struct_ArrowSchema))
 	if cs == nil {
-		return fail(errorf(ErrNoMemory, "out of memory importing a stream"))
+		return fail(errs.Errorf(errs.ErrNoMemory, "out of memory importing a stream"))
 	}
 	defer C.free(unsafe.Pointer(cs))
 	var rc C.int
@@ -180,7 +181,7 @@ func (r *StreamReader) producerError(call string, rc C.int) error {
 	} else {
 		msg = C.gda_call_device_stream_get_last_error(r.dev)
 	}
-	e := &StreamError{Errno: syscall.Errno(rc)}
+	e := &errs.StreamError{Errno: syscall.Errno(rc)}
 	if msg != nil {
 		e.Msg = C.GoString(msg)
 	} else {
@@ -203,10 +204,10 @@ func endedBy(err error) error {
 	if err == io.EOF {
 		return err
 	}
-	return errorf(ErrConsumed, "the stream ended with an error on an earlier read: %v", err)
+	return errs.Errorf(errs.ErrConsumed, "the stream ended with an error on an earlier read: %v", err)
 }
 
-// Next reads the next array. A producer error is returned as *StreamError;
+// Next reads the next array. A producer error is returned as *errs.StreamError;
 // every later call reports that the stream ended with it (see endedBy).
 func (r *StreamReader) Next() (*Array, error) {
 	_, a, err := r.next(false)
@@ -224,7 +225,7 @@ func (r *StreamReader) next(wantHeld bool) (unsafe.Pointer, *Array, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return nil, nil, errorf(ErrConsumed, "the stream is closed")
+		return nil, nil, errs.Errorf(errs.ErrConsumed, "the stream is closed")
 	}
 	if r.err != nil {
 		return nil, nil, endedBy(r.err)
@@ -238,7 +239,7 @@ func (r *StreamReader) next(wantHeld bool) (unsafe.Pointer, *Array, error) {
 	got := C.gda_stream_read_next(r.plain, r.dev, held, C.int32_t(r.devType))
 	switch {
 	case got.no_memory != 0:
-		return nil, nil, errorf(ErrNoMemory, "out of memory reading a stream")
+		return nil, nil, errs.Errorf(errs.ErrNoMemory, "out of memory reading a stream")
 	case got.rc != 0:
 		r.err = r.producerError("get_next", got.rc)
 		return nil, nil, r.err
@@ -251,7 +252,7 @@ func (r *StreamReader) next(wantHeld bool) (unsafe.Pointer, *Array, error) {
 	if dt := device.Type(cell.device_type); dt != r.devType {
 		C.gda_call_array_release(&cell.array)
 		C.free(unsafe.Pointer(cell))
-		r.err = errorf(ErrInvalid, "stream declared device type %s but get_next returned an array on %s", r.devType, dt)
+		r.err = errs.Errorf(errs.ErrInvalid, "stream declared device type %s but get_next returned an array on %s", r.devType, dt)
 		return nil, nil, r.err
 	}
 	a, err := importCell(cell, r.schema)
@@ -345,10 +346,10 @@ type ListReader struct {
 func NewListReader(schema *Schema, devType device.Type, arrays ...*Array) (*ListReader, error) {
 	for i, a := range arrays {
 		if !a.schema.EqualType(schema) {
-			return nil, errorf(ErrInvalid, "array %d has type %s, the stream's schema is %s", i, a.schema, schema)
+			return nil, errs.Errorf(errs.ErrInvalid, "array %d has type %s, the stream's schema is %s", i, a.schema, schema)
 		}
 		if a.dev.Type != devType {
-			return nil, errorf(ErrInvalid, "array %d is on %s, the stream is on %s", i, a.dev, devType)
+			return nil, errs.Errorf(errs.ErrInvalid, "array %d is on %s, the stream is on %s", i, a.dev, devType)
 		}
 	}
 	for _, a := range arrays {
@@ -437,10 +438,10 @@ var exportedStreams handle.Table
 // producer's own stream.
 func ExportArrayStream(r ArrayReader, out *CArrowArrayStream) error {
 	if out == nil {
-		return errorf(ErrInvalid, "output ArrowArrayStream pointer is NULL")
+		return errs.Errorf(errs.ErrInvalid, "output ArrowArrayStream pointer is NULL")
 	}
 	if r.DeviceType() != device.CPU {
-		return errorf(ErrNotImplemented, "ArrowArrayStream can only carry CPU memory; the stream is on %s", r.DeviceType())
+		return errs.Errorf(errs.ErrNotImplemented, "ArrowArrayStream can only carry CPU memory; the stream is on %s", r.DeviceType())
 	}
 	if sr, ok := r.(*StreamReader); ok && sr.handOver(out, nil) {
 		return nil
@@ -448,7 +449,7 @@ func ExportArrayStream(r ArrayReader, out *CArrowArrayStream) error {
 	h := exportedStreams.Put(&exportedStream{reader: r})
 	if C.gda_stream_init(out, C.uintptr_t(h)) != 0 {
 		exportedStreams.Delete(h)
-		return errorf(ErrNoMemory, "out of memory exporting a stream")
+		return errs.Errorf(errs.ErrNoMemory, "out of memory exporting a stream")
 	}
 	liveStreamExports.Add(1)
 	return nil
@@ -459,7 +460,7 @@ func ExportArrayStream(r ArrayReader, out *CArrowArrayStream) error {
 // over the producer's own stream.
 func ExportDeviceArrayStream(r ArrayReader, out *CArrowDeviceArrayStream) error {
 	if out == nil {
-		return errorf(ErrInvalid, "output ArrowDeviceArrayStream pointer is NULL")
+		return errs.Errorf(errs.ErrInvalid, "output ArrowDeviceArrayStream pointer is NULL")
 	}
 	if sr, ok := r.(*StreamReader); ok && sr.handOver(nil, out) {
 		return nil
@@ -467,14 +468,14 @@ func ExportDeviceArrayStream(r ArrayReader, out *CArrowDeviceArrayStream) error 
 	h := exportedStreams.Put(&exportedStream{reader: r, device: true})
 	if C.gda_device_stream_init(out, C.uintptr_t(h), C.ArrowDeviceType(r.DeviceType())) != 0 {
 		exportedStreams.Delete(h)
-		return errorf(ErrNoMemory, "out of memory exporting a stream")
+		return errs.Errorf(errs.ErrNoMemory, "out of memory exporting a stream")
 	}
 	liveStreamExports.Add(1)
 	return nil
 }
 
 // errReleasedStream answers a callback through a released stream's handle.
-var errReleasedStream = errorf(ErrInvalid, "the stream was released")
+var errReleasedStream = errs.Errorf(errs.ErrInvalid, "the stream was released")
 
 func exportedStreamOf(h C.uintptr_t) (*exportedStream, bool) {
 	v, ok := exportedStreams.Get(handle.Handle(h))
@@ -490,14 +491,14 @@ func (s *exportedStream) fail(err error) C.int {
 		C.free(unsafe.Pointer(s.lastErr))
 	}
 	s.lastErr = C.CString(err.Error())
-	return C.int(errnoOf(err))
+	return C.int(errs.Errno(err))
 }
 
-// failRecovered is fail for a recovered panic: the deferred unlock has
+// failRecovered is fail for a errs.Recovered panic: the deferred unlock has
 // already run, and the panic may have come before s was known.
 func (s *exportedStream) failRecovered(err error) C.int {
 	if s == nil {
-		return C.int(errnoOf(err))
+		return C.int(errs.Errno(err))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -507,10 +508,10 @@ func (s *exportedStream) failRecovered(err error) C.int {
 //export godevarrowStreamGetSchema
 func godevarrowStreamGetSchema(h C.uintptr_t, out *C.struct_ArrowSchema) (rc C.int) {
 	var s *exportedStream
-	defer recoverInto(func(err error) { rc = s.failRecovered(err) })
+	defer errs.RecoverInto(func(err error) { rc = s.failRecovered(err) })
 	s, ok := exportedStreamOf(h)
 	if !ok {
-		return C.int(errnoOf(errReleasedStream))
+		return C.int(errs.Errno(errReleasedStream))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -523,10 +524,10 @@ func godevarrowStreamGetSchema(h C.uintptr_t, out *C.struct_ArrowSchema) (rc C.i
 //export godevarrowStreamGetNext
 func godevarrowStreamGetNext(h C.uintptr_t, out *C.struct_ArrowArray, outDev *C.struct_ArrowDeviceArray) (rc C.int) {
 	var s *exportedStream
-	defer recoverInto(func(err error) { rc = s.failRecovered(err) })
+	defer errs.RecoverInto(func(err error) { rc = s.failRecovered(err) })
 	s, ok := exportedStreamOf(h)
 	if !ok {
-		return C.int(errnoOf(errReleasedStream))
+		return C.int(errs.Errno(errReleasedStream))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -545,7 +546,7 @@ func godevarrowStreamGetNext(h C.uintptr_t, out *C.struct_ArrowArray, outDev *C.
 	defer a.Release()
 	if outDev != nil {
 		if a.dev.Type != s.reader.DeviceType() {
-			return s.fail(errorf(ErrInvalid, "stream declared device type %s but produced an array on %s", s.reader.DeviceType(), a.dev))
+			return s.fail(errs.Errorf(errs.ErrInvalid, "stream declared device type %s but produced an array on %s", s.reader.DeviceType(), a.dev))
 		}
 		err = ExportDeviceArray(a, (*CArrowDeviceArray)(outDev))
 	} else {
@@ -559,7 +560,7 @@ func godevarrowStreamGetNext(h C.uintptr_t, out *C.struct_ArrowArray, outDev *C.
 
 //export godevarrowStreamGetLastError
 func godevarrowStreamGetLastError(h C.uintptr_t) (msg *C.char) {
-	defer recoverInto(func(error) { msg = nil })
+	defer errs.RecoverInto(func(error) { msg = nil })
 	s, ok := exportedStreamOf(h)
 	if !ok {
 		return nil
@@ -571,7 +572,7 @@ func godevarrowStreamGetLastError(h C.uintptr_t) (msg *C.char) {
 
 //export godevarrowStreamRelease
 func godevarrowStreamRelease(h C.uintptr_t) {
-	defer recoverInto(func(error) {})
+	defer errs.RecoverInto(func(error) {})
 	v, ok := exportedStreams.Delete(handle.Handle(h))
 	if !ok {
 		return // released twice: the first release did everything

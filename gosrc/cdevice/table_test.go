@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // batchOf is a one-column record batch of x values.
@@ -162,7 +163,7 @@ func TestReadChunkedArrayHoldsTheArraysOfAStream(t *testing.T) {
 func TestEncodeValuesRefusesOutOfRange(t *testing.T) {
 	a := batchOf(t, 1, 2)
 	defer a.Release()
-	if _, err := cdevice.EncodeValues(a, 1, 2); !errors.Is(err, cdevice.ErrInvalid) {
+	if _, err := cdevice.EncodeValues(a, 1, 2); !errors.Is(err, errs.ErrInvalid) {
 		t.Fatalf("values [1, 3) of 2: %v", err)
 	}
 	b, err := cdevice.EncodeValues(a, 0, 2)

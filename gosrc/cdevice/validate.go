@@ -8,17 +8,18 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // Validate checks an array. The structural checks (buffer sizes, child
 // lengths, offsets of the array's range) always run; full validation also
 // reads every value: offsets monotonic and within the data, UTF-8 of strings,
 // union type ids and offsets, dictionary indices, run ends, views. It returns
-// an ErrInvalid error describing the first problem. Full validation needs
+// an errs.ErrInvalid error describing the first problem. Full validation needs
 // host-readable memory.
 func Validate(a *Array, full bool) error {
 	if full && !a.dev.Type.HostAccessible() {
-		return errorf(ErrNotImplemented, "full validation of an array on %s needs a copy to the host first", a.dev)
+		return errs.Errorf(errs.ErrNotImplemented, "full validation of an array on %s needs a copy to the host first", a.dev)
 	}
 	v := validator{full: full && a.dev.Type.HostAccessible(), host: a.dev.Type.HostAccessible()}
 	return v.node(a.schema, a.data, "", 0)
@@ -28,14 +29,14 @@ type validator struct{ full, host bool }
 
 func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) error {
 	if depth > maxNesting {
-		return errorf(ErrInvalid, "array nested deeper than %d levels", maxNesting)
+		return errs.Errorf(errs.ErrInvalid, "array nested deeper than %d levels", maxNesting)
 	}
 	where := s.describe()
 	if path != "" {
 		where = path + " " + where
 	}
 	bad := func(format string, args ...any) error {
-		return errorf(ErrInvalid, "%s: %s", where, fmt.Sprintf(format, args...))
+		return errs.Errorf(errs.ErrInvalid, "%s: %s", where, fmt.Sprintf(format, args...))
 	}
 	if err := checkData(s, d, depth); err != nil {
 		return err

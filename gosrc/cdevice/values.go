@@ -17,6 +17,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // EncodeValues describes the values of elements [start, start+length) of a
@@ -61,8 +62,8 @@ func EncodeValuesC(a *Array, start, length int64, byColumn bool) (_ *EncodedValu
 	e := &EncodedValues{w: valueWriter{inC: true, byColumn: byColumn}}
 	defer func() {
 		if r := recover(); r != nil {
-			oom, ok := r.(*Error)
-			if !ok || !errors.Is(oom, ErrNoMemory) {
+			oom, ok := r.(*errs.Error)
+			if !ok || !errors.Is(oom, errs.ErrNoMemory) {
 				panic(r)
 			}
 			err = oom
@@ -101,7 +102,7 @@ func (e *EncodedValues) Free() {
 func (w *valueWriter) encode(a *Array, start, length int64) error {
 	n := int64(a.Len())
 	if start < 0 || length < 0 || start > n || length > n-start {
-		return errorf(ErrInvalid, "values [%d, %d+%d) out of range for an array of length %d", start, start, length, n)
+		return errs.Errorf(errs.ErrInvalid, "values [%d, %d+%d) out of range for an array of length %d", start, start, length, n)
 	}
 	lo, hi := int(start), int(start+length)
 	part := a // host data: read in place; the whole array is validated as the producer described it
@@ -137,7 +138,7 @@ func (w *valueWriter) encode(a *Array, start, length int64) error {
 func (w *valueWriter) columns(s *Schema, arr arrow.Array, lo, hi int) error {
 	st, ok := arr.(*array.Struct)
 	if !ok || !s.IsRecordBatch() {
-		return errorf(ErrInvalid, "only a record batch has columns, not %s", s)
+		return errs.Errorf(errs.ErrInvalid, "only a record batch has columns, not %s", s)
 	}
 	w.count(GDAValueDict, st.NumField())
 	for j := 0; j < st.NumField(); j++ {
@@ -197,7 +198,7 @@ func (w *valueWriter) reserve(n int) []byte {
 		if w.inC {
 			p := C.realloc(unsafe.Pointer(unsafe.SliceData(w.buf)), C.size_t(size))
 			if p == nil {
-				panic(errorf(ErrNoMemory, "out of memory encoding %d bytes of values", size))
+				panic(errs.Errorf(errs.ErrNoMemory, "out of memory encoding %d bytes of values", size))
 			}
 			w.buf = unsafe.Slice((*byte)(p), size)[:at]
 		} else {
@@ -458,7 +459,7 @@ func compileValues(s *Schema, arr arrow.Array) (encoder, error) {
 	case *array.Struct:
 		if name, dup := duplicateName(s); dup {
 			return func(w *valueWriter, i int) error {
-				return errorf(ErrInvalid, "cannot convert a struct with two fields named %q to a dict, which would lose one (convert its fields one by one)", name)
+				return errs.Errorf(errs.ErrInvalid, "cannot convert a struct with two fields named %q to a dict, which would lose one (convert its fields one by one)", name)
 			}, nil
 		}
 		fields := make([]encoder, v.NumField())
@@ -505,7 +506,7 @@ func compileValues(s *Schema, arr arrow.Array) (encoder, error) {
 		}
 		return func(w *valueWriter, i int) error { return values(w, v.GetPhysicalIndex(i)) }, nil
 	}
-	return nil, errorf(ErrNotImplemented, "converting values of type %s is not supported", s)
+	return nil, errs.Errorf(errs.ErrNotImplemented, "converting values of type %s is not supported", s)
 }
 
 // A rangeEncoder appends elements [lo, hi) of the array it was compiled for.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // ErrArgument is wrapped by the errors of arguments that do not fit a
@@ -245,7 +246,7 @@ func (f *Function) checkDevice(t device.Type, where string) error {
 		names[i] = d.String()
 	}
 	return fmt.Errorf("%w: %s accepts data on %v, and this is on %s (copy it with .to_device() first, or declare the device type with pyfunc.Devices)",
-		cdevice.ErrNotImplemented, f.Name, names, where)
+		errs.ErrNotImplemented, f.Name, names, where)
 }
 
 func describe(arg any) string {

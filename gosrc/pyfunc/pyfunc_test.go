@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/pyfunc"
 )
 
@@ -73,7 +74,7 @@ func TestCallAndErrors(t *testing.T) {
 	if !errors.As(err, &fe) || !fe.IsPanic() || !strings.HasPrefix(err.Error(), "test_panic panicked: n is 7") {
 		t.Fatalf("panic: %v", err)
 	}
-	if cdevice.Panics() != 0 {
+	if errs.Panics() != 0 {
 		t.Fatal("a panic in a user's function counted as godevarrow's")
 	}
 
