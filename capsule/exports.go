@@ -11,7 +11,7 @@
 package main
 
 /*
-#cgo CFLAGS: -O2 -std=c11 -Werror=implicit-function-declaration -I${SRCDIR}/../gosrc/cdevice
+#cgo CFLAGS: -O2 -std=c11 -Werror=implicit-function-declaration -I${SRCDIR}/../gosrc/cdevice -I${SRCDIR}/../gosrc/values
 #include <stdlib.h>
 #include "module.h"
 */
@@ -33,6 +33,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
+	"github.com/godevarrow/godevarrow/gosrc/values"
 )
 
 func main() {}
@@ -96,7 +97,7 @@ func gdaHandleRelease(h C.uintptr_t) {
 			_, _ = v.Close() // its capsule settled it first (stream_handle_destructor)
 		case *cdevice.ChunkedArray:
 			v.Release()
-		case *cdevice.EncodedValues:
+		case *values.EncodedValues:
 			v.Free()
 		}
 		return nil

@@ -9,12 +9,13 @@ import "C"
 import (
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/values"
 )
 
 // ------------------------------------------------- values (values.c decodes)
 
 // gdaArrayValues is called without the GIL: it encodes the values of
-// [start, start+length) (cdevice.EncodeValuesC); the caller releases the
+// [start, start+length) (values.EncodeValuesC); the caller releases the
 // handle in *keep once it has read the encoding, or, when *keep is 0, frees
 // the encoding itself.
 //
@@ -26,7 +27,7 @@ func gdaArrayValues(h C.uintptr_t, start, length C.int64_t, byColumn C.int, out 
 		if err != nil {
 			return err
 		}
-		enc, err := cdevice.EncodeValuesC(a, int64(start), int64(length), byColumn != 0)
+		enc, err := values.EncodeValuesC(a, int64(start), int64(length), byColumn != 0)
 		if err != nil {
 			return err
 		}

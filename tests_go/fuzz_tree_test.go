@@ -7,6 +7,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
+	"github.com/godevarrow/godevarrow/gosrc/values"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 	"github.com/godevarrow/godevarrow/tests_go/cfuzz"
 )
@@ -137,7 +138,7 @@ func followUps(t *testing.T, arr *cdevice.Array, data []byte) {
 	}
 	// the values as a binding sees them (to_pylist) and value equality:
 	// invalid data is refused, valid data never panics
-	if _, err := cdevice.EncodeValues(arr, 0, int64(n)); err == nil && !valid {
+	if _, err := values.EncodeValues(arr, 0, int64(n)); err == nil && !valid {
 		t.Fatal("EncodeValues read data that fails full validation")
 	}
 	if _, err := cdevice.Equal(arr, arr, true); err == nil && !valid {

@@ -16,17 +16,17 @@ func Equal(a, b *Array, checkMetadata bool) (bool, error) {
 	if a.Len() != b.Len() || !sameType(a.schema, b.schema, checkMetadata, true) {
 		return false, nil
 	}
-	x, err := hostArrowOf(a)
+	x, err := HostArrowOf(a)
 	if err != nil {
 		return false, err
 	}
-	defer x.release()
-	y, err := hostArrowOf(b)
+	defer x.Release()
+	y, err := HostArrowOf(b)
 	if err != nil {
 		return false, err
 	}
-	defer y.release()
-	return dataEqual(x.arr.Data(), 0, y.arr.Data(), 0, a.Len()), nil
+	defer y.Release()
+	return dataEqual(x.Arr.Data(), 0, y.Arr.Data(), 0, a.Len()), nil
 }
 
 // sameType compares two schemas as types: the top node's name and
@@ -45,12 +45,12 @@ func sameType(s, o *Schema, checkMetadata, top bool) bool {
 		return false
 	}
 	// extension types are types: their names and parameters matter always
-	if n, ok := s.extensionName(); ok {
-		m, ok := o.extensionName()
+	if n, ok := s.ExtensionName(); ok {
+		m, ok := o.ExtensionName()
 		if !ok || n != m {
 			return false
 		}
-	} else if _, ok := o.extensionName(); ok {
+	} else if _, ok := o.ExtensionName(); ok {
 		return false
 	}
 	for i := range s.Children {
@@ -61,21 +61,24 @@ func sameType(s, o *Schema, checkMetadata, top bool) bool {
 	return s.Dictionary == nil || sameType(s.Dictionary, o.Dictionary, checkMetadata, true)
 }
 
-// hostView is an Arrow Go array over an Array's data, or over its host copy.
-type hostView struct {
-	arr  arrow.Array
+// HostView is an Arrow Go array (Arr) over an Array's data, or over its
+// host copy; Release releases both.
+type HostView struct {
+	Arr  arrow.Array
 	copy *Array
 }
 
-func (h hostView) release() {
-	h.arr.Release()
+func (h HostView) Release() {
+	h.Arr.Release()
 	if h.copy != nil {
 		h.copy.Release()
 	}
 }
 
-func hostArrowOf(a *Array) (hostView, error) {
-	var v hostView
+// HostArrowOf views a as an Arrow Go array readable on the host, copying it
+// there first when its device is not host-readable.
+func HostArrowOf(a *Array) (HostView, error) {
+	var v HostView
 	if !a.dev.Type.HostAccessible() {
 		c, err := CopyToDevice(a, device.Host)
 		if err != nil {
@@ -90,6 +93,6 @@ func hostArrowOf(a *Array) (hostView, error) {
 		}
 		return v, err
 	}
-	v.arr = arr
+	v.Arr = arr
 	return v, nil
 }

@@ -256,12 +256,12 @@ func (s *Schema) computeDataType() (arrow.DataType, error) {
 	f := s.Format
 	switch {
 	case strings.HasPrefix(f, "d:"):
-		d, _ := parseDecimal(f)
-		switch d.bits {
+		d, _ := ParseDecimal(f)
+		switch d.Bits {
 		case 128:
-			return &arrow.Decimal128Type{Precision: int32(d.precision), Scale: int32(d.scale)}, nil
+			return &arrow.Decimal128Type{Precision: int32(d.Precision), Scale: int32(d.Scale)}, nil
 		case 256:
-			return &arrow.Decimal256Type{Precision: int32(d.precision), Scale: int32(d.scale)}, nil
+			return &arrow.Decimal256Type{Precision: int32(d.Precision), Scale: int32(d.Scale)}, nil
 		}
 		return NewForeignFixedWidthType(f)
 	case strings.HasPrefix(f, "w:"):
@@ -390,7 +390,7 @@ func (s *Schema) write(b *strings.Builder) {
 	if !s.Nullable() {
 		b.WriteString(" not null")
 	}
-	if ext, ok := s.extensionName(); ok {
+	if ext, ok := s.ExtensionName(); ok {
 		fmt.Fprintf(b, " [extension %s]", ext)
 	}
 }
@@ -403,7 +403,8 @@ func layoutName(s *Schema) string {
 	return dt.Name()
 }
 
-func (s *Schema) extensionName() (string, bool) {
+// ExtensionName returns the ARROW:extension:name of the field, if it has one.
+func (s *Schema) ExtensionName() (string, bool) {
 	i := s.Metadata.FindKey("ARROW:extension:name")
 	if i < 0 {
 		return "", false

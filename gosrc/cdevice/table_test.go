@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
-	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // batchOf is a one-column record batch of x values.
@@ -157,17 +156,5 @@ func TestReadChunkedArrayHoldsTheArraysOfAStream(t *testing.T) {
 	}
 	if got.NumChunks() != 2 || c0 != s0 {
 		t.Fatal("the stream's arrays were not held as they came")
-	}
-}
-
-func TestEncodeValuesRefusesOutOfRange(t *testing.T) {
-	a := batchOf(t, 1, 2)
-	defer a.Release()
-	if _, err := cdevice.EncodeValues(a, 1, 2); !errors.Is(err, errs.ErrInvalid) {
-		t.Fatalf("values [1, 3) of 2: %v", err)
-	}
-	b, err := cdevice.EncodeValues(a, 0, 2)
-	if err != nil || b[0] != cdevice.GDAValueList {
-		t.Fatalf("%v %v", b, err)
 	}
 }
