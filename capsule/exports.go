@@ -4,14 +4,14 @@
 // files hold the exports they call. Each export unpacks plain C arguments,
 // makes one call into gosrc, and packs the result or the error through
 // call() (errors.go). No Arrow decision and no state lives here: streams
-// are cdevice.OneShotStream, held imports and the schema table are held.h.
+// are streams.OneShotStream, held imports and the schema table are held.h.
 //
 // Python holds Go objects through handles (a generational handle.Table): a
 // handle capsule, an ArrayBase, or a stream capsule owns one handle each.
 package main
 
 /*
-#cgo CFLAGS: -O2 -std=c11 -Werror=implicit-function-declaration -I${SRCDIR}/../gosrc/cdevice -I${SRCDIR}/../gosrc/values
+#cgo CFLAGS: -O2 -std=c11 -Werror=implicit-function-declaration -I${SRCDIR}/../gosrc/include -I${SRCDIR}/../gosrc/cdevice -I${SRCDIR}/../gosrc/values -I${SRCDIR}/../gosrc/streams
 #include <stdlib.h>
 #include "module.h"
 */
@@ -33,6 +33,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 	"github.com/godevarrow/godevarrow/gosrc/values"
 )
 
@@ -93,7 +94,7 @@ func gdaHandleRelease(h C.uintptr_t) {
 			v.Release()
 		case *device.Stream:
 			_ = v.Destroy()
-		case *cdevice.OneShotStream:
+		case *streams.OneShotStream:
 			_, _ = v.Close() // its capsule settled it first (stream_handle_destructor)
 		case *cdevice.ChunkedArray:
 			v.Release()
@@ -157,7 +158,7 @@ func schemaOf(h C.uintptr_t) (*cdevice.Schema, error) {
 		return v, nil
 	case *cdevice.Array:
 		return v.Schema(), nil
-	case *cdevice.OneShotStream:
+	case *streams.OneShotStream:
 		return v.Schema(), nil
 	case *cdevice.ChunkedArray:
 		return v.Schema(), nil
@@ -457,7 +458,7 @@ func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C
 	return call(e, func() error {
 		r, err := importStream()
 		if err == nil {
-			newHandle(cdevice.NewOneShotStream(r), out)
+			newHandle(streams.NewOneShotStream(r), out)
 		}
 		return err
 	})
@@ -466,7 +467,7 @@ func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C
 //export gdaExportStream
 func gdaExportStream(h, requested C.uintptr_t, out unsafe.Pointer, isDevice C.int, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, target, err := valuesOf[*cdevice.OneShotStream, *cdevice.Schema](h, requested, true)
+		s, target, err := valuesOf[*streams.OneShotStream, *cdevice.Schema](h, requested, true)
 		if err != nil {
 			return err
 		}
@@ -477,7 +478,7 @@ func gdaExportStream(h, requested C.uintptr_t, out unsafe.Pointer, isDevice C.in
 //export gdaStreamInfo
 func gdaStreamInfo(h C.uintptr_t, info *C.gda_stream_info, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if err != nil {
 			return err
 		}
@@ -492,17 +493,17 @@ func gdaStreamInfo(h C.uintptr_t, info *C.gda_stream_info, e *C.gda_error) C.int
 // returns the next array (0 in *out at the end), or GDA_PENDING when a
 // read-ahead stream, or another thread's read, had not delivered within
 // timeoutMs (the caller checks for signals and calls again). thread is the
-// caller's pthread_self, for the re-entry check (cdevice.ThreadID).
+// caller's pthread_self, for the re-entry check (streams.ThreadID).
 //
 //export gdaStreamNext
 func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, thread C.uint64_t, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
 	pending := false
 	rc := call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if err != nil {
 			return err
 		}
-		hp, a, err, ready := s.NextHeld(time.Duration(timeoutMs)*time.Millisecond, cdevice.ThreadID(thread))
+		hp, a, err, ready := s.NextHeld(time.Duration(timeoutMs)*time.Millisecond, streams.ThreadID(thread))
 		switch {
 		case !ready:
 			pending = true
@@ -530,7 +531,7 @@ func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, thread C.uint64_t, out *C.uin
 func gdaStreamTryNext(h C.uintptr_t, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
 	pending := false
 	rc := call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if err != nil {
 			return err
 		}
@@ -561,7 +562,7 @@ func gdaStreamTryNext(h C.uintptr_t, out *C.uintptr_t, held *unsafe.Pointer, e *
 //export gdaStreamSetWake
 func gdaStreamSetWake(h C.uintptr_t, fd C.int64_t, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if err != nil {
 			return err
 		}
@@ -574,7 +575,7 @@ func gdaStreamSetWake(h C.uintptr_t, fd C.int64_t, e *C.gda_error) C.int {
 //export gdaStreamArmWake
 func gdaStreamArmWake(h C.uintptr_t, on C.int, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if err != nil {
 			return err
 		}
@@ -590,7 +591,7 @@ func gdaStreamArmWake(h C.uintptr_t, on C.int, e *C.gda_error) C.int {
 //export gdaStreamUnread
 func gdaStreamUnread(h, array C.uintptr_t, held unsafe.Pointer) {
 	call(nil, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if held != nil {
 			if err != nil {
 				cdevice.ReleaseHeld(held)
@@ -620,7 +621,7 @@ func gdaStreamUnread(h, array C.uintptr_t, held unsafe.Pointer) {
 func gdaStreamSettle(h C.uintptr_t, timeoutMs C.int) C.int {
 	idle := C.int(1)
 	call(nil, func() error {
-		if s, err := valueOf[*cdevice.OneShotStream](h); err == nil && !s.Settle(time.Duration(timeoutMs)*time.Millisecond) {
+		if s, err := valueOf[*streams.OneShotStream](h); err == nil && !s.Settle(time.Duration(timeoutMs)*time.Millisecond) {
 			idle = 0
 		}
 		return nil
@@ -635,7 +636,7 @@ func gdaStreamSettle(h C.uintptr_t, timeoutMs C.int) C.int {
 func gdaStreamClose(h C.uintptr_t, e *C.gda_error) C.int {
 	pending := false
 	rc := call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if err != nil {
 			return err
 		}
@@ -672,21 +673,21 @@ func gdaStreamFromArrays(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t, out *
 		}
 		r, err := cdevice.ReaderOver(s, arrays)
 		if err == nil {
-			newHandle(cdevice.NewOneShotStream(r), out)
+			newHandle(streams.NewOneShotStream(r), out)
 		}
 		return err
 	})
 }
 
 // streamOp is transform from a stream to the new stream it moves into.
-func streamOp(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error, op func(*cdevice.OneShotStream) (*cdevice.OneShotStream, error)) C.int {
+func streamOp(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error, op func(*streams.OneShotStream) (*streams.OneShotStream, error)) C.int {
 	return transform(h, out, e, op)
 }
 
 //export gdaStreamCast
 func gdaStreamCast(h, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
 	target, err := valueOf[*cdevice.Schema](schema)
-	return streamOp(h, out, e, func(s *cdevice.OneShotStream) (*cdevice.OneShotStream, error) {
+	return streamOp(h, out, e, func(s *streams.OneShotStream) (*streams.OneShotStream, error) {
 		if err != nil {
 			return nil, err
 		}
@@ -696,7 +697,7 @@ func gdaStreamCast(h, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.in
 
 //export gdaStreamPrefetch
 func gdaStreamPrefetch(h C.uintptr_t, depth C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	return streamOp(h, out, e, func(s *cdevice.OneShotStream) (*cdevice.OneShotStream, error) {
+	return streamOp(h, out, e, func(s *streams.OneShotStream) (*streams.OneShotStream, error) {
 		return s.Prefetch(int64(depth))
 	})
 }

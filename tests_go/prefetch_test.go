@@ -15,6 +15,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 // countingReader yields n int64 arrays [i], failing at failAt, and counts
@@ -104,7 +105,7 @@ func TestPrefetchDeliversInOrder(t *testing.T) {
 	baseline(t)
 	for _, depth := range []int{1, 3, 64} {
 		src := newCountingReader(t, 20, -1, false)
-		p := cdevice.Prefetch(src, depth)
+		p := streams.Prefetch(src, depth)
 		got, err := readAll(t, p)
 		if !errors.Is(err, io.EOF) || len(got) != 20 || got[0] != 0 || got[19] != 19 {
 			t.Fatalf("depth %d: got %v, %v", depth, got, err)
@@ -124,7 +125,7 @@ func TestPrefetchDeliversInOrder(t *testing.T) {
 
 func TestPrefetchErrorAfterEarlierArrays(t *testing.T) {
 	baseline(t)
-	p := cdevice.Prefetch(newCountingReader(t, 10, 4, false), 2)
+	p := streams.Prefetch(newCountingReader(t, 10, 4, false), 2)
 	defer p.Close()
 	got, err := readAll(t, p)
 	var se *errs.StreamError
@@ -140,7 +141,7 @@ func TestPrefetchErrorAfterEarlierArrays(t *testing.T) {
 func TestPrefetchReadsAheadBoundedly(t *testing.T) {
 	baseline(t)
 	src := newCountingReader(t, 1000, -1, false)
-	p := cdevice.Prefetch(src, 3)
+	p := streams.Prefetch(src, 3)
 	// 3 queued plus one read waiting for room
 	waitFor(t, "4 reads ahead", func() bool { return src.reads.Load() >= 4 })
 	// A bound that is too loose shows in this window as a fifth read; the
@@ -179,7 +180,7 @@ func TestPrefetchReadsAheadBoundedly(t *testing.T) {
 func TestPrefetchCloseDuringSlowRead(t *testing.T) {
 	baseline(t)
 	src := newCountingReader(t, 100, -1, true)
-	p := cdevice.Prefetch(src, 1)
+	p := streams.Prefetch(src, 1)
 	select {
 	case <-src.entered: // the goroutine is inside Next, held there by the gate
 	case <-time.After(hangGuard):

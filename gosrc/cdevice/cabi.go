@@ -34,7 +34,7 @@
 package cdevice
 
 /*
-#cgo CFLAGS: -O2 -std=c11
+#cgo CFLAGS: -O2 -std=c11 -I${SRCDIR}/../include
 #include "cdevice.h"
 */
 import "C"
@@ -67,10 +67,10 @@ const (
 	SizeofArrowDeviceArrayStream = C.sizeof_struct_ArrowDeviceArrayStream
 )
 
-// storeCPointer stores p (a C pointer) at slot, in C memory that may hold
+// StoreCPointer stores p (a C pointer) at slot, in C memory that may hold
 // anything, as an integer: a store of a pointer type would run the GC's
 // write barrier on the slot's old garbage, which kills the process if it
 // points into a freed Go object (docs/design.md, Export).
-func storeCPointer(slot, p unsafe.Pointer) {
+func StoreCPointer(slot, p unsafe.Pointer) {
 	*(*uintptr)(slot) = uintptr(p)
 }

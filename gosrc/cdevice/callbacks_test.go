@@ -38,12 +38,12 @@ func callFromC(t *testing.T, fn any, args ...any) (results []reflect.Value) {
 // slot far beyond any table.
 var invalidHandles = []uint64{0, 1<<40 | 123456}
 
-// checkNoPanic fails the test if the callbacks errs.Recovered a panic: a stale
+// checkNoPanic fails the test if the callbacks recovered a panic: a stale
 // handle is an expected event, not an internal error that poisons the library.
 func checkNoPanic(t *testing.T, before int64) {
 	t.Helper()
 	if n := errs.Panics() - before; n != 0 {
-		t.Errorf("%d panics errs.Recovered: a stale or invalid handle was not detected", n)
+		t.Errorf("%d panics recovered: a stale or invalid handle was not detected", n)
 	}
 }
 
@@ -81,39 +81,6 @@ func TestExportedStreamCallbacksRejectStaleHandles(t *testing.T) {
 			t.Errorf("get_last_error(%#x) returned a message for a released stream", h)
 		}
 		callFromC(t, godevarrowStreamRelease, h)
-	}
-	checkNoPanic(t, before)
-}
-
-func TestAsyncProducerCallbacksRejectStaleHandles(t *testing.T) {
-	before := errs.Panics()
-	for _, h := range invalidHandles {
-		callFromC(t, godevarrowAsyncRequest, h, 1)
-		callFromC(t, godevarrowAsyncCancel, h)
-		if rc := callFromC(t, godevarrowAsyncExtract, h, nil); rc != nil && rc[0].Int() == 0 {
-			t.Errorf("extract_data(%#x) = 0 for a task that does not exist", h)
-		}
-	}
-	checkNoPanic(t, before)
-}
-
-func TestAsyncHandlerCallbacksRejectStaleHandles(t *testing.T) {
-	before := errs.Panics()
-	_, handler, err := NewAsyncReader(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	live := uint64(*(*uintptr)(handler.private_data))
-	callFromC(t, godevarrowAsyncRelease, live) // the Go side of release; the C handler is left behind
-	for _, h := range append(invalidHandles, live) {
-		if rc := callFromC(t, godevarrowAsyncOnSchema, h, nil, nil); rc != nil && rc[0].Int() == 0 {
-			t.Errorf("on_schema(%#x) = 0 on a released handler", h)
-		}
-		if rc := callFromC(t, godevarrowAsyncOnNextTask, h, nil, nil); rc != nil && rc[0].Int() == 0 {
-			t.Errorf("on_next_task(%#x) = 0 on a released handler", h)
-		}
-		callFromC(t, godevarrowAsyncOnError, h, 5, nil, nil)
-		callFromC(t, godevarrowAsyncRelease, h)
 	}
 	checkNoPanic(t, before)
 }

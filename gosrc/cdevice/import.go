@@ -623,8 +623,8 @@ func recordEvent(s *device.Stream) (unsafe.Pointer, func(), error) {
 		return nil, nil, err
 	}
 	cell := C.malloc(C.size_t(unsafe.Sizeof(uintptr(0))))
-	// an integer store into malloc'd memory (see storeCPointer)
-	storeCPointer(cell, ev.Handle())
+	// an integer store into malloc'd memory (see StoreCPointer)
+	StoreCPointer(cell, ev.Handle())
 	return cell, func() {
 		_ = ev.Destroy()
 		C.free(cell)

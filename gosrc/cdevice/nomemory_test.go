@@ -36,6 +36,6 @@ func TestFailedHostAllocationIsAnError(t *testing.T) {
 		t.Fatalf("a negative size gave %v", err)
 	}
 	if errs.Panics() != 0 {
-		t.Fatal("a panic was errs.Recovered")
+		t.Fatal("a panic was recovered")
 	}
 }

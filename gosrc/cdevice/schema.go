@@ -681,3 +681,18 @@ func (s *Schema) Child(i int) (*Schema, error) {
 	}
 	return nil, errs.Errorf(errs.ErrInvalid, "child index %d out of range for %d children", i, len(s.Children))
 }
+
+// MetadataBlobCopy copies a metadata blob of the C Data Interface at p, in
+// this package's encoding (EncodeMetadata); "" for none or a malformed one.
+func MetadataBlobCopy(blob unsafe.Pointer) string {
+	p := (*C.char)(blob)
+	if p == nil {
+		return ""
+	}
+	left := int64(maxSchemaMetadataBytes)
+	md, err := decodeMetadata(p, &left)
+	if err != nil {
+		return ""
+	}
+	return string(EncodeMetadata(md))
+}

@@ -35,8 +35,6 @@ type Stats struct {
 	ImportedStreams int64 // foreign streams we hold
 	AllocatedBytes  int64 // bytes allocated by Allocator and not yet freed
 	DeviceBytes     int64 // device bytes allocated by CopyToDevice and not yet freed
-	AsyncTasks      int64 // async tasks offered and not yet extracted
-	AsyncHandlers   int64 // async handlers of NewAsyncReader not yet released by their producer
 }
 
 // LiveStats returns the current counters.
@@ -51,8 +49,6 @@ func LiveStats() Stats {
 		ImportedStreams: liveStreamImports.Load(),
 		AllocatedBytes:  liveAllocatedBytes.Load(),
 		DeviceBytes:     liveDeviceBytes.Load(),
-		AsyncTasks:      liveAsyncTasks.Load(),
-		AsyncHandlers:   liveAsyncHandlers.Load(),
 	}
 }
 

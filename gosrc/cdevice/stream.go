@@ -196,11 +196,11 @@ func (r *StreamReader) Schema() *Schema { return r.schema }
 // DeviceType returns the stream's declared device type.
 func (r *StreamReader) DeviceType() device.Type { return r.devType }
 
-// endedBy is what a stream answers after it failed with err: the failure
+// EndedBy is what a stream answers after it failed with err: the failure
 // itself is reported once (a Ctrl-C in a Python producer is one
 // KeyboardInterrupt, not one per later read), later reads that the stream
 // ended, and why. io.EOF stays io.EOF.
-func endedBy(err error) error {
+func EndedBy(err error) error {
 	if err == io.EOF {
 		return err
 	}
@@ -208,7 +208,7 @@ func endedBy(err error) error {
 }
 
 // Next reads the next array. A producer error is returned as *errs.StreamError;
-// every later call reports that the stream ended with it (see endedBy).
+// every later call reports that the stream ended with it (see EndedBy).
 func (r *StreamReader) Next() (*Array, error) {
 	_, a, err := r.next(false)
 	return a, err
@@ -228,7 +228,7 @@ func (r *StreamReader) next(wantHeld bool) (unsafe.Pointer, *Array, error) {
 		return nil, nil, errs.Errorf(errs.ErrConsumed, "the stream is closed")
 	}
 	if r.err != nil {
-		return nil, nil, endedBy(r.err)
+		return nil, nil, EndedBy(r.err)
 	}
 	r.read = true
 	var held *C.gda_held_schema
@@ -494,7 +494,7 @@ func (s *exportedStream) fail(err error) C.int {
 	return C.int(errs.Errno(err))
 }
 
-// failRecovered is fail for a errs.Recovered panic: the deferred unlock has
+// failRecovered is fail for a recovered panic: the deferred unlock has
 // already run, and the panic may have come before s was known.
 func (s *exportedStream) failRecovered(err error) C.int {
 	if s == nil {

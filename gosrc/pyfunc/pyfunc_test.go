@@ -15,6 +15,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/pyfunc"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 func batch(t testing.TB, values ...int64) *cdevice.Array {
@@ -150,7 +151,7 @@ func TestCancelAndLazyStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := v.(*cdevice.OneShotStream)
+	out := v.(*streams.OneShotStream)
 	if closed || ctxAfter.Err() != nil {
 		t.Fatal("the input of a returned stream was settled before the stream was read")
 	}

@@ -4,7 +4,7 @@
 package cboundary
 
 /*
-#cgo CFLAGS: -std=gnu11 -Wall -I${SRCDIR}/../../gosrc/cdevice
+#cgo CFLAGS: -std=gnu11 -Wall -I${SRCDIR}/../../gosrc/include
 #include <stdlib.h>
 #include "cboundary.h"
 */

@@ -4,7 +4,7 @@
 package main
 
 /*
-#include "../../../gosrc/cdevice/arrow-c-abi.h"
+#include "../../../gosrc/include/arrow-c-abi.h"
 */
 import "C"
 

@@ -1,4 +1,4 @@
-package cdevice
+package streams
 
 /*
 #include <stdlib.h>
@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
@@ -48,6 +49,18 @@ var (
 	liveAsyncHandlers atomic.Int64
 )
 
+// Stats counts the async objects of this package that are alive, for leak
+// checks (streams.LiveStats counts the arrays and exports).
+type Stats struct {
+	AsyncTasks    int64 // async tasks offered and not yet extracted
+	AsyncHandlers int64 // async handlers of NewAsyncReader not yet released by their producer
+}
+
+// LiveStats returns the current counters.
+func LiveStats() Stats {
+	return Stats{AsyncTasks: liveAsyncTasks.Load(), AsyncHandlers: liveAsyncHandlers.Load()}
+}
+
 // CArrowAsyncDeviceStreamHandler and its companions are the canonical structs.
 type (
 	CArrowAsyncDeviceStreamHandler = C.struct_ArrowAsyncDeviceStreamHandler
@@ -71,7 +84,7 @@ type AsyncExportOptions struct {
 }
 
 type asyncProducer struct {
-	r       ArrayReader
+	r       cdevice.ArrayReader
 	handler *C.struct_ArrowAsyncDeviceStreamHandler
 	opts    AsyncExportOptions
 
@@ -93,7 +106,7 @@ type asyncProducer struct {
 // a non-zero return of on_schema or on_next_task stops the stream (only
 // release follows). cancel stops it without on_error. handler must not be
 // used by the caller afterwards.
-func ExportAsyncDeviceStream(r ArrayReader, handler *CArrowAsyncDeviceStreamHandler, opts AsyncExportOptions) error {
+func ExportAsyncDeviceStream(r cdevice.ArrayReader, handler *CArrowAsyncDeviceStreamHandler, opts AsyncExportOptions) error {
 	if handler == nil {
 		return errs.Errorf(errs.ErrInvalid, "ArrowAsyncDeviceStreamHandler pointer is NULL")
 	}
@@ -119,7 +132,7 @@ func encodeMetadataMap(md map[string]string) []byte {
 		keys = append(keys, k)
 		vals = append(vals, v)
 	}
-	return EncodeMetadata(arrow.NewMetadata(keys, vals))
+	return cdevice.EncodeMetadata(arrow.NewMetadata(keys, vals))
 }
 
 func metadataCString(md map[string]string) *C.char {
@@ -158,7 +171,7 @@ func (p *asyncProducer) start() error {
 		return errOutOfMemory("an ArrowAsyncProducer")
 	}
 	// the handler is the consumer's memory: its producer member may hold anything
-	storeCPointer(unsafe.Pointer(&p.handler.producer), unsafe.Pointer(p.prod))
+	cdevice.StoreCPointer(unsafe.Pointer(&p.handler.producer), unsafe.Pointer(p.prod))
 	return nil
 }
 
@@ -211,7 +224,7 @@ func (p *asyncProducer) drive() {
 		return
 	}
 	defer C.gda_async_free(unsafe.Pointer(schema))
-	if err := ExportSchema(p.r.Schema(), schema); err != nil {
+	if err := cdevice.ExportSchema(p.r.Schema(), cdevice.SchemaAt(unsafe.Pointer(schema))); err != nil {
 		onError(err)
 		return
 	}
@@ -326,7 +339,7 @@ func godevarrowAsyncCancel(h C.uintptr_t) {
 // out (or just drops it, for NULL), exactly once.
 type asyncTask struct {
 	mu        sync.Mutex
-	a         *Array
+	a         *cdevice.Array
 	producer  *asyncProducer
 	c         *C.struct_ArrowAsyncTask
 	extracted bool
@@ -334,7 +347,7 @@ type asyncTask struct {
 
 // newTask wraps a for on_next_task; the producer struct stays in service
 // until the task is extracted.
-func (p *asyncProducer) newTask(a *Array) (*asyncTask, error) {
+func (p *asyncProducer) newTask(a *cdevice.Array) (*asyncTask, error) {
 	t := &asyncTask{a: a, producer: p}
 	h := asyncTasks.Put(t)
 	t.c = C.gda_async_task_new(C.uintptr_t(h))
@@ -384,7 +397,7 @@ func godevarrowAsyncExtract(h C.uintptr_t, out *C.struct_ArrowDeviceArray) (rc C
 	if out == nil {
 		return 0
 	}
-	if err := ExportDeviceArray(t.a, (*CArrowDeviceArray)(unsafe.Pointer(out))); err != nil {
+	if err := cdevice.ExportDeviceArray(t.a, (*cdevice.CArrowDeviceArray)(unsafe.Pointer(out))); err != nil {
 		return C.int(errs.Errno(err))
 	}
 	return 0
@@ -393,7 +406,7 @@ func godevarrowAsyncExtract(h C.uintptr_t, out *C.struct_ArrowDeviceArray) (rc C
 // ------------------------------------------------------------- consumer
 
 // AsyncReader reads what a producer hands to the handler of NewAsyncReader.
-// It is an ArrayReader: Next blocks until the next array, the end (io.EOF)
+// It is an cdevice.ArrayReader: Next blocks until the next array, the end (io.EOF)
 // or the producer's error (a *errs.StreamError with its code and message), each
 // delivered in the producer's order.
 type AsyncReader struct {
@@ -403,7 +416,7 @@ type AsyncReader struct {
 
 	mu       sync.Mutex
 	producer *C.struct_ArrowAsyncProducer // valid between on_schema and release
-	schema   *Schema
+	schema   *cdevice.Schema
 	devType  device.Type
 	md       string // producer's additional metadata (encoded)
 	released bool
@@ -415,7 +428,7 @@ type AsyncReader struct {
 }
 
 type asyncItem struct {
-	a   *Array
+	a   *cdevice.Array
 	md  string
 	err error
 }
@@ -449,8 +462,8 @@ func (r *AsyncReader) Wait() error {
 	return r.readyErr
 }
 
-// Schema returns the stream's schema (nil until Wait returns nil).
-func (r *AsyncReader) Schema() *Schema {
+// cdevice.Schema returns the stream's schema (nil until Wait returns nil).
+func (r *AsyncReader) Schema() *cdevice.Schema {
 	<-r.ready
 	return r.schema
 }
@@ -468,13 +481,13 @@ func (r *AsyncReader) AdditionalMetadata() map[string]string {
 }
 
 // Next returns the next array, io.EOF at the end, or the producer's error.
-func (r *AsyncReader) Next() (*Array, error) {
+func (r *AsyncReader) Next() (*cdevice.Array, error) {
 	a, _, err := r.NextWithMetadata()
 	return a, err
 }
 
 // NextWithMetadata is Next with the metadata the producer passed with the task.
-func (r *AsyncReader) NextWithMetadata() (*Array, map[string]string, error) {
+func (r *AsyncReader) NextWithMetadata() (*cdevice.Array, map[string]string, error) {
 	if err := r.Wait(); err != nil {
 		return nil, nil, err
 	}
@@ -532,7 +545,7 @@ func decodeToMap(encoded string) map[string]string {
 	if encoded == "" {
 		return nil
 	}
-	md, err := DecodeMetadata([]byte(encoded))
+	md, err := cdevice.DecodeMetadata([]byte(encoded))
 	if err != nil {
 		return nil
 	}
@@ -541,19 +554,6 @@ func decodeToMap(encoded string) map[string]string {
 		out[k] = md.Values()[i]
 	}
 	return out
-}
-
-// rawMetadata copies a metadata blob of the C Data Interface (or nothing).
-func rawMetadata(p *C.char) string {
-	if p == nil {
-		return ""
-	}
-	left := int64(maxSchemaMetadataBytes)
-	md, err := decodeMetadata(p, &left)
-	if err != nil {
-		return ""
-	}
-	return string(EncodeMetadata(md))
 }
 
 func readerOf(h C.uintptr_t) (*AsyncReader, bool) {
@@ -571,7 +571,7 @@ func godevarrowAsyncOnSchema(h C.uintptr_t, prod *C.struct_ArrowAsyncProducer, s
 	if !ok {
 		return C.int(syscall.EINVAL) // the handler was released
 	}
-	schema, err := ImportSchema((*CArrowSchema)(unsafe.Pointer(s)))
+	schema, err := cdevice.ImportSchema((*cdevice.CArrowSchema)(unsafe.Pointer(s)))
 	if err == nil && prod == nil {
 		err = errs.Errorf(errs.ErrInvalid, "on_schema was called before the producer populated handler->producer")
 	}
@@ -587,7 +587,7 @@ func godevarrowAsyncOnSchema(h C.uintptr_t, prod *C.struct_ArrowAsyncProducer, s
 	}
 	r.schema, r.producer = schema, prod
 	r.devType = device.Type(prod.device_type)
-	r.md = rawMetadata(prod.additional_metadata)
+	r.md = cdevice.MetadataBlobCopy(unsafe.Pointer(prod.additional_metadata))
 	r.mu.Unlock()
 	r.markReady(nil)
 	// allowed from inside on_schema by the spec
@@ -654,7 +654,7 @@ func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.
 	if code := C.gda_async_call_extract(t, out); code != 0 {
 		return 0 // the producer follows with on_error
 	}
-	a, err := ImportDeviceArray((*CArrowDeviceArray)(unsafe.Pointer(out)), schema)
+	a, err := cdevice.ImportDeviceArray((*cdevice.CArrowDeviceArray)(unsafe.Pointer(out)), schema)
 	if err == nil && a.Device().Type != r.devType {
 		err = errs.Errorf(errs.ErrInvalid, "a task's array is on %s but the producer declared %s", a.Device(), r.devType)
 		a.Release()
@@ -669,7 +669,7 @@ func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.
 	// Close may have run since the check above and drained the queue: it
 	// never drains again, so the array is queued only while r.closed is
 	// false under r.mu (Close sets it under r.mu before draining).
-	it := asyncItem{a: a, md: rawMetadata(md)}
+	it := asyncItem{a: a, md: cdevice.MetadataBlobCopy(unsafe.Pointer(md))}
 	r.mu.Lock()
 	closed = r.closed
 	queued := false

@@ -1,4 +1,4 @@
-package cdevice
+package streams
 
 import (
 	"errors"
@@ -11,28 +11,29 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
-func int64ListReader(t *testing.T, n int) *ListReader {
+func int64ListReader(t *testing.T, n int) *cdevice.ListReader {
 	t.Helper()
-	schema, err := NewSchema("l", "", FlagNullable, arrow.Metadata{}, nil, nil)
+	schema, err := cdevice.NewSchema("l", "", cdevice.FlagNullable, arrow.Metadata{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	arrays := make([]*Array, n)
+	arrays := make([]*cdevice.Array, n)
 	for k := range arrays {
-		b := array.NewInt64Builder(Allocator)
+		b := array.NewInt64Builder(cdevice.Allocator)
 		b.Append(int64(k))
 		data := b.NewArray()
 		b.Release()
-		if arrays[k], err = NewArray(schema, data.Data(), device.Host); err != nil {
+		if arrays[k], err = cdevice.NewArray(schema, data.Data(), device.Host); err != nil {
 			t.Fatal(err)
 		}
 		data.Release()
 	}
-	r, err := NewListReader(schema, device.CPU, arrays...)
+	r, err := cdevice.NewListReader(schema, device.CPU, arrays...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,10 +102,10 @@ func waitAsyncAllocations(want int64) int64 {
 func waitNoLiveArrays(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for LiveStats().Arrays != 0 && time.Now().Before(deadline) {
+	for cdevice.LiveStats().Arrays != 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	if s := LiveStats(); s.Arrays != 0 {
+	if s := cdevice.LiveStats(); s.Arrays != 0 {
 		t.Fatalf("arrays of earlier tests are still live: %+v", s)
 	}
 }

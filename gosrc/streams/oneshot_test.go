@@ -1,4 +1,4 @@
-package cdevice_test
+package streams_test
 
 import (
 	"errors"
@@ -14,6 +14,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 // gatedReader is a producer whose every Next waits for a token, as a foreign
@@ -52,7 +53,7 @@ func (g *gatedReader) Next() (*cdevice.Array, error) {
 func (g *gatedReader) Close() error { g.closes.Add(1); return nil }
 
 // readInBackground starts a Next and waits until it is inside the producer.
-func readInBackground(s *cdevice.OneShotStream, g *gatedReader) chan error {
+func readInBackground(s *streams.OneShotStream, g *gatedReader) chan error {
 	done := make(chan error, 1)
 	go func() {
 		a, err, _ := s.Next(time.Second)
@@ -67,7 +68,7 @@ func readInBackground(s *cdevice.OneShotStream, g *gatedReader) chan error {
 
 func TestOneShotCloseDuringReadWaitsForTheReader(t *testing.T) {
 	g := newGatedReader(t)
-	s := cdevice.NewOneShotStream(g)
+	s := streams.NewOneShotStream(g)
 	done := readInBackground(s, g)
 
 	if closed, err := s.Close(); closed || err != nil {
@@ -99,7 +100,7 @@ func TestOneShotCloseDuringReadWaitsForTheReader(t *testing.T) {
 
 func TestOneShotMovesRefuseDuringARead(t *testing.T) {
 	g := newGatedReader(t)
-	s := cdevice.NewOneShotStream(g)
+	s := streams.NewOneShotStream(g)
 	done := readInBackground(s, g)
 	if _, err := s.Prefetch(2); err == nil {
 		t.Fatal("Prefetch during a read succeeded")
@@ -130,7 +131,7 @@ func TestOneShotMovesRefuseDuringARead(t *testing.T) {
 
 func TestOneShotSecondReaderWaitsItsTurn(t *testing.T) {
 	g := newGatedReader(t)
-	s := cdevice.NewOneShotStream(g)
+	s := streams.NewOneShotStream(g)
 	first := readInBackground(s, g)
 	second := make(chan error, 1)
 	go func() {
@@ -159,7 +160,7 @@ func TestOneShotSecondReaderWaitsItsTurn(t *testing.T) {
 
 func TestOneShotUnreadIsReadAgainOrReleased(t *testing.T) {
 	g := newGatedReader(t)
-	s := cdevice.NewOneShotStream(g)
+	s := streams.NewOneShotStream(g)
 	g.tokens <- struct{}{}
 	a, err, _ := s.Next(0)
 	if err != nil {
@@ -184,7 +185,7 @@ func TestOneShotUnreadIsReadAgainOrReleased(t *testing.T) {
 
 func TestOneShotPrefetchDepthMustBePositive(t *testing.T) {
 	for _, depth := range []int64{0, -1, -1 << 40} {
-		s := cdevice.NewOneShotStream(newGatedReader(t))
+		s := streams.NewOneShotStream(newGatedReader(t))
 		if _, err := s.Prefetch(depth); !errors.Is(err, errs.ErrInvalid) {
 			t.Errorf("Prefetch(%d) = %v, want errs.ErrInvalid", depth, err)
 		}
@@ -194,7 +195,7 @@ func TestOneShotPrefetchDepthMustBePositive(t *testing.T) {
 
 func TestOneShotSettleStopsTheReadAhead(t *testing.T) {
 	g := newGatedReader(t)
-	s, err := cdevice.NewOneShotStream(g).Prefetch(4)
+	s, err := streams.NewOneShotStream(g).Prefetch(4)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package cdevice_test
+package streams_test
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 // An async device stream crosses the C ABI: NewAsyncReader makes a C
@@ -32,8 +33,8 @@ func ExampleExportAsyncDeviceStream() {
 		a.Release()
 	}
 
-	reader, handler, _ := cdevice.NewAsyncReader(2) // at most 2 arrays requested ahead
-	_ = cdevice.ExportAsyncDeviceStream(source, handler, cdevice.AsyncExportOptions{
+	reader, handler, _ := streams.NewAsyncReader(2) // at most 2 arrays requested ahead
+	_ = streams.ExportAsyncDeviceStream(source, handler, streams.AsyncExportOptions{
 		AdditionalMetadata: map[string]string{"batches": "3"},
 	})
 	fmt.Println("metadata:", reader.AdditionalMetadata()["batches"])
