@@ -11,7 +11,7 @@
 package main
 
 /*
-#cgo CFLAGS: -O2 -std=c11 -Werror=implicit-function-declaration -I${SRCDIR}/../gosrc/include -I${SRCDIR}/../gosrc/cdevice -I${SRCDIR}/../gosrc/values -I${SRCDIR}/../gosrc/streams
+#cgo CFLAGS: -O2 -std=c11 -Werror=implicit-function-declaration -I${SRCDIR}/../gosrc/include -I${SRCDIR}/../gosrc/values -I${SRCDIR}/../gosrc/streams
 #include <stdlib.h>
 #include "module.h"
 */
@@ -29,6 +29,7 @@ import (
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/checksum"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
@@ -116,12 +117,12 @@ func gdaPoisonedError(e *C.gda_error) C.int {
 
 //export gdaImportSchema
 func gdaImportSchema(p unsafe.Pointer, consume C.int, out *C.uintptr_t, e *C.gda_error) C.int {
-	read := cdevice.CopySchema // the capsule keeps the struct
+	read := cschema.CopySchema // the capsule keeps the struct
 	if consume != 0 {
-		read = cdevice.ImportSchema
+		read = cschema.ImportSchema
 	}
 	return call(e, func() error {
-		s, err := read(cdevice.SchemaAt(p))
+		s, err := read(cschema.SchemaAt(p))
 		if err == nil {
 			newHandle(s, out)
 		}
@@ -131,7 +132,7 @@ func gdaImportSchema(p unsafe.Pointer, consume C.int, out *C.uintptr_t, e *C.gda
 
 //export gdaSchemaBorrow
 func gdaSchemaBorrow(src, out unsafe.Pointer, e *C.gda_error) C.int {
-	return call(e, func() error { return cdevice.BorrowSchema(cdevice.SchemaAt(src), cdevice.SchemaAt(out)) })
+	return call(e, func() error { return cschema.BorrowSchema(cschema.SchemaAt(src), cschema.SchemaAt(out)) })
 }
 
 //export gdaDeviceArrayStampDeviceOfData
@@ -146,15 +147,15 @@ func gdaExportSchema(h C.uintptr_t, out unsafe.Pointer, e *C.gda_error) C.int {
 		if err != nil {
 			return err
 		}
-		return cdevice.ExportSchema(s, cdevice.SchemaAt(out))
+		return cschema.ExportSchema(s, cschema.SchemaAt(out))
 	})
 }
 
 // schemaOf accepts a Schema, Array or stream handle.
-func schemaOf(h C.uintptr_t) (*cdevice.Schema, error) {
+func schemaOf(h C.uintptr_t) (*cschema.Schema, error) {
 	v, ok := handles.Get(handle.Handle(h))
 	switch v := v.(type) {
-	case *cdevice.Schema:
+	case *cschema.Schema:
 		return v, nil
 	case *cdevice.Array:
 		return v.Schema(), nil
@@ -183,7 +184,7 @@ func gdaSchemaOf(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
 //export gdaSchemaInfo
 func gdaSchemaInfo(h C.uintptr_t, info *C.gda_schema_info, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := valueOf[*cdevice.Schema](h)
+		s, err := valueOf[*cschema.Schema](h)
 		if err != nil {
 			return err
 		}
@@ -191,7 +192,7 @@ func gdaSchemaInfo(h C.uintptr_t, info *C.gda_schema_info, e *C.gda_error) C.int
 		info.name = C.CString(s.Name)
 		info.flags = C.int64_t(s.Flags)
 		info.metadata = C.gda_bytes{}
-		if md := cdevice.EncodeMetadata(s.Metadata); len(md) > 0 {
+		if md := cschema.EncodeMetadata(s.Metadata); len(md) > 0 {
 			info.metadata = C.gda_bytes{data: (*C.char)(C.CBytes(md)), len: C.int64_t(len(md))}
 		}
 		info.n_children = C.int64_t(len(s.Children))
@@ -202,13 +203,13 @@ func gdaSchemaInfo(h C.uintptr_t, info *C.gda_schema_info, e *C.gda_error) C.int
 
 //export gdaSchemaChild
 func gdaSchemaChild(h C.uintptr_t, i C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	return transform(h, out, e, func(s *cdevice.Schema) (*cdevice.Schema, error) { return s.Child(int(i)) })
+	return transform(h, out, e, func(s *cschema.Schema) (*cschema.Schema, error) { return s.Child(int(i)) })
 }
 
 //export gdaSchemaEqual
 func gdaSchemaEqual(h1, h2 C.uintptr_t, out *C.int, e *C.gda_error) C.int {
 	return call(e, func() error {
-		a, b, err := valuesOf[*cdevice.Schema, *cdevice.Schema](h1, h2, false)
+		a, b, err := valuesOf[*cschema.Schema, *cschema.Schema](h1, h2, false)
 		if err != nil {
 			return err
 		}
@@ -220,7 +221,7 @@ func gdaSchemaEqual(h1, h2 C.uintptr_t, out *C.int, e *C.gda_error) C.int {
 //export gdaSchemaString
 func gdaSchemaString(h C.uintptr_t, out **C.char, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := valueOf[*cdevice.Schema](h)
+		s, err := valueOf[*cschema.Schema](h)
 		if err == nil {
 			*out = C.CString(s.String())
 		}
@@ -233,7 +234,7 @@ func gdaSchemaString(h C.uintptr_t, out **C.char, e *C.gda_error) C.int {
 //export gdaImportArray
 func gdaImportArray(schemaPtr, arrayPtr unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := cdevice.ImportSchema(cdevice.SchemaAt(schemaPtr))
+		s, err := cschema.ImportSchema(cschema.SchemaAt(schemaPtr))
 		if err != nil {
 			return err // the array stays with its capsule, which releases it
 		}
@@ -256,7 +257,7 @@ func gdaImportArray(schemaPtr, arrayPtr unsafe.Pointer, isDevice C.int, out *C.u
 //export gdaImportDevicePair
 func gdaImportDevicePair(schemaPtr, arrayPtr unsafe.Pointer, held *unsafe.Pointer, out *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {
-		h, a, err := cdevice.ImportDevicePair(cdevice.SchemaAt(schemaPtr), cdevice.DeviceArrayAt(arrayPtr))
+		h, a, err := cdevice.ImportDevicePair(cschema.SchemaAt(schemaPtr), cdevice.DeviceArrayAt(arrayPtr))
 		if err == nil && a != nil {
 			newHandle(a, out)
 		}
@@ -284,7 +285,7 @@ func gdaImportHeld(held unsafe.Pointer, out *C.uintptr_t, e *C.gda_error) C.int 
 //export gdaCacheSchema
 func gdaCacheSchema(schemaPtr unsafe.Pointer, e *C.gda_error) C.int {
 	return call(e, func() error {
-		_, err := cdevice.CopySchema(cdevice.SchemaAt(schemaPtr))
+		_, err := cschema.CopySchema(cschema.SchemaAt(schemaPtr))
 		return err
 	})
 }
@@ -292,7 +293,7 @@ func gdaCacheSchema(schemaPtr unsafe.Pointer, e *C.gda_error) C.int {
 //export gdaExportArray
 func gdaExportArray(h, requested C.uintptr_t, outSchema, outArray unsafe.Pointer, isDevice C.int, e *C.gda_error) C.int {
 	return call(e, func() error {
-		a, target, err := valuesOf[*cdevice.Array, *cdevice.Schema](h, requested, true)
+		a, target, err := valuesOf[*cdevice.Array, *cschema.Schema](h, requested, true)
 		if err != nil {
 			return err
 		}
@@ -372,7 +373,7 @@ func gdaArrayValidate(h C.uintptr_t, full C.int, e *C.gda_error) C.int {
 
 //export gdaArrayCast
 func gdaArrayCast(h, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	target, err := valueOf[*cdevice.Schema](schema)
+	target, err := valueOf[*cschema.Schema](schema)
 	return arrayOp(h, out, e, func(a *cdevice.Array) (*cdevice.Array, error) {
 		if err != nil {
 			return nil, err
@@ -467,7 +468,7 @@ func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C
 //export gdaExportStream
 func gdaExportStream(h, requested C.uintptr_t, out unsafe.Pointer, isDevice C.int, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, target, err := valuesOf[*streams.OneShotStream, *cdevice.Schema](h, requested, true)
+		s, target, err := valuesOf[*streams.OneShotStream, *cschema.Schema](h, requested, true)
 		if err != nil {
 			return err
 		}
@@ -651,7 +652,7 @@ func gdaStreamClose(h C.uintptr_t, e *C.gda_error) C.int {
 }
 
 // arraysAndSchema are the arrays of n array handles and an optional schema.
-func arraysAndSchema(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t) ([]*cdevice.Array, *cdevice.Schema, error) {
+func arraysAndSchema(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t) ([]*cdevice.Array, *cschema.Schema, error) {
 	arrays := make([]*cdevice.Array, int(n))
 	for i, h := range unsafe.Slice(hs, int(n)) {
 		a, err := valueOf[*cdevice.Array](h)
@@ -660,7 +661,7 @@ func arraysAndSchema(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t) ([]*cdevi
 		}
 		arrays[i] = a
 	}
-	s, err := optionalValue[*cdevice.Schema](schema)
+	s, err := optionalValue[*cschema.Schema](schema)
 	return arrays, s, err
 }
 
@@ -686,7 +687,7 @@ func streamOp(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error, op func(*streams.
 
 //export gdaStreamCast
 func gdaStreamCast(h, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	target, err := valueOf[*cdevice.Schema](schema)
+	target, err := valueOf[*cschema.Schema](schema)
 	return streamOp(h, out, e, func(s *streams.OneShotStream) (*streams.OneShotStream, error) {
 		if err != nil {
 			return nil, err
@@ -754,7 +755,7 @@ func gdaBuildInfo(out **C.char, e *C.gda_error) C.int {
 func gdaDebugCounters(out *C.gda_counters, e *C.gda_error) C.int {
 	return call(e, func() error {
 		st := cdevice.LiveStats()
-		cache := cdevice.SchemaCacheSize()
+		cache := cschema.SchemaCacheSize()
 		*out = C.gda_counters{
 			handles:          C.int64_t(handles.Len()),
 			exported_schemas: C.int64_t(st.ExportedSchemas),

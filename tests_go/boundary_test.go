@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
@@ -34,13 +35,13 @@ func exportImport(t *testing.T, a *cdevice.Array) *cdevice.Array {
 	if err := cdevice.ExportDeviceArray(a, d); err != nil {
 		t.Fatalf("export: %v", err)
 	}
-	if err := cdevice.ExportSchema(a.Schema(), s); err != nil {
+	if err := cschema.ExportSchema(a.Schema(), s); err != nil {
 		t.Fatalf("export schema: %v", err)
 	}
 	if n, why := cb.Walk(s, d); n < 0 {
 		t.Fatalf("C consumer rejected the export: %s", why)
 	}
-	schema, err := cdevice.ImportSchema(s)
+	schema, err := cschema.ImportSchema(s)
 	if err != nil {
 		t.Fatalf("import schema: %v", err)
 	}
@@ -89,7 +90,7 @@ func importC(t *testing.T, p cb.Producer) *cdevice.Array {
 	defer cb.Free(s)
 	defer cb.Free(a)
 	cb.Produce(p, s, a)
-	schema, err := cdevice.ImportSchema(s)
+	schema, err := cschema.ImportSchema(s)
 	if err != nil {
 		t.Fatalf("import schema: %v", err)
 	}
@@ -139,7 +140,7 @@ func TestDecimal32FromC(t *testing.T) {
 	if a.Schema().Format != "d:9,2,32" {
 		t.Fatalf("format %q", a.Schema().Format)
 	}
-	ft, ok := a.Data().DataType().(*cdevice.ForeignFixedWidthType)
+	ft, ok := a.Data().DataType().(*cschema.ForeignFixedWidthType)
 	if !ok || ft.TypeName != "decimal32" {
 		t.Fatalf("Go type %T %v", a.Data().DataType(), a.Data().DataType())
 	}
@@ -186,7 +187,7 @@ func TestSlicedCArray(t *testing.T) {
 	defer cb.Free(s)
 	defer cb.Free(a)
 	cb.ProduceInt32(s, a, 5, 3, true) // values 3..7, 5 and 8 are null
-	schema, err := cdevice.ImportSchema(s)
+	schema, err := cschema.ImportSchema(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func TestImportMovesAndRejectsReleased(t *testing.T) {
 	defer cb.Free(s)
 	defer cb.Free(a)
 	cb.ProduceInt32(s, a, 4, 0, false)
-	schema, err := cdevice.ImportSchema(s)
+	schema, err := cschema.ImportSchema(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +255,7 @@ func TestImportMovesAndRejectsReleased(t *testing.T) {
 	if _, err := cdevice.ImportArray(a, schema); !errors.Is(err, errs.ErrInvalid) || !strings.Contains(err.Error(), "released") {
 		t.Errorf("re-import of a moved struct: %v", err)
 	}
-	if _, err := cdevice.ImportSchema(s); !errors.Is(err, errs.ErrInvalid) {
+	if _, err := cschema.ImportSchema(s); !errors.Is(err, errs.ErrInvalid) {
 		t.Errorf("re-import of a released schema: %v", err)
 	}
 	if n := cb.Releases(); n != 0 {
@@ -270,7 +271,7 @@ func TestMalformedInput(t *testing.T) {
 		cb.ResetReleases()
 		s, a := cb.NewSchema(), cb.NewArray()
 		cb.ProduceMalformed(kind, s, a)
-		schema, err := cdevice.ImportSchema(s)
+		schema, err := cschema.ImportSchema(s)
 		if err == nil {
 			_, err = cdevice.ImportArray(a, schema)
 		} else {
@@ -308,7 +309,7 @@ func TestDeviceFieldsOnImport(t *testing.T) {
 			evp = nil
 		}
 		cb.ProduceDeviceInt32(s, d, tc.devType, 0, unsafePointer(evp))
-		schema, err := cdevice.ImportSchema(s)
+		schema, err := cschema.ImportSchema(s)
 		if err != nil {
 			t.Fatal(err)
 		}

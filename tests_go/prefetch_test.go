@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/streams"
@@ -23,7 +24,7 @@ import (
 // entered and then waits for a token on gate: the test decides when a read
 // returns.
 type countingReader struct {
-	schema  *cdevice.Schema
+	schema  *cschema.Schema
 	n, i    int
 	failAt  int
 	entered chan struct{}
@@ -33,7 +34,7 @@ type countingReader struct {
 }
 
 func newCountingReader(t *testing.T, n, failAt int, gated bool) *countingReader {
-	s, err := cdevice.SchemaFromField(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true})
+	s, err := cschema.SchemaFromField(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func (r *countingReader) Schema() *cdevice.Schema { return r.schema }
+func (r *countingReader) Schema() *cschema.Schema { return r.schema }
 func (r *countingReader) DeviceType() device.Type { return device.CPU }
 func (r *countingReader) Close() error            { r.closed.Add(1); return nil }
 func (r *countingReader) Next() (*cdevice.Array, error) {

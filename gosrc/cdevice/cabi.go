@@ -3,14 +3,14 @@
 // ArrowDeviceArray, ArrowArrayStream and ArrowDeviceArrayStream.
 //
 // The central type is Array: an arrow.ArrayData whose buffers live on a
-// device.Device, with the exact Schema it was described by. Imports never copy
+// device.Device, with the exact cschema.Schema it was described by. Imports never copy
 // data: the buffers of an imported Array point into the producer's memory and
 // the producer's release callback runs exactly once, synchronously, when the
 // last reference to any part of it is released (Array.Release). Exports never
 // copy data either: every export is an independent C struct tree that keeps
 // the Go data alive until its consumer releases it, from any thread.
 //
-// The C structs are the canonical ones of arrow-c-abi.h; CArrowSchema and its
+// The C structs are the canonical ones of arrow-c-abi.h; cschema.CArrowSchema and its
 // siblings are aliases that other cgo packages can convert to with
 // unsafe.Pointer. Callers of this package need no cgo themselves.
 //
@@ -35,15 +35,18 @@ package cdevice
 
 /*
 #cgo CFLAGS: -O2 -std=c11 -I${SRCDIR}/../include
-#include "cdevice.h"
+#include "gda.h"
 */
 import "C"
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
+)
 
 // The canonical C structs (arrow-c-abi.h).
 type (
-	CArrowSchema            = C.struct_ArrowSchema
 	CArrowArray             = C.struct_ArrowArray
 	CArrowDeviceArray       = C.struct_ArrowDeviceArray
 	CArrowArrayStream       = C.struct_ArrowArrayStream
@@ -52,7 +55,6 @@ type (
 
 // SchemaAt, ArrayAt, DeviceArrayAt, StreamAt and DeviceStreamAt view a
 // pointer obtained elsewhere (a PyCapsule, another cgo package) as the struct.
-func SchemaAt(p unsafe.Pointer) *CArrowSchema                  { return (*CArrowSchema)(p) }
 func ArrayAt(p unsafe.Pointer) *CArrowArray                    { return (*CArrowArray)(p) }
 func DeviceArrayAt(p unsafe.Pointer) *CArrowDeviceArray        { return (*CArrowDeviceArray)(p) }
 func StreamAt(p unsafe.Pointer) *CArrowArrayStream             { return (*CArrowArrayStream)(p) }
@@ -60,7 +62,6 @@ func DeviceStreamAt(p unsafe.Pointer) *CArrowDeviceArrayStream { return (*CArrow
 
 // Struct sizes, for callers that allocate the structs themselves.
 const (
-	SizeofArrowSchema            = C.sizeof_struct_ArrowSchema
 	SizeofArrowArray             = C.sizeof_struct_ArrowArray
 	SizeofArrowDeviceArray       = C.sizeof_struct_ArrowDeviceArray
 	SizeofArrowArrayStream       = C.sizeof_struct_ArrowArrayStream
@@ -73,4 +74,14 @@ const (
 // points into a freed Go object (docs/design.md, Export).
 func StoreCPointer(slot, p unsafe.Pointer) {
 	*(*uintptr)(slot) = uintptr(p)
+}
+
+// cSchema and schemaOf convert between cschema's ArrowSchema type, which
+// the public API uses, and this package's cgo view of the same struct.
+func cSchema(s *cschema.CArrowSchema) *C.struct_ArrowSchema {
+	return (*C.struct_ArrowSchema)(unsafe.Pointer(s))
+}
+
+func schemaOf(c *C.struct_ArrowSchema) *cschema.CArrowSchema {
+	return cschema.SchemaAt(unsafe.Pointer(c))
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
@@ -51,7 +52,7 @@ func checkNoPanic(t *testing.T, before int64) {
 // cell holds.
 func exportedStreamHandle(t *testing.T) uint64 {
 	t.Helper()
-	schema, err := NewSchema("l", "", FlagNullable, arrow.Metadata{}, nil, nil)
+	schema, err := cschema.NewSchema("l", "", cschema.FlagNullable, arrow.Metadata{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

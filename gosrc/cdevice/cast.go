@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/compute"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
@@ -22,7 +23,7 @@ import (
 // say) is answered with a's own schema, as the PyCapsule spec allows.
 // Incompatible requests fail with errs.ErrInvalid; casts of device memory fail
 // with errs.ErrNotImplemented.
-func Cast(a *Array, target *Schema) (*Array, error) {
+func Cast(a *Array, target *cschema.Schema) (*Array, error) {
 	if a.schema.Equal(target) {
 		a.Retain()
 		return a, nil
@@ -60,7 +61,7 @@ func Cast(a *Array, target *Schema) (*Array, error) {
 			if err != nil {
 				return nil, err
 			}
-			return nil, errs.Errorf(errs.ErrInvalid, "requested schema declares %s non-nullable but the data has %d nulls", target.describe(), nulls)
+			return nil, errs.Errorf(errs.ErrInvalid, "requested schema declares %s non-nullable but the data has %d nulls", target.Describe(), nulls)
 		}
 	}
 	out := a.derive(target, data)
@@ -70,9 +71,9 @@ func Cast(a *Array, target *Schema) (*Array, error) {
 
 // checkCastable rejects requests that are not another representation of the
 // same data, before any work is done.
-func checkCastable(from, to *Schema, dev device.Type) error {
-	if from.info.Layout == LayoutStruct && from.Dictionary == nil {
-		if to.info.Layout != LayoutStruct || to.Dictionary != nil {
+func checkCastable(from, to *cschema.Schema, dev device.Type) error {
+	if from.Info().Layout == cschema.LayoutStruct && from.Dictionary == nil {
+		if to.Info().Layout != cschema.LayoutStruct || to.Dictionary != nil {
 			return errs.Errorf(errs.ErrInvalid, "requested schema %s is not compatible with the data's struct type %s", to, from)
 		}
 		if len(from.Children) != len(to.Children) {
@@ -116,20 +117,20 @@ func checkCastable(from, to *Schema, dev device.Type) error {
 // values (strings as views or a dictionary, say) which no cast can produce
 // is replaced by the data's own part. The PyCapsule spec lets a producer
 // answer with its own representation; the consumer can still read it.
-func producibleTarget(from, to *Schema, dev device.Type) (*Schema, error) {
+func producibleTarget(from, to *cschema.Schema, dev device.Type) (*cschema.Schema, error) {
 	if sameLayout(from, to) {
 		return to, nil
 	}
-	if from.info.Layout == LayoutStruct && from.Dictionary == nil &&
-		to.info.Layout == LayoutStruct && to.Dictionary == nil && len(from.Children) == len(to.Children) {
-		var children []*Schema
+	if from.Info().Layout == cschema.LayoutStruct && from.Dictionary == nil &&
+		to.Info().Layout == cschema.LayoutStruct && to.Dictionary == nil && len(from.Children) == len(to.Children) {
+		var children []*cschema.Schema
 		for i := range to.Children {
 			c, err := producibleTarget(from.Children[i], to.Children[i], dev)
 			if err != nil {
 				return nil, err
 			}
 			if c != to.Children[i] && children == nil {
-				children = append([]*Schema(nil), to.Children...)
+				children = append([]*cschema.Schema(nil), to.Children...)
 			}
 			if children != nil {
 				children[i] = c
@@ -138,11 +139,11 @@ func producibleTarget(from, to *Schema, dev device.Type) (*Schema, error) {
 		if children == nil {
 			return to, nil
 		}
-		return NewSchema(to.Format, to.Name, to.Flags, to.Metadata, children, nil)
+		return cschema.NewSchema(to.Format, to.Name, to.Flags, to.Metadata, children, nil)
 	}
 	if sameLogicalValues(from, to) && checkCastable(from, to, dev) != nil {
-		flags := from.Flags&^FlagNullable | to.Flags&FlagNullable
-		return NewSchema(from.Format, to.Name, flags, to.Metadata, from.Children, from.Dictionary)
+		flags := from.Flags&^cschema.FlagNullable | to.Flags&cschema.FlagNullable
+		return cschema.NewSchema(from.Format, to.Name, flags, to.Metadata, from.Children, from.Dictionary)
 	}
 	return to, nil
 }
@@ -151,7 +152,7 @@ func producibleTarget(from, to *Schema, dev device.Type) (*Schema, error) {
 // values in possibly different encodings: string, large string and string
 // view are one family (binary likewise); dictionary and run-end encodings
 // stand for their values; list variants compare their children.
-func sameLogicalValues(a, b *Schema) bool {
+func sameLogicalValues(a, b *cschema.Schema) bool {
 	a, b = decoded(a), decoded(b)
 	fa, fb := logicalFamily(a), logicalFamily(b)
 	if fa != fb {
@@ -175,12 +176,12 @@ func sameLogicalValues(a, b *Schema) bool {
 }
 
 // decoded strips dictionary and run-end encodings.
-func decoded(s *Schema) *Schema {
+func decoded(s *cschema.Schema) *cschema.Schema {
 	for {
 		switch {
 		case s.Dictionary != nil:
 			s = s.Dictionary
-		case s.info.Layout == LayoutRunEndEncoded && len(s.Children) == 2:
+		case s.Info().Layout == cschema.LayoutRunEndEncoded && len(s.Children) == 2:
 			s = s.Children[1]
 		default:
 			return s
@@ -188,10 +189,10 @@ func decoded(s *Schema) *Schema {
 	}
 }
 
-func logicalFamily(s *Schema) string {
-	switch s.info.Layout {
-	case LayoutBinary, LayoutLargeBinary, LayoutBinaryView:
-		if s.info.Utf8 {
+func logicalFamily(s *cschema.Schema) string {
+	switch s.Info().Layout {
+	case cschema.LayoutBinary, cschema.LayoutLargeBinary, cschema.LayoutBinaryView:
+		if s.Info().Utf8 {
 			return "string"
 		}
 		return "binary"
@@ -199,9 +200,9 @@ func logicalFamily(s *Schema) string {
 	return ""
 }
 
-func isListLike(s *Schema) bool {
-	switch s.info.Layout {
-	case LayoutList, LayoutLargeList, LayoutListView, LayoutLargeListView:
+func isListLike(s *cschema.Schema) bool {
+	switch s.Info().Layout {
+	case cschema.LayoutList, cschema.LayoutLargeList, cschema.LayoutListView, cschema.LayoutLargeListView:
 		return true
 	}
 	return false
@@ -209,7 +210,7 @@ func isListLike(s *Schema) bool {
 
 // sameLayout reports whether two schemas describe the same physical data, so
 // that the requested one can simply relabel it.
-func sameLayout(a, b *Schema) bool {
+func sameLayout(a, b *cschema.Schema) bool {
 	if a.Format != b.Format || len(a.Children) != len(b.Children) || (a.Dictionary == nil) != (b.Dictionary == nil) {
 		return false
 	}
@@ -223,11 +224,11 @@ func sameLayout(a, b *Schema) bool {
 
 // needsCompute reports whether casting from to to runs an Arrow Go kernel
 // (castData), rather than relabelling the same buffers.
-func needsCompute(from, to *Schema) bool {
+func needsCompute(from, to *cschema.Schema) bool {
 	if sameLayout(from, to) {
 		return false
 	}
-	if from.info.Layout == LayoutStruct && from.Dictionary == nil {
+	if from.Info().Layout == cschema.LayoutStruct && from.Dictionary == nil {
 		for i := range from.Children {
 			if needsCompute(from.Children[i], to.Children[i]) {
 				return true
@@ -238,7 +239,7 @@ func needsCompute(from, to *Schema) bool {
 	return true
 }
 
-func castData(from, to *Schema, d arrow.ArrayData, dev device.Device) (arrow.ArrayData, error) {
+func castData(from, to *cschema.Schema, d arrow.ArrayData, dev device.Device) (arrow.ArrayData, error) {
 	toType, err := to.DataType()
 	if err != nil {
 		return nil, err
@@ -251,7 +252,7 @@ func castData(from, to *Schema, d arrow.ArrayData, dev device.Device) (arrow.Arr
 		}
 		return out, nil
 	}
-	if from.info.Layout == LayoutStruct && from.Dictionary == nil {
+	if from.Info().Layout == cschema.LayoutStruct && from.Dictionary == nil {
 		// Children are cast whole: they are indexed through the parent's
 		// offset, which must stay as it is because the validity bitmap does.
 		children := make([]arrow.ArrayData, len(from.Children))

@@ -28,6 +28,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
@@ -63,7 +64,7 @@ func (hostCopyAllocator) Allocate(int) []byte {
 var hostAlloc = func(n int64) unsafe.Pointer { return C.gda_host_alloc(C.size_t(n)) }
 
 // NewHostBuffer returns n bytes of uninitialized C memory as a buffer, or an
-// errs.ErrNoMemory error when the allocation fails: sizes can come from input,
+// ErrNoMemory error when the allocation fails: sizes can come from input,
 // and a failed allocation must be an error, never a panic.
 func NewHostBuffer(n int64) (*memory.Buffer, error) {
 	if n < 0 || uint64(n) > math.MaxInt64/2 {
@@ -260,8 +261,8 @@ func (c *copier) copyRange(b *memory.Buffer, from, to int64) (*memory.Buffer, er
 }
 
 func (c *copier) copyData(d arrow.ArrayData, depth int) (arrow.ArrayData, error) {
-	if depth > maxNesting {
-		return nil, errs.Errorf(errs.ErrInvalid, "array nested deeper than %d levels", maxNesting)
+	if depth > cschema.MaxNesting {
+		return nil, errs.Errorf(errs.ErrInvalid, "array nested deeper than %d levels", cschema.MaxNesting)
 	}
 	var bufs []*memory.Buffer
 	var children []arrow.ArrayData

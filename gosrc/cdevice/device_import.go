@@ -1,7 +1,7 @@
 package cdevice
 
 /*
-#include "cdevice.h"
+#include "gda.h"
 */
 import "C"
 
@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"unsafe"
 
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
@@ -28,11 +29,11 @@ type deviceValues map[unsafe.Pointer][]byte
 // there) and lists the device values the import will need. It never reads
 // device memory and tolerates malformed trees: the import walk that follows
 // reports those.
-func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]deviceRead, host deviceValues, failed *error) {
-	if c == nil || s == nil || depth > maxNesting || c.length < 0 || c.offset < 0 {
+func collectDeviceReads(c *C.struct_ArrowArray, s *cschema.Schema, depth int, out *[]deviceRead, host deviceValues, failed *error) {
+	if c == nil || s == nil || depth > cschema.MaxNesting || c.length < 0 || c.offset < 0 {
 		return
 	}
-	info := s.info
+	info := s.Info()
 	nBuf := int64(c.n_buffers)
 	if nBuf > 0 && c.buffers == nil || nBuf > 1<<20 {
 		return
@@ -45,15 +46,15 @@ func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]dev
 		}
 	}
 	switch info.Layout {
-	case LayoutBinary, LayoutList, LayoutMap:
+	case cschema.LayoutBinary, cschema.LayoutList, cschema.LayoutMap:
 		if nBuf == int64(info.BufferCount()) {
 			offsets(4)
 		}
-	case LayoutLargeBinary, LayoutLargeList:
+	case cschema.LayoutLargeBinary, cschema.LayoutLargeList:
 		if nBuf == int64(info.BufferCount()) {
 			offsets(8)
 		}
-	case LayoutBinaryView:
+	case cschema.LayoutBinaryView:
 		// The variadic sizes exist only in the C layout; producers (godevarrow
 		// among them) may keep them in host memory even for device arrays.
 		// Only the driver's "not memory I know" answer, or pinned memory,
@@ -113,7 +114,7 @@ func readUnvouched(p unsafe.Pointer, n int64) ([]byte, error) {
 // producer's sync_event and fetches the device values the import needs, all
 // on one stream with one synchronization. For host-accessible device memory
 // (CUDA_HOST, CUDA_MANAGED) it waits for the event on the host.
-func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *Schema, dev device.Device) (deviceValues, error) {
+func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema, dev device.Device) (deviceValues, error) {
 	var event unsafe.Pointer
 	if cell.sync_event != nil {
 		event = *(*unsafe.Pointer)(cell.sync_event) // sync_event points to a CUevent

@@ -2,6 +2,7 @@ package cdevice
 
 import (
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 )
 
@@ -31,17 +32,17 @@ func Equal(a, b *Array, checkMetadata bool) (bool, error) {
 
 // sameType compares two schemas as types: the top node's name and
 // nullability are the array's, not its type's, and are ignored.
-func sameType(s, o *Schema, checkMetadata, top bool) bool {
+func sameType(s, o *cschema.Schema, checkMetadata, top bool) bool {
 	if s.Format != o.Format || len(s.Children) != len(o.Children) || (s.Dictionary == nil) != (o.Dictionary == nil) {
 		return false
 	}
 	if !top && (s.Name != o.Name || s.Nullable() != o.Nullable()) {
 		return false
 	}
-	if s.Flags&^FlagNullable != o.Flags&^FlagNullable {
+	if s.Flags&^cschema.FlagNullable != o.Flags&^cschema.FlagNullable {
 		return false
 	}
-	if checkMetadata && !metadataEqual(s.Metadata, o.Metadata) {
+	if checkMetadata && !cschema.MetadataEqual(s.Metadata, o.Metadata) {
 		return false
 	}
 	// extension types are types: their names and parameters matter always

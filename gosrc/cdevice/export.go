@@ -1,7 +1,7 @@
 package cdevice
 
 /*
-#include "cdevice.h"
+#include "gda.h"
 */
 import "C"
 
@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
@@ -52,7 +53,7 @@ func godevarrowReleaseExport(h C.uintptr_t) {
 }
 
 // ExportArray fills out with an ArrowArray of a host-memory array; the
-// schema is exported separately with ExportSchema(a.Schema(), ...). Every call
+// schema is exported separately with cschema.ExportSchema(a.Schema(), ...). Every call
 // gives an independent struct tree that keeps the data alive until released.
 func ExportArray(a *Array, out *CArrowArray) error {
 	if out == nil {
@@ -140,7 +141,7 @@ const (
 )
 
 // of is the part child i of a node that is p, with schema s, is.
-func (p mapPart) of(s *Schema, i int) mapPart {
+func (p mapPart) of(s *cschema.Schema, i int) mapPart {
 	switch {
 	case s.Format == "+m":
 		return mapEntries
@@ -162,16 +163,16 @@ func exportedNullCount(d arrow.ArrayData, part mapPart, onHost bool) int {
 	return d.Len() - bitutil.CountSetBits(bufs[0].Bytes(), d.Offset(), d.Len())
 }
 
-func exportNode(dst *C.struct_ArrowArray, s *Schema, part mapPart, d arrow.ArrayData, shared *C.gda_shared, rec *exportRecord, depth int) error {
-	info := s.info
+func exportNode(dst *C.struct_ArrowArray, s *cschema.Schema, part mapPart, d arrow.ArrayData, shared *C.gda_shared, rec *exportRecord, depth int) error {
+	info := s.Info()
 	goBufs := d.Buffers()
 	var cBufs []*memory.Buffer
 	var sizes []int64 // binary view variadic sizes
 	switch info.Layout {
-	case LayoutNull, LayoutRunEndEncoded:
-	case LayoutSparseUnion, LayoutDenseUnion:
+	case cschema.LayoutNull, cschema.LayoutRunEndEncoded:
+	case cschema.LayoutSparseUnion, cschema.LayoutDenseUnion:
 		cBufs = goBufs[1:]
-	case LayoutBinaryView:
+	case cschema.LayoutBinaryView:
 		cBufs = goBufs
 		for _, b := range goBufs[2:] {
 			sizes = append(sizes, int64(b.Len()))
@@ -180,7 +181,7 @@ func exportNode(dst *C.struct_ArrowArray, s *Schema, part mapPart, d arrow.Array
 		cBufs = goBufs
 	}
 	nBuf := len(cBufs)
-	if info.Layout == LayoutBinaryView {
+	if info.Layout == cschema.LayoutBinaryView {
 		nBuf++
 	}
 	children := d.Children()
@@ -197,7 +198,7 @@ func exportNode(dst *C.struct_ArrowArray, s *Schema, part mapPart, d arrow.Array
 	for i, b := range cBufs {
 		slots[i] = bufferPointer(b, i == 0 && info.HasValidity(), onHost, rec.pinner)
 	}
-	if info.Layout == LayoutBinaryView {
+	if info.Layout == cschema.LayoutBinaryView {
 		// the variadic sizes buffer exists only in the C layout: C memory owned by the export
 		if len(sizes) == 0 {
 			slots[nBuf-1] = C.gda_zero_block()
@@ -255,32 +256,32 @@ func boolInt(b bool) C.int {
 
 // checkData verifies that Go-built array data has the buffer and child
 // structure the schema implies (Arrow Go's conventions) before it is wrapped.
-func checkData(s *Schema, d arrow.ArrayData, depth int) error {
-	if depth > maxNesting {
-		return errs.Errorf(errs.ErrInvalid, "array nested deeper than %d levels", maxNesting)
+func checkData(s *cschema.Schema, d arrow.ArrayData, depth int) error {
+	if depth > cschema.MaxNesting {
+		return errs.Errorf(errs.ErrInvalid, "array nested deeper than %d levels", cschema.MaxNesting)
 	}
 	if d == nil {
-		return errs.Errorf(errs.ErrInvalid, "%s: array data is nil", s.describe())
+		return errs.Errorf(errs.ErrInvalid, "%s: array data is nil", s.Describe())
 	}
-	info := s.info
+	info := s.Info()
 	want := info.BufferCount()
 	switch info.Layout {
-	case LayoutNull, LayoutRunEndEncoded:
+	case cschema.LayoutNull, cschema.LayoutRunEndEncoded:
 		want = 1
-	case LayoutSparseUnion, LayoutDenseUnion:
+	case cschema.LayoutSparseUnion, cschema.LayoutDenseUnion:
 		want++
-	case LayoutBinaryView:
+	case cschema.LayoutBinaryView:
 		want = 2
 	}
 	got := len(d.Buffers())
-	if (info.Layout == LayoutNull || info.Layout == LayoutRunEndEncoded) && got == 0 {
+	if (info.Layout == cschema.LayoutNull || info.Layout == cschema.LayoutRunEndEncoded) && got == 0 {
 		got = want // Arrow Go builds these with or without their nil validity slot
 	}
-	if got < want || (got != want && info.Layout != LayoutBinaryView) {
-		return errs.Errorf(errs.ErrInvalid, "%s: expected %d buffers in Arrow Go array data, got %d", s.describe(), want, got)
+	if got < want || (got != want && info.Layout != cschema.LayoutBinaryView) {
+		return errs.Errorf(errs.ErrInvalid, "%s: expected %d buffers in Arrow Go array data, got %d", s.Describe(), want, got)
 	}
 	if len(d.Children()) != len(s.Children) {
-		return errs.Errorf(errs.ErrInvalid, "%s: schema has %d children, data has %d", s.describe(), len(s.Children), len(d.Children()))
+		return errs.Errorf(errs.ErrInvalid, "%s: schema has %d children, data has %d", s.Describe(), len(s.Children), len(d.Children()))
 	}
 	for i, ch := range d.Children() {
 		if err := checkData(s.Children[i], ch, depth+1); err != nil {
@@ -288,7 +289,7 @@ func checkData(s *Schema, d arrow.ArrayData, depth int) error {
 		}
 	}
 	if (s.Dictionary != nil) != hasDictionary(d) {
-		return errs.Errorf(errs.ErrInvalid, "%s: dictionary presence differs between schema and data", s.describe())
+		return errs.Errorf(errs.ErrInvalid, "%s: dictionary presence differs between schema and data", s.Describe())
 	}
 	if s.Dictionary != nil {
 		return checkData(s.Dictionary, d.Dictionary(), depth+1)

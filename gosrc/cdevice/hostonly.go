@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
@@ -21,7 +22,7 @@ import (
 // caller forgot. The data must have passed full validation: only then are
 // Arrow Go's constructors and kernels safe on it (forKernels prepares it for
 // compute kernels as well, see withKnownNullCounts).
-func hostArray(dev device.Device, s *Schema, d arrow.ArrayData, forKernels bool) (arrow.Array, error) {
+func hostArray(dev device.Device, s *cschema.Schema, d arrow.ArrayData, forKernels bool) (arrow.Array, error) {
 	if !dev.Type.HostAccessible() {
 		return nil, errs.Errorf(errs.ErrNotImplemented, "array is on %s; copy it to the host first", dev)
 	}
@@ -35,11 +36,11 @@ func hostArray(dev device.Device, s *Schema, d arrow.ArrayData, forKernels bool)
 // for host-readable memory (nullCount, after the array's event), else by
 // copying the validity bits to the host (after waiting on event, the
 // array's sync_event cell, when there is one).
-func countNulls(dev device.Device, s *Schema, d arrow.ArrayData, event unsafe.Pointer) (int, error) {
+func countNulls(dev device.Device, s *cschema.Schema, d arrow.ArrayData, event unsafe.Pointer) (int, error) {
 	if n := d.NullN(); n >= 0 {
 		return n, nil
 	}
-	if s.info.Layout == LayoutNull {
+	if s.Info().Layout == cschema.LayoutNull {
 		return d.Len(), nil
 	}
 	if !needsBitmap(s, d) {
@@ -64,9 +65,9 @@ func countNulls(dev device.Device, s *Schema, d arrow.ArrayData, event unsafe.Po
 
 // needsBitmap says whether d's (described by s) null count must be read
 // from its validity bitmap.
-func needsBitmap(s *Schema, d arrow.ArrayData) bool {
+func needsBitmap(s *cschema.Schema, d arrow.ArrayData) bool {
 	bufs := d.Buffers()
-	return s.info.HasValidity() && len(bufs) > 0 && bufs[0] != nil && d.Len() > 0
+	return s.Info().HasValidity() && len(bufs) > 0 && bufs[0] != nil && d.Len() > 0
 }
 
 // validityRange is the whole bytes of d's bitmap that hold its values' bits
@@ -183,7 +184,7 @@ type unknownNullCounter struct {
 	fetched [][]byte
 }
 
-func (c *unknownNullCounter) count(s *Schema, d arrow.ArrayData) (int, error) {
+func (c *unknownNullCounter) count(s *cschema.Schema, d arrow.ArrayData) (int, error) {
 	if n := d.NullN(); n >= 0 || c.dev.Type.HostAccessible() || !needsBitmap(s, d) {
 		return countNulls(c.dev, s, d, c.event)
 	}
@@ -198,7 +199,7 @@ func (c *unknownNullCounter) count(s *Schema, d arrow.ArrayData) (int, error) {
 
 // collectUnknownBitmaps lists the validity bytes of every node of d whose
 // null count is unknown, in knownNullCounts' order (children, then the node).
-func collectUnknownBitmaps(s *Schema, d arrow.ArrayData, ptrs *[]unsafe.Pointer, sizes *[]int64) {
+func collectUnknownBitmaps(s *cschema.Schema, d arrow.ArrayData, ptrs *[]unsafe.Pointer, sizes *[]int64) {
 	for i, c := range d.Children() {
 		collectUnknownBitmaps(s.Children[i], c, ptrs, sizes)
 	}
@@ -211,7 +212,7 @@ func collectUnknownBitmaps(s *Schema, d arrow.ArrayData, ptrs *[]unsafe.Pointer,
 
 // knownNullCounts returns d, or a new ArrayData (changed) sharing d's buffers
 // with every unknown null count counted.
-func knownNullCounts(counter *unknownNullCounter, s *Schema, d arrow.ArrayData) (arrow.ArrayData, bool, error) {
+func knownNullCounts(counter *unknownNullCounter, s *cschema.Schema, d arrow.ArrayData) (arrow.ArrayData, bool, error) {
 	children := d.Children()
 	var fixed []arrow.ArrayData
 	for i, c := range children {

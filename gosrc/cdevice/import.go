@@ -1,7 +1,7 @@
 package cdevice
 
 /*
-#include "cdevice.h"
+#include "gda.h"
 */
 import "C"
 
@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
@@ -57,7 +58,7 @@ func (o *foreignOwner) Free([]byte) { o.unref() }
 // ImportArray imports a CPU ArrowArray described by schema. The struct is
 // moved: on return c is marked released, whatever the outcome, and the
 // producer's release callback will be called exactly once.
-func ImportArray(c *CArrowArray, schema *Schema) (*Array, error) {
+func ImportArray(c *CArrowArray, schema *cschema.Schema) (*Array, error) {
 	if c == nil {
 		return nil, errs.Errorf(errs.ErrInvalid, "ArrowArray pointer is NULL")
 	}
@@ -79,7 +80,7 @@ func ImportArray(c *CArrowArray, schema *Schema) (*Array, error) {
 // ImportDeviceArray imports an ArrowDeviceArray described by schema, moving it
 // as ImportArray does. Non-CPU device types need a device backend; without
 // one the import fails cleanly (and the producer's release is still called).
-func ImportDeviceArray(c *CArrowDeviceArray, schema *Schema) (*Array, error) {
+func ImportDeviceArray(c *CArrowDeviceArray, schema *cschema.Schema) (*Array, error) {
 	if c == nil {
 		return nil, errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray pointer is NULL")
 	}
@@ -96,13 +97,13 @@ func ImportDeviceArray(c *CArrowDeviceArray, schema *Schema) (*Array, error) {
 	return importCell(cell, schema)
 }
 
-func importCell(cell *C.struct_ArrowDeviceArray, schema *Schema) (*Array, error) {
+func importCell(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema) (*Array, error) {
 	return importOwned(cell, schema, &foreignOwner{cell: cell})
 }
 
 // importOwned imports the array in cell, which owner (fresh, unreferenced)
 // releases: on failure at once, else when the Array and its buffers are gone.
-func importOwned(cell *C.struct_ArrowDeviceArray, schema *Schema, owner *foreignOwner) (*Array, error) {
+func importOwned(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema, owner *foreignOwner) (*Array, error) {
 	owner.refs.Store(1) // the Array's own reference
 	liveImports.Add(1)
 	fail := func(err error) (*Array, error) {
@@ -113,7 +114,7 @@ func importOwned(cell *C.struct_ArrowDeviceArray, schema *Schema, owner *foreign
 		return fail(errs.Errorf(errs.ErrInvalid, "no schema given for the imported array"))
 	}
 	dev := device.Device{Type: device.Type(cell.device_type), ID: int64(cell.device_id)}
-	im := importer{owner: owner, hostReadable: true, cudaDevice: -1, buffersLeft: maxImportBuffers}
+	im := importer{owner: owner, hostReadable: true, cudaDevice: -1, buffersLeft: cschema.MaxImportBuffers}
 	switch {
 	case !dev.Type.Known():
 		return fail(errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray has unknown device_type %d", int32(dev.Type)))
@@ -156,7 +157,7 @@ type importer struct {
 	values       deviceValues // device values fetched before the walk (device memory only)
 	cudaDevice   int          // >= 0: check that every buffer belongs to this CUDA device
 	err          error        // the first buffer-ownership problem found
-	buffersLeft  int64        // of the maxImportBuffers an import may take
+	buffersLeft  int64        // of the cschema.MaxImportBuffers an import may take
 	// the CUDA buffers to check, all at once after the walk (one driver call
 	// sequence for the whole import)
 	cudaBuffers []uintptr
@@ -218,9 +219,9 @@ func (p *nodePath) String() string {
 	return p.parent.String() + ".children[" + strconv.Itoa(p.child) + "]"
 }
 
-func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nodePath) (arrow.ArrayData, error) {
-	if depth > maxNesting {
-		return nil, errs.Errorf(errs.ErrInvalid, "array nested deeper than %d levels (cyclic?)", maxNesting)
+func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, path *nodePath) (arrow.ArrayData, error) {
+	if depth > cschema.MaxNesting {
+		return nil, errs.Errorf(errs.ErrInvalid, "array nested deeper than %d levels (cyclic?)", cschema.MaxNesting)
 	}
 	bad := func(format string, args ...any) (arrow.ArrayData, error) {
 		where := "ArrowArray" + path.String()
@@ -246,11 +247,11 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 		return bad("offset %d + length %d overflows", offset, length)
 	}
 	end := offset + length
-	info := s.info
+	info := s.Info()
 	indexInfo := info
 	nBuf := int64(c.n_buffers)
 	wantBuf := int64(info.BufferCount())
-	if info.Layout == LayoutBinaryView {
+	if info.Layout == cschema.LayoutBinaryView {
 		if nBuf < 3 {
 			return bad("binary view arrays need at least 3 buffers, got n_buffers=%d", nBuf)
 		}
@@ -259,7 +260,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 	}
 	// sizes taken from the struct are bounded before anything is allocated
 	if im.buffersLeft -= nBuf; im.buffersLeft < 0 {
-		return bad("n_buffers=%d: the array has more than %d buffers in all", nBuf, maxImportBuffers)
+		return bad("n_buffers=%d: the array has more than %d buffers in all", nBuf, cschema.MaxImportBuffers)
 	}
 	var cbufs []unsafe.Pointer
 	if nBuf > 0 {
@@ -320,7 +321,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 		} else {
 			buffers = append(buffers, im.buffer(cbufs[0], (end+7)/8))
 		}
-	} else if info.Layout != LayoutRunEndEncoded && info.Layout != LayoutNull {
+	} else if info.Layout != cschema.LayoutRunEndEncoded && info.Layout != cschema.LayoutNull {
 		buffers = append(buffers, nil) // Arrow Go keeps a validity slot for unions
 	}
 	// required data buffer i of n bytes; NULL is accepted only when n == 0
@@ -369,27 +370,27 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 	childLen := func(i int) int64 { return int64(unsafe.Slice(c.children, nChildren)[i].length) }
 	var err error
 	switch info.Layout {
-	case LayoutNull:
+	case cschema.LayoutNull:
 		buffers = append(buffers, nil)
 		nulls = length // every slot of a null array is null, whatever the producer counted
-	case LayoutBool:
+	case cschema.LayoutBool:
 		err = required(1, (end+7)/8, "values")
-	case LayoutFixedWidth:
+	case cschema.LayoutFixedWidth:
 		n, ok := checkedMul(end, int64(info.ByteWidth))
 		if !ok {
 			return failf("values size overflows")
 		}
 		err = required(1, n, "values")
-	case LayoutBinary, LayoutLargeBinary:
+	case cschema.LayoutBinary, cschema.LayoutLargeBinary:
 		w := int64(4)
-		if info.Layout == LayoutLargeBinary {
+		if info.Layout == cschema.LayoutLargeBinary {
 			w = 8
 		}
 		var last int64
 		if _, last, err = offsetsRange(1, w); err == nil {
 			err = required(2, last, "data")
 		}
-	case LayoutBinaryView:
+	case cschema.LayoutBinaryView:
 		views, ok := checkedMul(end, 16)
 		if !ok {
 			return failf("views size overflows")
@@ -417,18 +418,18 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 			}
 			err = required(int(2+k), size, fmt.Sprintf("variadic data %d", k))
 		}
-	case LayoutList, LayoutLargeList, LayoutMap:
+	case cschema.LayoutList, cschema.LayoutLargeList, cschema.LayoutMap:
 		w := int64(4)
-		if info.Layout == LayoutLargeList {
+		if info.Layout == cschema.LayoutLargeList {
 			w = 8
 		}
 		var last int64
 		if _, last, err = offsetsRange(1, w); err == nil && last > childLen(0) {
 			return failf("last offset %d is past the child's length %d", last, childLen(0))
 		}
-	case LayoutListView, LayoutLargeListView:
+	case cschema.LayoutListView, cschema.LayoutLargeListView:
 		w := int64(4)
-		if info.Layout == LayoutLargeListView {
+		if info.Layout == cschema.LayoutLargeListView {
 			w = 8
 		}
 		n, ok := checkedMul(end, w)
@@ -438,7 +439,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 		if err = required(1, n, "offsets"); err == nil {
 			err = required(2, n, "sizes")
 		}
-	case LayoutFixedSizeList:
+	case cschema.LayoutFixedSizeList:
 		need, ok := checkedMul(end, int64(info.ListSize))
 		if !ok {
 			return failf("child length overflows")
@@ -446,17 +447,17 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 		if childLen(0) < need {
 			return failf("fixed-size list of %d x %d needs a child of length >= %d, got %d", end, info.ListSize, need, childLen(0))
 		}
-	case LayoutStruct:
+	case cschema.LayoutStruct:
 		for i := 0; i < int(nChildren); i++ {
 			if childLen(i) < end {
 				return failf("child %d has length %d, shorter than the struct's offset+length %d", i, childLen(i), end)
 			}
 		}
-	case LayoutSparseUnion, LayoutDenseUnion:
+	case cschema.LayoutSparseUnion, cschema.LayoutDenseUnion:
 		if err = required(0, end, "type ids"); err != nil {
 			break
 		}
-		if info.Layout == LayoutDenseUnion {
+		if info.Layout == cschema.LayoutDenseUnion {
 			err = required(1, end*4, "offsets")
 		} else {
 			for i := 0; i < int(nChildren); i++ {
@@ -469,7 +470,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 			return failf("union arrays have no validity bitmap; null_count must be 0 or -1, got %d", nulls)
 		}
 		nulls = 0
-	case LayoutRunEndEncoded:
+	case cschema.LayoutRunEndEncoded:
 		buffers = append(buffers, nil)
 		if nulls > 0 {
 			return failf("run-end encoded arrays have no validity bitmap; null_count must be 0 or -1, got %d", nulls)
@@ -523,7 +524,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 // ready: the producer's pending writes were queued there (the CUDA Array
 // Interface's stream) or ordered before it (the stream a DLPack consumer
 // hands the producer), so later readers wait on the event.
-func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buffers []unsafe.Pointer, sizes []int64, ready *device.Stream, release func()) (*Array, error) {
+func WrapForeign(schema *cschema.Schema, dev device.Device, length, nullCount int64, buffers []unsafe.Pointer, sizes []int64, ready *device.Stream, release func()) (*Array, error) {
 	owner := &foreignOwner{release: release}
 	owner.refs.Store(1)
 	liveImports.Add(1)
@@ -531,10 +532,10 @@ func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buf
 		owner.unref()
 		return nil, err
 	}
-	if len(schema.Children) != 0 || schema.Dictionary != nil || len(buffers) != schema.info.BufferCount() || len(sizes) != len(buffers) {
+	if len(schema.Children) != 0 || schema.Dictionary != nil || len(buffers) != schema.Info().BufferCount() || len(sizes) != len(buffers) {
 		return fail(errs.Errorf(errs.ErrInvalid, "WrapForeign needs a flat type and one size per buffer (format %q)", schema.Format))
 	}
-	if !schema.info.HasValidity() {
+	if !schema.Info().HasValidity() {
 		return fail(errs.Errorf(errs.ErrInvalid, "WrapForeign supports types with a validity bitmap, not %q", schema.Format))
 	}
 	if ready != nil && dev.Type != device.CUDA && dev.Type != device.CUDAHost && dev.Type != device.CUDAManaged {
@@ -548,7 +549,7 @@ func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buf
 			return fail(errs.Errorf(errs.ErrInvalid, "buffer %d of %d bytes at %p is not a valid buffer", i, n, buffers[i]))
 		}
 	}
-	if need, ok := valuesBytes(schema.info, length); !ok || sizes[1] < need {
+	if need, ok := valuesBytes(schema.Info(), length); !ok || sizes[1] < need {
 		return fail(errs.Errorf(errs.ErrInvalid, "%d values of %s need %d bytes, the buffer has %d", length, schema.Format, need, sizes[1]))
 	}
 	dt, err := schema.DataType()
@@ -597,11 +598,11 @@ func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buf
 
 // valuesBytes is the size of the values buffer of length flat values of a
 // fixed-width or boolean layout (0 for others); false when it overflows.
-func valuesBytes(info *FormatInfo, length int64) (int64, bool) {
+func valuesBytes(info *cschema.FormatInfo, length int64) (int64, bool) {
 	switch info.Layout {
-	case LayoutFixedWidth:
+	case cschema.LayoutFixedWidth:
 		return checkedMul(length, int64(info.ByteWidth))
-	case LayoutBool:
+	case cschema.LayoutBool:
 		return (length + 7) / 8, length <= math.MaxInt64-7
 	}
 	return 0, true

@@ -3,6 +3,7 @@ package cdevice
 import (
 	"unsafe"
 
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
@@ -12,7 +13,7 @@ import (
 // target not nil the array is cast to it first (see Cast). On error nothing
 // is left for the consumer: an array exported before the schema failed is
 // released again.
-func ExportPair(a *Array, target *Schema, schemaOut, arrayOut unsafe.Pointer, isDevice bool) error {
+func ExportPair(a *Array, target *cschema.Schema, schemaOut, arrayOut unsafe.Pointer, isDevice bool) error {
 	if target != nil {
 		cast, err := Cast(a, target)
 		if err != nil {
@@ -30,7 +31,7 @@ func ExportPair(a *Array, target *Schema, schemaOut, arrayOut unsafe.Pointer, is
 	if err != nil {
 		return err
 	}
-	if err = ExportSchema(a.Schema(), SchemaAt(schemaOut)); err != nil {
+	if err = cschema.ExportSchema(a.Schema(), cschema.SchemaAt(schemaOut)); err != nil {
 		ReleaseExportedArray(arrayOut, isDevice)
 	}
 	return err
@@ -39,7 +40,7 @@ func ExportPair(a *Array, target *Schema, schemaOut, arrayOut unsafe.Pointer, is
 // ReaderOver returns a stream of arrays already in memory, of schema (nil:
 // the first array's) and the first array's device type (the CPU when there
 // is none). The reader takes a reference on each array.
-func ReaderOver(schema *Schema, arrays []*Array) (*ListReader, error) {
+func ReaderOver(schema *cschema.Schema, arrays []*Array) (*ListReader, error) {
 	devType := device.CPU
 	if len(arrays) > 0 {
 		devType = arrays[0].Device().Type

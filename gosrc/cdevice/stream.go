@@ -1,7 +1,7 @@
 package cdevice
 
 /*
-#include "cdevice.h"
+#include "gda.h"
 */
 import "C"
 
@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
@@ -21,7 +22,7 @@ import (
 // ArrayReader is a stream of arrays sharing one schema and one device type.
 type ArrayReader interface {
 	// Schema returns the schema of every array of the stream.
-	Schema() *Schema
+	Schema() *cschema.Schema
 	// DeviceType returns the device type of every array of the stream.
 	DeviceType() device.Type
 	// Next returns the next array (the caller owns one reference), or
@@ -40,7 +41,7 @@ type StreamReader struct {
 	mu      sync.Mutex
 	plain   *C.struct_ArrowArrayStream       // exactly one of plain and dev is set
 	dev     *C.struct_ArrowDeviceArrayStream // (C-allocated cells we own)
-	schema  *Schema
+	schema  *cschema.Schema
 	devType device.Type
 	err     error // sticky error after a failed get_next
 	closed  bool
@@ -62,14 +63,14 @@ func ImportArrayStream(c *CArrowArrayStream) (*StreamReader, error) {
 // (released here on error); the producer is not asked again. The Python
 // layer looks at a stream's schema before deciding whether Go is needed at
 // all (docs/design.md, "Streams passed through").
-func ImportPeekedArrayStream(c *CArrowArrayStream, schema *CArrowSchema, getSchemaErrno int) (*StreamReader, error) {
+func ImportPeekedArrayStream(c *CArrowArrayStream, schema *cschema.CArrowSchema, getSchemaErrno int) (*StreamReader, error) {
 	if schema == nil {
 		if c != nil && c.release != nil {
 			C.gda_call_stream_release(c)
 		}
 		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema pointer is NULL")
 	}
-	return importArrayStream(c, schema, C.int(getSchemaErrno))
+	return importArrayStream(c, cSchema(schema), C.int(getSchemaErrno))
 }
 
 // importArrayStream moves c into a StreamReader and starts it (see start for
@@ -162,11 +163,11 @@ func (r *StreamReader) start(peeked *C.struct_ArrowSchema, peekedErrno C.int) (*
 	}
 	// cached first, so that the held-schema entry can be found while the
 	// producer's schema is still there
-	if _, err := CopySchema(cs); err == nil {
+	if _, err := cschema.CopySchema(schemaOf(cs)); err == nil {
 		var hash C.uint64_t
 		r.held = C.gda_held_schema_find(cs, &hash)
 	}
-	s, err := ImportSchema(cs)
+	s, err := cschema.ImportSchema(schemaOf(cs))
 	if err != nil {
 		return fail(err)
 	}
@@ -191,7 +192,7 @@ func (r *StreamReader) producerError(call string, rc C.int) error {
 }
 
 // Schema returns the stream's schema.
-func (r *StreamReader) Schema() *Schema { return r.schema }
+func (r *StreamReader) Schema() *cschema.Schema { return r.schema }
 
 // DeviceType returns the stream's declared device type.
 func (r *StreamReader) DeviceType() device.Type { return r.devType }
@@ -334,7 +335,7 @@ func (r *StreamReader) dropHeld() {
 
 // ListReader is an ArrayReader over arrays already in memory.
 type ListReader struct {
-	schema  *Schema
+	schema  *cschema.Schema
 	devType device.Type
 	arrays  []*Array
 	next    int
@@ -343,7 +344,7 @@ type ListReader struct {
 
 // NewListReader returns a reader of the given arrays (it retains them). All
 // arrays must have the schema's type and be on devType.
-func NewListReader(schema *Schema, devType device.Type, arrays ...*Array) (*ListReader, error) {
+func NewListReader(schema *cschema.Schema, devType device.Type, arrays ...*Array) (*ListReader, error) {
 	for i, a := range arrays {
 		if !a.schema.EqualType(schema) {
 			return nil, errs.Errorf(errs.ErrInvalid, "array %d has type %s, the stream's schema is %s", i, a.schema, schema)
@@ -358,7 +359,7 @@ func NewListReader(schema *Schema, devType device.Type, arrays ...*Array) (*List
 	return &ListReader{schema: schema, devType: devType, arrays: arrays}, nil
 }
 
-func (l *ListReader) Schema() *Schema         { return l.schema }
+func (l *ListReader) Schema() *cschema.Schema { return l.schema }
 func (l *ListReader) DeviceType() device.Type { return l.devType }
 
 func (l *ListReader) Next() (*Array, error) {
@@ -389,12 +390,12 @@ func (l *ListReader) Close() error {
 // castReader applies a requested schema to every array of a stream.
 type castReader struct {
 	ArrayReader
-	target *Schema
+	target *cschema.Schema
 }
 
 // CastReader returns a reader that casts every array of r to target (see
 // Cast). The schemas are checked for compatibility up front.
-func CastReader(r ArrayReader, target *Schema) (ArrayReader, error) {
+func CastReader(r ArrayReader, target *cschema.Schema) (ArrayReader, error) {
 	target, err := producibleTarget(r.Schema(), target, r.DeviceType())
 	if err != nil {
 		return nil, err
@@ -408,7 +409,7 @@ func CastReader(r ArrayReader, target *Schema) (ArrayReader, error) {
 	return &castReader{ArrayReader: r, target: target}, nil
 }
 
-func (c *castReader) Schema() *Schema { return c.target }
+func (c *castReader) Schema() *cschema.Schema { return c.target }
 
 func (c *castReader) Next() (*Array, error) {
 	a, err := c.ArrayReader.Next()
@@ -515,7 +516,7 @@ func godevarrowStreamGetSchema(h C.uintptr_t, out *C.struct_ArrowSchema) (rc C.i
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := ExportSchema(s.reader.Schema(), out); err != nil {
+	if err := cschema.ExportSchema(s.reader.Schema(), schemaOf(out)); err != nil {
 		return s.fail(err)
 	}
 	return 0

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync/atomic"
 
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
@@ -19,7 +20,7 @@ import (
 // A ChunkedArray is immutable; its methods may be called from several
 // goroutines. Release it when done (the chunks are released with it).
 type ChunkedArray struct {
-	schema  *Schema
+	schema  *cschema.Schema
 	devType device.Type
 	chunks  []*Array
 	length  int64
@@ -34,7 +35,7 @@ type Table = ChunkedArray
 // each), of schema (nil: the first chunk's). Every chunk must have the
 // schema's type and the first chunk's device type. A ChunkedArray of no
 // chunks needs a schema; its device type is the CPU.
-func NewChunkedArray(schema *Schema, chunks []*Array) (*ChunkedArray, error) {
+func NewChunkedArray(schema *cschema.Schema, chunks []*Array) (*ChunkedArray, error) {
 	var length int64
 	for _, a := range chunks {
 		// each chunk's length is valid, their sum need not be: four chunks
@@ -55,7 +56,7 @@ func NewChunkedArray(schema *Schema, chunks []*Array) (*ChunkedArray, error) {
 }
 
 // NewTable is NewChunkedArray for record batches: the schema must be a struct.
-func NewTable(schema *Schema, batches []*Array) (*Table, error) {
+func NewTable(schema *cschema.Schema, batches []*Array) (*Table, error) {
 	t, err := NewChunkedArray(schema, batches)
 	if err == nil && !t.schema.IsRecordBatch() {
 		t.Release()
@@ -99,7 +100,7 @@ func ReadChunkedArray(r ArrayReader) (c *ChunkedArray, err error) {
 }
 
 // Schema is the type (and field) every chunk has.
-func (c *ChunkedArray) Schema() *Schema { return c.schema }
+func (c *ChunkedArray) Schema() *cschema.Schema { return c.schema }
 
 // DeviceType is the kind of device the chunks live on.
 func (c *ChunkedArray) DeviceType() device.Type { return c.devType }
@@ -163,7 +164,7 @@ func (c *ChunkedArray) CopyToDevice(dst device.Device) (*ChunkedArray, error) {
 
 // mapChunks is the ChunkedArray of schema on devType over op of every chunk
 // in order (a nil result leaves the chunk out).
-func (c *ChunkedArray) mapChunks(schema *Schema, devType device.Type, op func(*Array) (*Array, error)) (*ChunkedArray, error) {
+func (c *ChunkedArray) mapChunks(schema *cschema.Schema, devType device.Type, op func(*Array) (*Array, error)) (*ChunkedArray, error) {
 	if c.refs.Load() <= 0 {
 		return nil, errs.Errorf(errs.ErrInvalid, "cannot use a chunked array that was released (Retain it while it is used)")
 	}

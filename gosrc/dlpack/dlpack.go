@@ -56,6 +56,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
@@ -322,7 +323,7 @@ func Import(p unsafe.Pointer, versioned bool, stream *device.Stream) (*cdevice.A
 	if !ok {
 		return fail(errorf(errs.ErrNotImplemented, "DLPack dtype (code %d, %d bits) has no Arrow equivalent", d.code, d.bits))
 	}
-	schema, err := cdevice.NewSchema(format, "", cdevice.FlagNullable, arrow.Metadata{}, nil, nil)
+	schema, err := cschema.NewSchema(format, "", cschema.FlagNullable, arrow.Metadata{}, nil, nil)
 	if err != nil {
 		return fail(err)
 	}
@@ -359,7 +360,7 @@ func packBooleans(p unsafe.Pointer, n int64) (*cdevice.Array, error) {
 	data := array.NewData(arrow.FixedWidthTypes.Boolean, int(n), []*memory.Buffer{nil, buf}, nil, 0, 0)
 	buf.Release()
 	defer data.Release()
-	schema, err := cdevice.NewSchema("b", "", cdevice.FlagNullable, arrow.Metadata{}, nil, nil)
+	schema, err := cschema.NewSchema("b", "", cschema.FlagNullable, arrow.Metadata{}, nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
@@ -60,12 +61,12 @@ func WrapCUDAArrayInterface(format string, ptr uintptr, length int64, stream uin
 		release()
 		return nil, err
 	}
-	schema, err := cdevice.NewSchema(format, "", cdevice.FlagNullable, arrow.Metadata{}, nil, nil)
+	schema, err := cschema.NewSchema(format, "", cschema.FlagNullable, arrow.Metadata{}, nil, nil)
 	if err != nil {
 		return fail(err)
 	}
-	info, err := cdevice.ParseFormat(format)
-	if err != nil || info.Layout != cdevice.LayoutFixedWidth {
+	info, err := cschema.ParseFormat(format)
+	if err != nil || info.Layout != cschema.LayoutFixedWidth {
 		return fail(&errs.Error{Kind: errs.ErrInvalid, Msg: "the CUDA Array Interface carries fixed-width numbers only, not " + format})
 	}
 	if length < 0 {

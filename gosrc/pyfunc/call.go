@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/streams"
@@ -396,7 +397,7 @@ type resultReader struct {
 	once   sync.Once
 }
 
-func (r *resultReader) Schema() *cdevice.Schema { return r.r.Schema() }
+func (r *resultReader) Schema() *cschema.Schema { return r.r.Schema() }
 func (r *resultReader) DeviceType() device.Type { return r.r.DeviceType() }
 
 // recovered is deferred directly (recover works only there).

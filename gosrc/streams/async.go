@@ -3,7 +3,7 @@ package streams
 /*
 #include <stdlib.h>
 #include "async.h"
-#include "cdevice.h"
+#include "gda.h"
 */
 import "C"
 
@@ -18,6 +18,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
@@ -132,7 +133,7 @@ func encodeMetadataMap(md map[string]string) []byte {
 		keys = append(keys, k)
 		vals = append(vals, v)
 	}
-	return cdevice.EncodeMetadata(arrow.NewMetadata(keys, vals))
+	return cschema.EncodeMetadata(arrow.NewMetadata(keys, vals))
 }
 
 func metadataCString(md map[string]string) *C.char {
@@ -224,7 +225,7 @@ func (p *asyncProducer) drive() {
 		return
 	}
 	defer C.gda_async_free(unsafe.Pointer(schema))
-	if err := cdevice.ExportSchema(p.r.Schema(), cdevice.SchemaAt(unsafe.Pointer(schema))); err != nil {
+	if err := cschema.ExportSchema(p.r.Schema(), cschema.SchemaAt(unsafe.Pointer(schema))); err != nil {
 		onError(err)
 		return
 	}
@@ -416,7 +417,7 @@ type AsyncReader struct {
 
 	mu       sync.Mutex
 	producer *C.struct_ArrowAsyncProducer // valid between on_schema and release
-	schema   *cdevice.Schema
+	schema   *cschema.Schema
 	devType  device.Type
 	md       string // producer's additional metadata (encoded)
 	released bool
@@ -462,8 +463,8 @@ func (r *AsyncReader) Wait() error {
 	return r.readyErr
 }
 
-// cdevice.Schema returns the stream's schema (nil until Wait returns nil).
-func (r *AsyncReader) Schema() *cdevice.Schema {
+// Schema returns the stream's schema (nil until Wait returns nil).
+func (r *AsyncReader) Schema() *cschema.Schema {
 	<-r.ready
 	return r.schema
 }
@@ -545,7 +546,7 @@ func decodeToMap(encoded string) map[string]string {
 	if encoded == "" {
 		return nil
 	}
-	md, err := cdevice.DecodeMetadata([]byte(encoded))
+	md, err := cschema.DecodeMetadata([]byte(encoded))
 	if err != nil {
 		return nil
 	}
@@ -571,7 +572,7 @@ func godevarrowAsyncOnSchema(h C.uintptr_t, prod *C.struct_ArrowAsyncProducer, s
 	if !ok {
 		return C.int(syscall.EINVAL) // the handler was released
 	}
-	schema, err := cdevice.ImportSchema((*cdevice.CArrowSchema)(unsafe.Pointer(s)))
+	schema, err := cschema.ImportSchema((*cschema.CArrowSchema)(unsafe.Pointer(s)))
 	if err == nil && prod == nil {
 		err = errs.Errorf(errs.ErrInvalid, "on_schema was called before the producer populated handler->producer")
 	}
@@ -587,7 +588,7 @@ func godevarrowAsyncOnSchema(h C.uintptr_t, prod *C.struct_ArrowAsyncProducer, s
 	}
 	r.schema, r.producer = schema, prod
 	r.devType = device.Type(prod.device_type)
-	r.md = cdevice.MetadataBlobCopy(unsafe.Pointer(prod.additional_metadata))
+	r.md = cschema.MetadataBlobCopy(unsafe.Pointer(prod.additional_metadata))
 	r.mu.Unlock()
 	r.markReady(nil)
 	// allowed from inside on_schema by the spec
@@ -669,7 +670,7 @@ func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.
 	// Close may have run since the check above and drained the queue: it
 	// never drains again, so the array is queued only while r.closed is
 	// false under r.mu (Close sets it under r.mu before draining).
-	it := asyncItem{a: a, md: cdevice.MetadataBlobCopy(unsafe.Pointer(md))}
+	it := asyncItem{a: a, md: cschema.MetadataBlobCopy(unsafe.Pointer(md))}
 	r.mu.Lock()
 	closed = r.closed
 	queued := false

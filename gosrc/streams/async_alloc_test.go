@@ -12,13 +12,14 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 func int64ListReader(t *testing.T, n int) *cdevice.ListReader {
 	t.Helper()
-	schema, err := cdevice.NewSchema("l", "", cdevice.FlagNullable, arrow.Metadata{}, nil, nil)
+	schema, err := cschema.NewSchema("l", "", cschema.FlagNullable, arrow.Metadata{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
@@ -17,7 +18,7 @@ import (
 // ArrowAsyncDeviceStreamHandler that any producer (here godevarrow's own)
 // drives from its own goroutine, with back-pressure through request(n).
 func ExampleExportAsyncDeviceStream() {
-	schema, _ := cdevice.SchemaFromField(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64})
+	schema, _ := cschema.SchemaFromField(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64})
 	var arrays []*cdevice.Array
 	for k := int64(0); k < 3; k++ {
 		b := array.NewInt64Builder(memory.DefaultAllocator)

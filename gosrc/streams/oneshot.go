@@ -1,8 +1,8 @@
 package streams
 
 /*
-#cgo CFLAGS: -O2 -std=c11 -I${SRCDIR}/../include -I${SRCDIR}/../cdevice
-#include "cdevice.h"
+#cgo CFLAGS: -O2 -std=c11 -I${SRCDIR}/../include
+#include "gda.h"
 */
 import "C"
 
@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
@@ -75,8 +76,8 @@ func errStreamConsumed() error {
 	return errs.Errorf(errs.ErrConsumed, "the stream was already consumed (exported or closed); a stream can be read only once")
 }
 
-// cdevice.Schema returns the schema of every array of the stream.
-func (s *OneShotStream) Schema() *cdevice.Schema { return s.reader.Schema() }
+// Schema returns the schema of every array of the stream.
+func (s *OneShotStream) Schema() *cschema.Schema { return s.reader.Schema() }
 
 // DeviceType returns the device type of every array of the stream.
 func (s *OneShotStream) DeviceType() device.Type { return s.reader.DeviceType() }
@@ -344,7 +345,7 @@ func (s *OneShotStream) take() (cdevice.ArrayReader, error) {
 
 // castTarget checks a requested schema against the stream (nil: none)
 // before anything moves, so a bad request leaves the stream usable.
-func (s *OneShotStream) castTarget(target *cdevice.Schema) error {
+func (s *OneShotStream) castTarget(target *cschema.Schema) error {
 	if target == nil {
 		return nil
 	}
@@ -359,7 +360,7 @@ func (s *OneShotStream) castTarget(target *cdevice.Schema) error {
 // imported stream exported unchanged is the producer's own stream (see
 // cdevice.ExportArrayStream). On error the stream is as it was, unless it had
 // already been moved.
-func (s *OneShotStream) Export(target *cdevice.Schema, out unsafe.Pointer, isDevice bool) error {
+func (s *OneShotStream) Export(target *cschema.Schema, out unsafe.Pointer, isDevice bool) error {
 	if err := s.castTarget(target); err != nil {
 		return err
 	}
@@ -384,8 +385,8 @@ func (s *OneShotStream) Export(target *cdevice.Schema, out unsafe.Pointer, isDev
 	return err
 }
 
-// cdevice.Cast moves the stream into a new one whose arrays are cast to target.
-func (s *OneShotStream) Cast(target *cdevice.Schema) (*OneShotStream, error) {
+// Cast moves the stream into a new one whose arrays are cast to target.
+func (s *OneShotStream) Cast(target *cschema.Schema) (*OneShotStream, error) {
 	if err := s.castTarget(target); err != nil {
 		return nil, err
 	}
@@ -424,7 +425,7 @@ func (s *OneShotStream) Prefetch(depth int64) (*OneShotStream, error) {
 // schemaOnly lets cdevice.CastReader check a request against a stream without touching it.
 type schemaOnly struct{ r cdevice.ArrayReader }
 
-func (o schemaOnly) Schema() *cdevice.Schema       { return o.r.Schema() }
+func (o schemaOnly) Schema() *cschema.Schema       { return o.r.Schema() }
 func (o schemaOnly) DeviceType() device.Type       { return o.r.DeviceType() }
 func (o schemaOnly) Next() (*cdevice.Array, error) { return nil, io.EOF }
 func (o schemaOnly) Close() error                  { return nil }

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/streams"
@@ -20,7 +21,7 @@ import (
 // gatedReader is a producer whose every Next waits for a token, as a foreign
 // producer waits for data (or for a lock its caller holds).
 type gatedReader struct {
-	schema  *cdevice.Schema
+	schema  *cschema.Schema
 	arr     *cdevice.Array
 	tokens  chan struct{}
 	entered chan struct{}
@@ -42,7 +43,7 @@ func newGatedReader(t *testing.T) *gatedReader {
 	return &gatedReader{schema: arr.Schema(), arr: arr, tokens: make(chan struct{}, 8), entered: make(chan struct{}, 8)}
 }
 
-func (g *gatedReader) Schema() *cdevice.Schema { return g.schema }
+func (g *gatedReader) Schema() *cschema.Schema { return g.schema }
 func (g *gatedReader) DeviceType() device.Type { return device.CPU }
 func (g *gatedReader) Next() (*cdevice.Array, error) {
 	g.entered <- struct{}{}

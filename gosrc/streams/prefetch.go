@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
@@ -156,8 +157,8 @@ func (p *PrefetchReader) nextFromProducer() (res prefetched) {
 	return res
 }
 
-// cdevice.Schema returns the stream's schema.
-func (p *PrefetchReader) Schema() *cdevice.Schema { return p.r.Schema() }
+// Schema returns the stream's schema.
+func (p *PrefetchReader) Schema() *cschema.Schema { return p.r.Schema() }
 
 // DeviceType returns the stream's device type.
 func (p *PrefetchReader) DeviceType() device.Type { return p.r.DeviceType() }

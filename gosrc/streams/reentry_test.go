@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/streams"
@@ -23,7 +24,7 @@ type selfReader struct {
 	inner  chan error // what the producer's own read got
 }
 
-func (r *selfReader) Schema() *cdevice.Schema { return r.g.schema }
+func (r *selfReader) Schema() *cschema.Schema { return r.g.schema }
 func (r *selfReader) DeviceType() device.Type { return device.CPU }
 func (r *selfReader) Close() error            { return nil }
 func (r *selfReader) Next() (*cdevice.Array, error) {

@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
@@ -136,7 +137,7 @@ func (w *valueWriter) encode(a *cdevice.Array, start, length int64) error {
 }
 
 // columns appends a record batch as a dict of column name to values.
-func (w *valueWriter) columns(s *cdevice.Schema, arr arrow.Array, lo, hi int) error {
+func (w *valueWriter) columns(s *cschema.Schema, arr arrow.Array, lo, hi int) error {
 	st, ok := arr.(*array.Struct)
 	if !ok || !s.IsRecordBatch() {
 		return errs.Errorf(errs.ErrInvalid, "only a record batch has columns, not %s", s)
@@ -268,7 +269,7 @@ type encoder func(w *valueWriter, i int) error
 
 // compile returns the encoder of arr, whose field is s: every decision
 // (extension type, layout, children) is made once per node, not per value.
-func compile(s *cdevice.Schema, arr arrow.Array) (encoder, error) {
+func compile(s *cschema.Schema, arr arrow.Array) (encoder, error) {
 	enc, err := compileValues(s, arr)
 	if err != nil {
 		return nil, err
@@ -289,7 +290,7 @@ func compile(s *cdevice.Schema, arr arrow.Array) (encoder, error) {
 	}, nil
 }
 
-func compileValues(s *cdevice.Schema, arr arrow.Array) (encoder, error) {
+func compileValues(s *cschema.Schema, arr arrow.Array) (encoder, error) {
 	if name, ok := s.ExtensionName(); ok {
 		storage := arr
 		if ext, ok := arr.(array.ExtensionArray); ok {
@@ -311,7 +312,7 @@ func compileValues(s *cdevice.Schema, arr arrow.Array) (encoder, error) {
 		}
 	}
 	switch v := arr.(type) {
-	case *cdevice.ForeignFixedWidthArray:
+	case *cschema.ForeignFixedWidthArray:
 		return compileForeign(s, v)
 	case array.ExtensionArray:
 		return compileValues(s, v.Storage())
@@ -517,7 +518,7 @@ type rangeEncoder func(w *valueWriter, lo, hi int) error
 // long enough run of numbers, booleans, strings or binaries is one block
 // record; otherwise the values are encoded one by one (numbers without
 // nulls in one loop).
-func compileRange(s *cdevice.Schema, arr arrow.Array) (rangeEncoder, error) {
+func compileRange(s *cschema.Schema, arr arrow.Array) (rangeEncoder, error) {
 	each, err := compileEach(s, arr)
 	if err != nil {
 		return nil, err
@@ -536,7 +537,7 @@ func compileRange(s *cdevice.Schema, arr arrow.Array) (rangeEncoder, error) {
 }
 
 // compileEach returns the range encoder of arr that encodes every value.
-func compileEach(s *cdevice.Schema, arr arrow.Array) (rangeEncoder, error) {
+func compileEach(s *cschema.Schema, arr arrow.Array) (rangeEncoder, error) {
 	if _, ext := s.ExtensionName(); !ext && arr.NullN() == 0 {
 		switch v := arr.(type) {
 		case *array.Int8:
@@ -607,7 +608,7 @@ const minBlock = 16
 // buffer, addressed in bits, so width 0; for strings and binaries element
 // 0's offset), the width of a value (or offset) in bytes, and the start of
 // the character data (strings and binaries).
-func blockOf(s *cdevice.Schema, arr arrow.Array) (kind C.int, values unsafe.Pointer, width int, chars unsafe.Pointer, ok bool) {
+func blockOf(s *cschema.Schema, arr arrow.Array) (kind C.int, values unsafe.Pointer, width int, chars unsafe.Pointer, ok bool) {
 	if _, ext := s.ExtensionName(); ext || arr.Len() == 0 {
 		return 0, nil, 0, nil, false
 	}
@@ -675,7 +676,7 @@ func (w *valueWriter) block(kind C.int, values unsafe.Pointer, width int, chars 
 	binary.LittleEndian.PutUint64(out[34:], uint64(uintptr(chars)))
 }
 
-func compileChildren(s *cdevice.Schema, n int, field func(int) arrow.Array) ([]encoder, error) {
+func compileChildren(s *cschema.Schema, n int, field func(int) arrow.Array) ([]encoder, error) {
 	out := make([]encoder, n)
 	for j := range out {
 		enc, err := compile(s.Children[j], field(j))
@@ -715,10 +716,10 @@ func (w *valueWriter) decimal(unscaled *big.Int, scale int32) {
 // compileForeign encodes a fixed-width type Arrow Go does not know:
 // decimal32 and decimal64 ("d:P,S,32" / "d:P,S,64") as decimals, other
 // registered formats as their bytes.
-func compileForeign(s *cdevice.Schema, v *cdevice.ForeignFixedWidthArray) (encoder, error) {
+func compileForeign(s *cschema.Schema, v *cschema.ForeignFixedWidthArray) (encoder, error) {
 	raw := v.Storage().(*array.FixedSizeBinary)
 	asBytes := func(w *valueWriter, i int) error { w.bytes(GDAValueBytes, raw.Value(i)); return nil }
-	d, ok := cdevice.ParseDecimal(s.Format)
+	d, ok := cschema.ParseDecimal(s.Format)
 	if !ok {
 		return asBytes, nil
 	}
@@ -738,7 +739,7 @@ func compileForeign(s *cdevice.Schema, v *cdevice.ForeignFixedWidthArray) (encod
 	return asBytes, nil
 }
 
-func duplicateName(s *cdevice.Schema) (string, bool) {
+func duplicateName(s *cschema.Schema) (string, bool) {
 	seen := make(map[string]bool, len(s.Children))
 	for _, c := range s.Children {
 		if seen[c.Name] {

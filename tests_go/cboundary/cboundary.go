@@ -14,11 +14,12 @@ import (
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 )
 
 // Structs are allocated in C memory and freed with Free.
-func NewSchema() *cdevice.CArrowSchema {
-	return cdevice.SchemaAt(C.calloc(1, C.sizeof_struct_ArrowSchema))
+func NewSchema() *cschema.CArrowSchema {
+	return cschema.SchemaAt(C.calloc(1, C.sizeof_struct_ArrowSchema))
 }
 func NewArray() *cdevice.CArrowArray { return cdevice.ArrayAt(C.calloc(1, C.sizeof_struct_ArrowArray)) }
 func NewDeviceArray() *cdevice.CArrowDeviceArray {
@@ -34,7 +35,7 @@ func NewDeviceStream() *cdevice.CArrowDeviceArrayStream {
 // Free frees a struct allocated here (it does not release it).
 func Free[T any](p *T) { C.free(unsafe.Pointer(p)) }
 
-func cs(s *cdevice.CArrowSchema) *C.struct_ArrowSchema {
+func cs(s *cschema.CArrowSchema) *C.struct_ArrowSchema {
 	return (*C.struct_ArrowSchema)(unsafe.Pointer(s))
 }
 func ca(a *cdevice.CArrowArray) *C.struct_ArrowArray {
@@ -64,7 +65,7 @@ const (
 )
 
 // Produce fills s and a with the named C-built array.
-func Produce(p Producer, s *cdevice.CArrowSchema, a *cdevice.CArrowArray) {
+func Produce(p Producer, s *cschema.CArrowSchema, a *cdevice.CArrowArray) {
 	switch p {
 	case Int32:
 		C.cb_make_int32(cs(s), ca(a), 10, 0, 1)
@@ -83,7 +84,7 @@ func Produce(p Producer, s *cdevice.CArrowSchema, a *cdevice.CArrowArray) {
 
 // ProduceInt32 fills an int32 array of n values 0..offset+n-1 starting at
 // offset; every third value is null when withNulls.
-func ProduceInt32(s *cdevice.CArrowSchema, a *cdevice.CArrowArray, n, offset int64, withNulls bool) {
+func ProduceInt32(s *cschema.CArrowSchema, a *cdevice.CArrowArray, n, offset int64, withNulls bool) {
 	nulls := 0
 	if withNulls {
 		nulls = 1
@@ -92,7 +93,7 @@ func ProduceInt32(s *cdevice.CArrowSchema, a *cdevice.CArrowArray, n, offset int
 }
 
 // ProduceDeviceInt32 fills a device array of 4 int32 with the given device fields.
-func ProduceDeviceInt32(s *cdevice.CArrowSchema, a *cdevice.CArrowDeviceArray, deviceType int32, deviceID int64, syncEvent unsafe.Pointer) {
+func ProduceDeviceInt32(s *cschema.CArrowSchema, a *cdevice.CArrowDeviceArray, deviceType int32, deviceID int64, syncEvent unsafe.Pointer) {
 	C.cb_make_device_int32(cs(s), cda(a), C.int32_t(deviceType), C.int64_t(deviceID), syncEvent)
 }
 
@@ -100,7 +101,7 @@ func ProduceDeviceInt32(s *cdevice.CArrowSchema, a *cdevice.CArrowDeviceArray, d
 func MalformedKinds() int { return int(C.cb_malformed_count()) }
 
 // ProduceMalformed fills a malformed int32 array of the given kind.
-func ProduceMalformed(kind int, s *cdevice.CArrowSchema, a *cdevice.CArrowArray) {
+func ProduceMalformed(kind int, s *cschema.CArrowSchema, a *cdevice.CArrowArray) {
 	C.cb_make_malformed(C.int(kind), cs(s), ca(a))
 }
 
@@ -115,7 +116,7 @@ func ProduceStream(s *cdevice.CArrowArrayStream, n, failAt int, schemaFails bool
 
 // GetSchema calls the stream's get_schema, as a consumer that looks at the
 // schema before importing the stream (cdevice.ImportPeekedArrayStream).
-func GetSchema(s *cdevice.CArrowArrayStream, out *cdevice.CArrowSchema) int {
+func GetSchema(s *cdevice.CArrowArrayStream, out *cschema.CArrowSchema) int {
 	return int(C.cb_get_schema((*C.struct_ArrowArrayStream)(unsafe.Pointer(s)), cs(out)))
 }
 
@@ -127,7 +128,7 @@ func ProduceDeviceStream(s *cdevice.CArrowDeviceArrayStream, declared, actual in
 
 // Walk checks a whole exported tree in C; it returns the number of nodes or
 // an explanation.
-func Walk(s *cdevice.CArrowSchema, a *cdevice.CArrowDeviceArray) (int64, string) {
+func Walk(s *cschema.CArrowSchema, a *cdevice.CArrowDeviceArray) (int64, string) {
 	var why [256]C.char
 	n := int64(C.cb_walk(cs(s), cda(a), &why[0], C.int(len(why))))
 	if n < 0 {
@@ -167,7 +168,7 @@ func ConsumeDeviceStream(s *cdevice.CArrowDeviceArrayStream) (rows, batches int6
 }
 
 // ReleaseSchema and ReleaseArray call the release callback if set.
-func ReleaseSchema(s *cdevice.CArrowSchema) { C.cb_release_schema(cs(s)) }
+func ReleaseSchema(s *cschema.CArrowSchema) { C.cb_release_schema(cs(s)) }
 func ReleaseArray(a *cdevice.CArrowArray)   { C.cb_release_array(ca(a)) }
 
 // LeaveInFreedMemory mallocs blocks of size bytes, fills them with word and

@@ -1,7 +1,8 @@
-package cdevice
+package cschema
 
 /*
-#include "cdevice.h"
+#cgo CFLAGS: -O2 -std=c11 -I${SRCDIR}/../include
+#include "gda.h"
 */
 import "C"
 
@@ -32,20 +33,20 @@ const (
 // 1,000 pointers to one node walk as 10^9 nodes. So the nodes and metadata
 // bytes of one schema import are counted over the whole walk (gda_schema_hash
 // in cdevice.c keeps the same budgets), and an array import takes at most
-// maxImportBuffers buffers.
+// MaxImportBuffers buffers.
 const (
-	// maxNesting bounds the depth of schema and array trees, so a cyclic or
+	// MaxNesting bounds the depth of schema and array trees, so a cyclic or
 	// absurdly deep tree is an error, not a stack overflow.
-	maxNesting = 256
+	MaxNesting = 256
 	// maxSchemaNodes bounds the nodes of one schema tree (children and
 	// dictionaries, aliased ones counted each time they are reached).
 	maxSchemaNodes = 1 << 20
 	// maxSchemaMetadataBytes bounds the metadata keys and values of one
 	// schema tree, together.
 	maxSchemaMetadataBytes = 1 << 28
-	// maxImportBuffers bounds the buffers of one array import (binary
+	// MaxImportBuffers bounds the buffers of one array import (binary
 	// views carry any number of variadic buffers).
-	maxImportBuffers = 1 << 20
+	MaxImportBuffers = 1 << 20
 )
 
 // schemaBudget is what is left of the budgets during one schema walk.
@@ -104,47 +105,48 @@ func (s *Schema) check() error {
 	}
 	s.info = info
 	if s.Flags&^knownFlags != 0 {
-		return errs.Errorf(errs.ErrInvalid, "%s: unknown flag bits 0x%x", s.describe(), s.Flags&^knownFlags)
+		return errs.Errorf(errs.ErrInvalid, "%s: unknown flag bits 0x%x", s.Describe(), s.Flags&^knownFlags)
 	}
 	for _, c := range s.Children {
 		if c == nil || c.info == nil {
-			return errs.Errorf(errs.ErrInvalid, "%s: missing or unchecked child", s.describe())
+			return errs.Errorf(errs.ErrInvalid, "%s: missing or unchecked child", s.Describe())
 		}
 	}
 	if s.Dictionary != nil {
 		if !integerFormats[s.Format] {
-			return errs.Errorf(errs.ErrInvalid, "%s: dictionary-encoded field needs an integer index format, not %q", s.describe(), s.Format)
+			return errs.Errorf(errs.ErrInvalid, "%s: dictionary-encoded field needs an integer index format, not %q", s.Describe(), s.Format)
 		}
 		if s.Dictionary.info == nil {
-			return errs.Errorf(errs.ErrInvalid, "%s: unchecked dictionary", s.describe())
+			return errs.Errorf(errs.ErrInvalid, "%s: unchecked dictionary", s.Describe())
 		}
 	} else if s.Flags&FlagDictionaryOrdered != 0 {
-		return errs.Errorf(errs.ErrInvalid, "%s: flag DICTIONARY_ORDERED set on a field that is not dictionary-encoded", s.describe())
+		return errs.Errorf(errs.ErrInvalid, "%s: flag DICTIONARY_ORDERED set on a field that is not dictionary-encoded", s.Describe())
 	}
 	if s.Flags&FlagMapKeysSorted != 0 && info.Layout != LayoutMap {
-		return errs.Errorf(errs.ErrInvalid, "%s: flag MAP_KEYS_SORTED set on a field that is not a map", s.describe())
+		return errs.Errorf(errs.ErrInvalid, "%s: flag MAP_KEYS_SORTED set on a field that is not a map", s.Describe())
 	}
 	if want := info.ChildCount(); want >= 0 && len(s.Children) != want {
-		return errs.Errorf(errs.ErrInvalid, "%s: format %q needs %d children, got %d", s.describe(), s.Format, want, len(s.Children))
+		return errs.Errorf(errs.ErrInvalid, "%s: format %q needs %d children, got %d", s.Describe(), s.Format, want, len(s.Children))
 	}
 	switch info.Layout {
 	case LayoutMap:
 		e := s.Children[0]
 		if e.info.Layout != LayoutStruct || len(e.Children) != 2 || e.Dictionary != nil {
-			return errs.Errorf(errs.ErrInvalid, "%s: a map's child must be a struct of two fields (key, value)", s.describe())
+			return errs.Errorf(errs.ErrInvalid, "%s: a map's child must be a struct of two fields (key, value)", s.Describe())
 		}
 		if e.Children[0].Flags&FlagNullable != 0 {
-			return errs.Errorf(errs.ErrInvalid, "%s: map keys must not be nullable", s.describe())
+			return errs.Errorf(errs.ErrInvalid, "%s: map keys must not be nullable", s.Describe())
 		}
 	case LayoutRunEndEncoded:
 		if re := s.Children[0]; re.Dictionary != nil || (re.Format != "s" && re.Format != "i" && re.Format != "l") {
-			return errs.Errorf(errs.ErrInvalid, "%s: run ends must be int16, int32 or int64, not %q", s.describe(), re.Format)
+			return errs.Errorf(errs.ErrInvalid, "%s: run ends must be int16, int32 or int64, not %q", s.Describe(), re.Format)
 		}
 	}
 	return nil
 }
 
-func (s *Schema) describe() string {
+// Describe names the field for error messages: its name, or its format.
+func (s *Schema) Describe() string {
 	if s.Name == "" {
 		return fmt.Sprintf("field of format %q", s.Format)
 	}
@@ -162,8 +164,8 @@ func (s *Schema) IsRecordBatch() bool { return s.Format == "+s" && s.Dictionary 
 // Nullable reports the NULLABLE flag.
 func (s *Schema) Nullable() bool { return s.Flags&FlagNullable != 0 }
 
-// withNullable returns s with the NULLABLE flag set (s itself if it is).
-func (s *Schema) withNullable() *Schema {
+// WithNullable returns s with the NULLABLE flag set (s itself if it is).
+func (s *Schema) WithNullable() *Schema {
 	if s.Nullable() {
 		return s
 	}
@@ -278,7 +280,7 @@ func (s *Schema) computeDataType() (arrow.DataType, error) {
 		return arrow.LargeListViewOfField(fields[0]), nil
 	case strings.HasPrefix(f, "+w:"):
 		if s.info.ListSize <= 0 || s.info.ListSize > math.MaxInt32 {
-			return nil, errs.Errorf(errs.ErrNotImplemented, "%s: Arrow Go has no fixed-size list of %d values", s.describe(), s.info.ListSize)
+			return nil, errs.Errorf(errs.ErrNotImplemented, "%s: Arrow Go has no fixed-size list of %d values", s.Describe(), s.info.ListSize)
 		}
 		return arrow.FixedSizeListOfField(int32(s.info.ListSize), fields[0]), nil
 	case f == "+s":
@@ -304,7 +306,7 @@ func (s *Schema) computeDataType() (arrow.DataType, error) {
 	if info := s.info; info.Layout == LayoutFixedWidth {
 		return NewForeignFixedWidthType(f)
 	}
-	return nil, errs.Errorf(errs.ErrNotImplemented, "%s: no Arrow Go type for format %q", s.describe(), f)
+	return nil, errs.Errorf(errs.ErrNotImplemented, "%s: no Arrow Go type for format %q", s.Describe(), f)
 }
 
 // Equal reports whether two schemas are identical: formats, names, flags,
@@ -314,7 +316,7 @@ func (s *Schema) Equal(o *Schema) bool {
 		return true
 	}
 	if s == nil || o == nil || s.Format != o.Format || s.Name != o.Name || s.Flags != o.Flags ||
-		!metadataEqual(s.Metadata, o.Metadata) || len(s.Children) != len(o.Children) ||
+		!MetadataEqual(s.Metadata, o.Metadata) || len(s.Children) != len(o.Children) ||
 		(s.Dictionary == nil) != (o.Dictionary == nil) {
 		return false
 	}
@@ -342,7 +344,9 @@ func (s *Schema) EqualType(o *Schema) bool {
 	return s.Dictionary == nil || s.Dictionary.Equal(o.Dictionary)
 }
 
-func metadataEqual(a, b arrow.Metadata) bool {
+// MetadataEqual reports whether a and b hold the same keys and values in
+// the same order.
+func MetadataEqual(a, b arrow.Metadata) bool {
 	if a.Len() != b.Len() {
 		return false
 	}
@@ -442,8 +446,8 @@ func CopySchema(c *CArrowSchema) (*Schema, error) {
 }
 
 func readSchema(c *C.struct_ArrowSchema, depth int, path string, budget *schemaBudget) (*Schema, error) {
-	if depth > maxNesting {
-		return nil, errs.Errorf(errs.ErrInvalid, "schema nested deeper than %d levels (cyclic?)", maxNesting)
+	if depth > MaxNesting {
+		return nil, errs.Errorf(errs.ErrInvalid, "schema nested deeper than %d levels (cyclic?)", MaxNesting)
 	}
 	if budget.nodes--; budget.nodes < 0 {
 		return nil, errs.Errorf(errs.ErrInvalid, "schema has more than %d nodes (children aliased many times?)", maxSchemaNodes)

@@ -1,7 +1,7 @@
-package cdevice
+package cschema
 
 /*
-#include "cdevice.h"
+#include "gda.h"
 */
 import "C"
 
@@ -52,7 +52,7 @@ func SchemaCacheSize() CacheSize {
 func readSchemaCached(c *C.struct_ArrowSchema) (*Schema, error) {
 	var hash C.uint64_t
 	if e := C.gda_held_schema_find(c, &hash); e != nil {
-		s := heldSchema(C.gda_held_schema_go(e))
+		s := HeldSchema(uintptr(C.gda_held_schema_go(e)))
 		C.gda_held_schema_unref(e)
 		return s, nil
 	}
@@ -80,7 +80,7 @@ func withinNodeBudget(c *C.struct_ArrowSchema, depth int, seen *int64) bool {
 	if *seen++; *seen > maxSchemaNodes {
 		return false
 	}
-	if depth > maxNesting || c.n_children < 0 || c.n_children > 1<<20 || (c.n_children > 0 && c.children == nil) {
+	if depth > MaxNesting || c.n_children < 0 || c.n_children > 1<<20 || (c.n_children > 0 && c.children == nil) {
 		return true
 	}
 	for _, k := range unsafe.Slice(c.children, c.n_children) {

@@ -1,4 +1,4 @@
-package cdevice
+package cschema
 
 import (
 	"fmt"
@@ -102,8 +102,8 @@ func simpleFormat(dt arrow.DataType) (string, bool) {
 }
 
 func schemaFromType(name string, dt arrow.DataType, nullable bool, md arrow.Metadata, depth int) (*Schema, error) {
-	if depth > maxNesting {
-		return nil, errs.Errorf(errs.ErrInvalid, "type nested deeper than %d levels", maxNesting)
+	if depth > MaxNesting {
+		return nil, errs.Errorf(errs.ErrInvalid, "type nested deeper than %d levels", MaxNesting)
 	}
 	var flags int64
 	if nullable {
