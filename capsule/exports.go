@@ -450,10 +450,10 @@ func gdaChecksums(h C.uintptr_t, out **C.uint32_t, n *C.int64_t, e *C.gda_error)
 //
 //export gdaStreamImport
 func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C.gda_error) C.int {
-	importStream := func() (*cdevice.StreamReader, error) { return cdevice.ImportArrayStream(cdevice.StreamAt(cell)) }
+	importStream := func() (*streams.StreamReader, error) { return streams.ImportArrayStream(streams.StreamAt(cell)) }
 	if isDevice != 0 {
-		importStream = func() (*cdevice.StreamReader, error) {
-			return cdevice.ImportDeviceArrayStream(cdevice.DeviceStreamAt(cell))
+		importStream = func() (*streams.StreamReader, error) {
+			return streams.ImportDeviceArrayStream(streams.DeviceStreamAt(cell))
 		}
 	}
 	return call(e, func() error {
@@ -754,15 +754,15 @@ func gdaBuildInfo(out **C.char, e *C.gda_error) C.int {
 //export gdaDebugCounters
 func gdaDebugCounters(out *C.gda_counters, e *C.gda_error) C.int {
 	return call(e, func() error {
-		st := cdevice.LiveStats()
+		st, ss := cdevice.LiveStats(), streams.LiveStats()
 		cache := cschema.SchemaCacheSize()
 		*out = C.gda_counters{
 			handles:          C.int64_t(handles.Len()),
 			exported_schemas: C.int64_t(st.ExportedSchemas),
 			exported_arrays:  C.int64_t(st.ExportedArrays),
-			exported_streams: C.int64_t(st.ExportedStreams),
+			exported_streams: C.int64_t(ss.ExportedStreams),
 			imported_arrays:  C.int64_t(st.ImportedArrays),
-			imported_streams: C.int64_t(st.ImportedStreams),
+			imported_streams: C.int64_t(ss.ImportedStreams),
 			bytes_held:       C.int64_t(st.AllocatedBytes),
 			arrays:           C.int64_t(st.Arrays),
 			exported_tensors: C.int64_t(dlpack.LiveExports()),

@@ -13,6 +13,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 )
 
@@ -331,7 +332,7 @@ func TestCStreamIntoGo(t *testing.T) {
 	s := cb.NewStream()
 	defer cb.Free(s)
 	cb.ProduceStream(s, 3, -1, false)
-	r, err := cdevice.ImportArrayStream(s)
+	r, err := streams.ImportArrayStream(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +363,7 @@ func TestCStreamErrors(t *testing.T) {
 	s := cb.NewStream()
 	defer cb.Free(s)
 	cb.ProduceStream(s, 5, 2, false)
-	r, err := cdevice.ImportArrayStream(s)
+	r, err := streams.ImportArrayStream(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +390,7 @@ func TestCStreamErrors(t *testing.T) {
 
 	cb.ResetReleases()
 	cb.ProduceStream(s, 1, -1, true)
-	if _, err := cdevice.ImportArrayStream(s); err == nil || !strings.Contains(err.Error(), "broken on purpose") {
+	if _, err := streams.ImportArrayStream(s); err == nil || !strings.Contains(err.Error(), "broken on purpose") {
 		t.Errorf("get_schema failure: %v", err)
 	}
 	if n := cb.Releases(); n != 1 {
@@ -408,7 +409,7 @@ func TestPeekedStreamTakesTheSchemaItIsGiven(t *testing.T) {
 	if rc := cb.GetSchema(s, schema); rc != 0 {
 		t.Fatalf("get_schema: %d", rc)
 	}
-	r, err := cdevice.ImportPeekedArrayStream(s, schema, 0)
+	r, err := streams.ImportPeekedArrayStream(s, schema, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +443,7 @@ func TestPeekedStreamTakesTheSchemaItIsGiven(t *testing.T) {
 	if rc == 0 {
 		t.Fatal("get_schema did not fail")
 	}
-	if _, err := cdevice.ImportPeekedArrayStream(s, failed, rc); err == nil || !strings.Contains(err.Error(), "broken on purpose") {
+	if _, err := streams.ImportPeekedArrayStream(s, failed, rc); err == nil || !strings.Contains(err.Error(), "broken on purpose") {
 		t.Errorf("get_schema failure: %v", err)
 	}
 	if n := cb.Releases(); n != 1 {
@@ -455,7 +456,7 @@ func TestDeviceStreamWithWrongChunkDevice(t *testing.T) {
 	s := cb.NewDeviceStream()
 	defer cb.Free(s)
 	cb.ProduceDeviceStream(s, int32(device.CPU), int32(device.Metal))
-	r, err := cdevice.ImportDeviceArrayStream(s)
+	r, err := streams.ImportDeviceArrayStream(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,13 +492,13 @@ func TestGoStreamIntoC(t *testing.T) {
 	}
 	s := cb.NewStream()
 	defer cb.Free(s)
-	if err := cdevice.ExportArrayStream(list(), s); err != nil {
+	if err := streams.ExportArrayStream(list(), s); err != nil {
 		t.Fatal(err)
 	}
 	if rows, batches, errno, msg := cb.ConsumeStream(s); rows != 30 || batches != 3 || errno != 0 {
 		t.Errorf("C read rows %d batches %d errno %d %s", rows, batches, errno, msg)
 	}
-	if err := cdevice.ExportArrayStream(&failingReader{ListReader: list(), failAt: 1}, s); err != nil {
+	if err := streams.ExportArrayStream(&failingReader{ListReader: list(), failAt: 1}, s); err != nil {
 		t.Fatal(err)
 	}
 	if _, batches, errno, msg := cb.ConsumeStream(s); batches != 1 || errno != int(syscall.EPROTO) || msg != "go producer failed on purpose" {
@@ -505,7 +506,7 @@ func TestGoStreamIntoC(t *testing.T) {
 	}
 	ds := cb.NewDeviceStream()
 	defer cb.Free(ds)
-	if err := cdevice.ExportDeviceArrayStream(list(), ds); err != nil {
+	if err := streams.ExportDeviceArrayStream(list(), ds); err != nil {
 		t.Fatal(err)
 	}
 	if rows, _, errno, msg := cb.ConsumeDeviceStream(ds); rows != 30 || errno != 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 	fc "github.com/godevarrow/godevarrow/tests_go/fakecudactl"
 )
@@ -269,10 +270,10 @@ func TestCUDADeviceStreamKeepsDevices(t *testing.T) {
 	r := cudaListReader(t, host, 3)
 	cs := cb.NewDeviceStream()
 	defer cb.Free(cs)
-	if err := cdevice.ExportDeviceArrayStream(r, cs); err != nil {
+	if err := streams.ExportDeviceArrayStream(r, cs); err != nil {
 		t.Fatal(err)
 	}
-	in, err := cdevice.ImportDeviceArrayStream(cs)
+	in, err := streams.ImportDeviceArrayStream(cs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,25 +47,19 @@ import (
 
 // The canonical C structs (arrow-c-abi.h).
 type (
-	CArrowArray             = C.struct_ArrowArray
-	CArrowDeviceArray       = C.struct_ArrowDeviceArray
-	CArrowArrayStream       = C.struct_ArrowArrayStream
-	CArrowDeviceArrayStream = C.struct_ArrowDeviceArrayStream
+	CArrowArray       = C.struct_ArrowArray
+	CArrowDeviceArray = C.struct_ArrowDeviceArray
 )
 
 // SchemaAt, ArrayAt, DeviceArrayAt, StreamAt and DeviceStreamAt view a
 // pointer obtained elsewhere (a PyCapsule, another cgo package) as the struct.
-func ArrayAt(p unsafe.Pointer) *CArrowArray                    { return (*CArrowArray)(p) }
-func DeviceArrayAt(p unsafe.Pointer) *CArrowDeviceArray        { return (*CArrowDeviceArray)(p) }
-func StreamAt(p unsafe.Pointer) *CArrowArrayStream             { return (*CArrowArrayStream)(p) }
-func DeviceStreamAt(p unsafe.Pointer) *CArrowDeviceArrayStream { return (*CArrowDeviceArrayStream)(p) }
+func ArrayAt(p unsafe.Pointer) *CArrowArray             { return (*CArrowArray)(p) }
+func DeviceArrayAt(p unsafe.Pointer) *CArrowDeviceArray { return (*CArrowDeviceArray)(p) }
 
 // Struct sizes, for callers that allocate the structs themselves.
 const (
-	SizeofArrowArray             = C.sizeof_struct_ArrowArray
-	SizeofArrowDeviceArray       = C.sizeof_struct_ArrowDeviceArray
-	SizeofArrowArrayStream       = C.sizeof_struct_ArrowArrayStream
-	SizeofArrowDeviceArrayStream = C.sizeof_struct_ArrowDeviceArrayStream
+	SizeofArrowArray       = C.sizeof_struct_ArrowArray
+	SizeofArrowDeviceArray = C.sizeof_struct_ArrowDeviceArray
 )
 
 // StoreCPointer stores p (a C pointer) at slot, in C memory that may hold

@@ -101,6 +101,13 @@ func importCell(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema) (*Array
 	return importOwned(cell, schema, &foreignOwner{cell: cell})
 }
 
+// ImportCell imports the ArrowDeviceArray in cell, a malloc'd block this
+// call takes over (freed with the array's release), as ImportDeviceArray
+// does with a consumer's struct.
+func ImportCell(cell unsafe.Pointer, schema *cschema.Schema) (*Array, error) {
+	return importCell((*C.struct_ArrowDeviceArray)(cell), schema)
+}
+
 // importOwned imports the array in cell, which owner (fresh, unreferenced)
 // releases: on failure at once, else when the Array and its buffers are gone.
 func importOwned(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema, owner *foreignOwner) (*Array, error) {

@@ -50,16 +50,21 @@ var (
 	liveAsyncHandlers atomic.Int64
 )
 
-// Stats counts the async objects of this package that are alive, for leak
-// checks (streams.LiveStats counts the arrays and exports).
+// Stats counts the streams and async objects of this package that are alive, for leak
+// checks (LiveStats counts the arrays and exports).
 type Stats struct {
-	AsyncTasks    int64 // async tasks offered and not yet extracted
-	AsyncHandlers int64 // async handlers of NewAsyncReader not yet released by their producer
+	ExportedStreams int64 // exported streams not yet released
+	ImportedStreams int64 // foreign streams we hold
+	AsyncTasks      int64 // async tasks offered and not yet extracted
+	AsyncHandlers   int64 // async handlers of NewAsyncReader not yet released by their producer
 }
 
 // LiveStats returns the current counters.
 func LiveStats() Stats {
-	return Stats{AsyncTasks: liveAsyncTasks.Load(), AsyncHandlers: liveAsyncHandlers.Load()}
+	return Stats{
+		ExportedStreams: liveStreamExports.Load(), ImportedStreams: liveStreamImports.Load(),
+		AsyncTasks: liveAsyncTasks.Load(), AsyncHandlers: liveAsyncHandlers.Load(),
+	}
 }
 
 // CArrowAsyncDeviceStreamHandler and its companions are the canonical structs.

@@ -62,7 +62,7 @@ type OneShotStream struct {
 	unreadHeld unsafe.Pointer
 }
 
-// heldReader is a reader that can hand out arrays held in C (cdevice.StreamReader).
+// heldReader is a reader that can hand out arrays held in C (StreamReader).
 type heldReader interface {
 	NextHeld() (unsafe.Pointer, *cdevice.Array, error)
 }
@@ -358,7 +358,7 @@ func (s *OneShotStream) castTarget(target *cschema.Schema) error {
 // device copied to the host (the C stream interface carries CPU memory).
 // With target not nil every array is cast to it (see cdevice.Cast). An unread
 // imported stream exported unchanged is the producer's own stream (see
-// cdevice.ExportArrayStream). On error the stream is as it was, unless it had
+// ExportArrayStream). On error the stream is as it was, unless it had
 // already been moved.
 func (s *OneShotStream) Export(target *cschema.Schema, out unsafe.Pointer, isDevice bool) error {
 	if err := s.castTarget(target); err != nil {
@@ -375,9 +375,9 @@ func (s *OneShotStream) Export(target *cschema.Schema, out unsafe.Pointer, isDev
 		}
 	}
 	if isDevice {
-		err = cdevice.ExportDeviceArrayStream(r, cdevice.DeviceStreamAt(out))
+		err = ExportDeviceArrayStream(r, DeviceStreamAt(out))
 	} else {
-		err = cdevice.ExportArrayStream(cdevice.ToHostReader(r), cdevice.StreamAt(out))
+		err = ExportArrayStream(cdevice.ToHostReader(r), StreamAt(out))
 	}
 	if err != nil {
 		r.Close()

@@ -109,7 +109,7 @@ func TestOneShotMovesRefuseDuringARead(t *testing.T) {
 	if _, err := s.Cast(g.schema); err == nil {
 		t.Fatal("Cast during a read succeeded")
 	}
-	var out cdevice.CArrowDeviceArrayStream
+	var out streams.CArrowDeviceArrayStream
 	if err := s.Export(nil, unsafe.Pointer(&out), true); err == nil {
 		t.Fatal("Export during a read succeeded")
 	}

@@ -186,7 +186,7 @@ func (p *PrefetchReader) take(deadline time.Time) (bool, prefetched) {
 		}
 		if res, ok := p.results.pop(); ok {
 			if res.err != nil {
-				p.final = cdevice.EndedBy(res.err)
+				p.final = EndedBy(res.err)
 			}
 			return true, res
 		}
@@ -195,7 +195,7 @@ func (p *PrefetchReader) take(deadline time.Time) (bool, prefetched) {
 			// the goroutine ended: take what it left in the queue first
 			if res, ok := p.results.pop(); ok {
 				if res.err != nil {
-					p.final = cdevice.EndedBy(res.err)
+					p.final = EndedBy(res.err)
 				}
 				return true, res
 			}
@@ -227,7 +227,7 @@ func (p *PrefetchReader) TryNextHeld() (held unsafe.Pointer, a *cdevice.Array, e
 	if final == nil {
 		res, ok = p.results.tryPop()
 		if ok && res.err != nil {
-			p.final = cdevice.EndedBy(res.err)
+			p.final = EndedBy(res.err)
 		}
 	}
 	p.readerMu.Unlock()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/cschema"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 // Structs are allocated in C memory and freed with Free.
@@ -25,11 +26,11 @@ func NewArray() *cdevice.CArrowArray { return cdevice.ArrayAt(C.calloc(1, C.size
 func NewDeviceArray() *cdevice.CArrowDeviceArray {
 	return cdevice.DeviceArrayAt(C.calloc(1, C.sizeof_struct_ArrowDeviceArray))
 }
-func NewStream() *cdevice.CArrowArrayStream {
-	return cdevice.StreamAt(C.calloc(1, C.sizeof_struct_ArrowArrayStream))
+func NewStream() *streams.CArrowArrayStream {
+	return streams.StreamAt(C.calloc(1, C.sizeof_struct_ArrowArrayStream))
 }
-func NewDeviceStream() *cdevice.CArrowDeviceArrayStream {
-	return cdevice.DeviceStreamAt(C.calloc(1, C.sizeof_struct_ArrowDeviceArrayStream))
+func NewDeviceStream() *streams.CArrowDeviceArrayStream {
+	return streams.DeviceStreamAt(C.calloc(1, C.sizeof_struct_ArrowDeviceArrayStream))
 }
 
 // Free frees a struct allocated here (it does not release it).
@@ -106,7 +107,7 @@ func ProduceMalformed(kind int, s *cschema.CArrowSchema, a *cdevice.CArrowArray)
 }
 
 // ProduceStream fills a stream of n int32 batches failing at failAt (-1: never).
-func ProduceStream(s *cdevice.CArrowArrayStream, n, failAt int, schemaFails bool) {
+func ProduceStream(s *streams.CArrowArrayStream, n, failAt int, schemaFails bool) {
 	f := 0
 	if schemaFails {
 		f = 1
@@ -115,14 +116,14 @@ func ProduceStream(s *cdevice.CArrowArrayStream, n, failAt int, schemaFails bool
 }
 
 // GetSchema calls the stream's get_schema, as a consumer that looks at the
-// schema before importing the stream (cdevice.ImportPeekedArrayStream).
-func GetSchema(s *cdevice.CArrowArrayStream, out *cschema.CArrowSchema) int {
+// schema before importing the stream (streams.ImportPeekedArrayStream).
+func GetSchema(s *streams.CArrowArrayStream, out *cschema.CArrowSchema) int {
 	return int(C.cb_get_schema((*C.struct_ArrowArrayStream)(unsafe.Pointer(s)), cs(out)))
 }
 
 // ProduceDeviceStream fills a device stream declaring one device type whose
 // arrays carry another.
-func ProduceDeviceStream(s *cdevice.CArrowDeviceArrayStream, declared, actual int32) {
+func ProduceDeviceStream(s *streams.CArrowDeviceArrayStream, declared, actual int32) {
 	C.cb_make_device_stream((*C.struct_ArrowDeviceArrayStream)(unsafe.Pointer(s)), C.int32_t(declared), C.int32_t(actual))
 }
 
@@ -146,7 +147,7 @@ func MoveChild0AndRelease(parent, out *cdevice.CArrowArray) {
 }
 
 // ConsumeStream reads a stream in C until its end and releases it.
-func ConsumeStream(s *cdevice.CArrowArrayStream) (rows, batches int64, errno int, msg string) {
+func ConsumeStream(s *streams.CArrowArrayStream) (rows, batches int64, errno int, msg string) {
 	var buf [256]C.char
 	var b C.int64_t
 	r := int64(C.cb_consume_stream((*C.struct_ArrowArrayStream)(unsafe.Pointer(s)), &buf[0], C.int(len(buf)), &b))
@@ -157,7 +158,7 @@ func ConsumeStream(s *cdevice.CArrowArrayStream) (rows, batches int64, errno int
 }
 
 // ConsumeDeviceStream reads a device stream in C until its end and releases it.
-func ConsumeDeviceStream(s *cdevice.CArrowDeviceArrayStream) (rows, batches int64, errno int, msg string) {
+func ConsumeDeviceStream(s *streams.CArrowDeviceArrayStream) (rows, batches int64, errno int, msg string) {
 	var buf [256]C.char
 	var b C.int64_t
 	r := int64(C.cb_consume_device_stream((*C.struct_ArrowDeviceArrayStream)(unsafe.Pointer(s)), &buf[0], C.int(len(buf)), &b))

@@ -1,4 +1,4 @@
-package cdevice
+package streams
 
 /*
 #include "gda.h"
@@ -13,24 +13,12 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
 )
-
-// ArrayReader is a stream of arrays sharing one schema and one device type.
-type ArrayReader interface {
-	// Schema returns the schema of every array of the stream.
-	Schema() *cschema.Schema
-	// DeviceType returns the device type of every array of the stream.
-	DeviceType() device.Type
-	// Next returns the next array (the caller owns one reference), or
-	// (nil, io.EOF) at the end of the stream.
-	Next() (*Array, error)
-	// Close releases the stream; it is idempotent.
-	Close() error
-}
 
 // ---------------------------------------------------------------- import
 
@@ -210,19 +198,19 @@ func EndedBy(err error) error {
 
 // Next reads the next array. A producer error is returned as *errs.StreamError;
 // every later call reports that the stream ended with it (see EndedBy).
-func (r *StreamReader) Next() (*Array, error) {
+func (r *StreamReader) Next() (*cdevice.Array, error) {
 	_, a, err := r.next(false)
 	return a, err
 }
 
 // NextHeld is Next for a binding that holds arrays in C (held.h): an array
 // the held gate takes is returned as a held record (the caller owns its
-// reference; no Go data is built), any other as an Array.
-func (r *StreamReader) NextHeld() (unsafe.Pointer, *Array, error) {
+// reference; no Go data is built), any other as an cdevice.Array.
+func (r *StreamReader) NextHeld() (unsafe.Pointer, *cdevice.Array, error) {
 	return r.next(true)
 }
 
-func (r *StreamReader) next(wantHeld bool) (unsafe.Pointer, *Array, error) {
+func (r *StreamReader) next(wantHeld bool) (unsafe.Pointer, *cdevice.Array, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -256,7 +244,7 @@ func (r *StreamReader) next(wantHeld bool) (unsafe.Pointer, *Array, error) {
 		r.err = errs.Errorf(errs.ErrInvalid, "stream declared device type %s but get_next returned an array on %s", r.devType, dt)
 		return nil, nil, r.err
 	}
-	a, err := importCell(cell, r.schema)
+	a, err := cdevice.ImportCell(unsafe.Pointer(cell), r.schema)
 	if err != nil {
 		r.err = err
 	}
@@ -331,100 +319,11 @@ func (r *StreamReader) dropHeld() {
 	}
 }
 
-// ---------------------------------------------------------------- sources
-
-// ListReader is an ArrayReader over arrays already in memory.
-type ListReader struct {
-	schema  *cschema.Schema
-	devType device.Type
-	arrays  []*Array
-	next    int
-	mu      sync.Mutex
-}
-
-// NewListReader returns a reader of the given arrays (it retains them). All
-// arrays must have the schema's type and be on devType.
-func NewListReader(schema *cschema.Schema, devType device.Type, arrays ...*Array) (*ListReader, error) {
-	for i, a := range arrays {
-		if !a.schema.EqualType(schema) {
-			return nil, errs.Errorf(errs.ErrInvalid, "array %d has type %s, the stream's schema is %s", i, a.schema, schema)
-		}
-		if a.dev.Type != devType {
-			return nil, errs.Errorf(errs.ErrInvalid, "array %d is on %s, the stream is on %s", i, a.dev, devType)
-		}
-	}
-	for _, a := range arrays {
-		a.Retain()
-	}
-	return &ListReader{schema: schema, devType: devType, arrays: arrays}, nil
-}
-
-func (l *ListReader) Schema() *cschema.Schema { return l.schema }
-func (l *ListReader) DeviceType() device.Type { return l.devType }
-
-func (l *ListReader) Next() (*Array, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.next >= len(l.arrays) {
-		return nil, io.EOF
-	}
-	a := l.arrays[l.next]
-	l.arrays[l.next] = nil
-	l.next++
-	return a, nil
-}
-
-func (l *ListReader) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i, a := range l.arrays {
-		if a != nil {
-			a.Release()
-			l.arrays[i] = nil
-		}
-	}
-	l.next = len(l.arrays)
-	return nil
-}
-
-// castReader applies a requested schema to every array of a stream.
-type castReader struct {
-	ArrayReader
-	target *cschema.Schema
-}
-
-// CastReader returns a reader that casts every array of r to target (see
-// Cast). The schemas are checked for compatibility up front.
-func CastReader(r ArrayReader, target *cschema.Schema) (ArrayReader, error) {
-	target, err := producibleTarget(r.Schema(), target, r.DeviceType())
-	if err != nil {
-		return nil, err
-	}
-	if r.Schema().Equal(target) {
-		return r, nil
-	}
-	if err := checkCastable(r.Schema(), target, r.DeviceType()); err != nil {
-		return nil, err
-	}
-	return &castReader{ArrayReader: r, target: target}, nil
-}
-
-func (c *castReader) Schema() *cschema.Schema { return c.target }
-
-func (c *castReader) Next() (*Array, error) {
-	a, err := c.ArrayReader.Next()
-	if err != nil {
-		return nil, err
-	}
-	defer a.Release()
-	return Cast(a, c.target)
-}
-
 // ---------------------------------------------------------------- export
 
 type exportedStream struct {
 	mu      sync.Mutex
-	reader  ArrayReader
+	reader  cdevice.ArrayReader
 	device  bool // exported as ArrowDeviceArrayStream
 	lastErr *C.char
 }
@@ -437,7 +336,7 @@ var exportedStreams handle.Table
 // stream owns r: its release (from any thread) closes r. A StreamReader of an
 // ArrowArrayStream that was never read is not wrapped: out receives the
 // producer's own stream.
-func ExportArrayStream(r ArrayReader, out *CArrowArrayStream) error {
+func ExportArrayStream(r cdevice.ArrayReader, out *CArrowArrayStream) error {
 	if out == nil {
 		return errs.Errorf(errs.ErrInvalid, "output ArrowArrayStream pointer is NULL")
 	}
@@ -459,7 +358,7 @@ func ExportArrayStream(r ArrayReader, out *CArrowArrayStream) error {
 // ExportDeviceArrayStream exports r as an ArrowDeviceArrayStream; as with
 // ExportArrayStream, an unread StreamReader of an ArrowDeviceArrayStream hands
 // over the producer's own stream.
-func ExportDeviceArrayStream(r ArrayReader, out *CArrowDeviceArrayStream) error {
+func ExportDeviceArrayStream(r cdevice.ArrayReader, out *CArrowDeviceArrayStream) error {
 	if out == nil {
 		return errs.Errorf(errs.ErrInvalid, "output ArrowDeviceArrayStream pointer is NULL")
 	}
@@ -546,12 +445,12 @@ func godevarrowStreamGetNext(h C.uintptr_t, out *C.struct_ArrowArray, outDev *C.
 	}
 	defer a.Release()
 	if outDev != nil {
-		if a.dev.Type != s.reader.DeviceType() {
-			return s.fail(errs.Errorf(errs.ErrInvalid, "stream declared device type %s but produced an array on %s", s.reader.DeviceType(), a.dev))
+		if a.Device().Type != s.reader.DeviceType() {
+			return s.fail(errs.Errorf(errs.ErrInvalid, "stream declared device type %s but produced an array on %s", s.reader.DeviceType(), a.Device()))
 		}
-		err = ExportDeviceArray(a, (*CArrowDeviceArray)(outDev))
+		err = cdevice.ExportDeviceArray(a, cdevice.DeviceArrayAt(unsafe.Pointer(outDev)))
 	} else {
-		err = ExportArray(a, (*CArrowArray)(out))
+		err = cdevice.ExportArray(a, cdevice.ArrayAt(unsafe.Pointer(out)))
 	}
 	if err != nil {
 		return s.fail(err)
