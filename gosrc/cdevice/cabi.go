@@ -1,36 +1,3 @@
-// Package cdevice is a Go implementation of the Arrow C Data, C Stream and C
-// Device Data interfaces: import and export of ArrowSchema, ArrowArray,
-// ArrowDeviceArray, ArrowArrayStream and ArrowDeviceArrayStream.
-//
-// The central type is Array: an arrow.ArrayData whose buffers live on a
-// device.Device, with the exact cschema.Schema it was described by. Imports never copy
-// data: the buffers of an imported Array point into the producer's memory and
-// the producer's release callback runs exactly once, synchronously, when the
-// last reference to any part of it is released (Array.Release). Exports never
-// copy data either: every export is an independent C struct tree that keeps
-// the Go data alive until its consumer releases it, from any thread.
-//
-// The C structs are the canonical ones of arrow-c-abi.h; cschema.CArrowSchema and its
-// siblings are aliases that other cgo packages can convert to with
-// unsafe.Pointer. Callers of this package need no cgo themselves.
-//
-// Errors wrap errs.ErrInvalid (malformed input), errs.ErrNotImplemented, errs.ErrConsumed or
-// a device error, so callers can classify them with errors.Is.
-//
-// # Async device streams
-//
-// In the async interface the consumer allocates an
-// ArrowAsyncDeviceStreamHandler and the producer calls it: on_schema first
-// (with handler->producer populated), on_next_task once per array the
-// consumer asked for with ArrowAsyncProducer.request, on_next_task(NULL) at
-// the end or on_error on failure, and release last. ExportAsyncDeviceStream
-// serves any ArrayReader to any C handler: one goroutine makes every handler
-// call, so they are strictly serialized, while request and cancel only record
-// what the consumer asked and wake it, so they may be called from any thread,
-// also from inside on_schema and on_next_task. NewAsyncReader is the other
-// side: a C handler for any producer plus an AsyncReader (an ArrayReader)
-// that requests as many arrays as its queue holds and one more for each it
-// hands out. See ExampleExportAsyncDeviceStream.
 package cdevice
 
 /*

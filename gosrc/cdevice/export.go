@@ -52,10 +52,7 @@ func godevarrowReleaseExport(h C.uintptr_t) {
 	liveExports.Add(-1)
 }
 
-// ExportArray fills out with an ArrowArray of a host-memory array; the
-// schema is exported separately with cschema.ExportSchema(a.Schema(), ...). Every call
-// gives an independent struct tree that keeps the data alive until released.
-func ExportArray(a *Array, out *CArrowArray) error {
+func exportArray(a *Array, out *CArrowArray) error {
 	if out == nil {
 		return errs.Errorf(errs.ErrInvalid, "output ArrowArray pointer is NULL")
 	}
@@ -65,8 +62,7 @@ func ExportArray(a *Array, out *CArrowArray) error {
 	return exportTree(a, out)
 }
 
-// ExportDeviceArray fills out with an ArrowDeviceArray of a on its device.
-func ExportDeviceArray(a *Array, out *CArrowDeviceArray) error {
+func exportDeviceArray(a *Array, out *CArrowDeviceArray) error {
 	if out == nil {
 		return errs.Errorf(errs.ErrInvalid, "output ArrowDeviceArray pointer is NULL")
 	}
@@ -80,10 +76,7 @@ func ExportDeviceArray(a *Array, out *CArrowDeviceArray) error {
 	return nil
 }
 
-// ReleaseExportedArray releases an ArrowArray (device == false) or
-// ArrowDeviceArray at p if it is not released yet: for undoing an export the
-// consumer never received.
-func ReleaseExportedArray(p unsafe.Pointer, device bool) {
+func releaseExportedArray(p unsafe.Pointer, device bool) {
 	var a *C.struct_ArrowArray
 	if device {
 		a = &(*C.struct_ArrowDeviceArray)(p).array

@@ -19,10 +19,7 @@ import (
 // layouts the C gate knows) and to build an Array from a held import when Go
 // code needs one.
 
-// ImportHeld builds the Array of a held import (a gda_held record made by the
-// C fast path). The Array takes its own reference on the record; the caller
-// keeps its own.
-func ImportHeld(held unsafe.Pointer) (*Array, error) {
+func importHeld(held unsafe.Pointer) (*Array, error) {
 	h := (*C.gda_held)(held)
 	schema := cschema.HeldSchema(uintptr(C.gda_held_go_schema(h)))
 	C.gda_held_ref(h)
@@ -30,17 +27,9 @@ func ImportHeld(held unsafe.Pointer) (*Array, error) {
 	return importOwned(C.gda_held_array(h), schema, owner)
 }
 
-// ReleaseHeld drops the reference to a held import that ImportDevicePair
-// returned (Arrays built from it with ImportHeld keep their own).
-func ReleaseHeld(held unsafe.Pointer) { C.gda_held_unref((*C.gda_held)(held)) }
+func releaseHeld(held unsafe.Pointer) { C.gda_held_unref((*C.gda_held)(held)) }
 
-// ImportDevicePair imports a foreign schema and device array: held in C
-// (held != nil) when the held-schema table and its gate take them, else as an
-// Array built by ImportDeviceArray. Both structs are consumed whatever the
-// outcome: each release is called exactly once. For a CUDA array this waits
-// on the device (ImportDeviceArray does too); a driver failure of that wait is
-// returned as the driver's error.
-func ImportDevicePair(schema *cschema.CArrowSchema, array *CArrowDeviceArray) (held unsafe.Pointer, a *Array, err error) {
+func importDevicePair(schema *cschema.CArrowSchema, array *CArrowDeviceArray) (held unsafe.Pointer, a *Array, err error) {
 	if schema == nil || array == nil {
 		return nil, nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema or ArrowDeviceArray pointer is NULL")
 	}

@@ -55,10 +55,7 @@ func (o *foreignOwner) Reallocate(int, []byte) []byte {
 }
 func (o *foreignOwner) Free([]byte) { o.unref() }
 
-// ImportArray imports a CPU ArrowArray described by schema. The struct is
-// moved: on return c is marked released, whatever the outcome, and the
-// producer's release callback will be called exactly once.
-func ImportArray(c *CArrowArray, schema *cschema.Schema) (*Array, error) {
+func importArray(c *CArrowArray, schema *cschema.Schema) (*Array, error) {
 	if c == nil {
 		return nil, errs.Errorf(errs.ErrInvalid, "ArrowArray pointer is NULL")
 	}
@@ -77,10 +74,7 @@ func ImportArray(c *CArrowArray, schema *cschema.Schema) (*Array, error) {
 	return importCell(cell, schema)
 }
 
-// ImportDeviceArray imports an ArrowDeviceArray described by schema, moving it
-// as ImportArray does. Non-CPU device types need a device backend; without
-// one the import fails cleanly (and the producer's release is still called).
-func ImportDeviceArray(c *CArrowDeviceArray, schema *cschema.Schema) (*Array, error) {
+func importDeviceArray(c *CArrowDeviceArray, schema *cschema.Schema) (*Array, error) {
 	if c == nil {
 		return nil, errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray pointer is NULL")
 	}
@@ -99,13 +93,6 @@ func ImportDeviceArray(c *CArrowDeviceArray, schema *cschema.Schema) (*Array, er
 
 func importCell(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema) (*Array, error) {
 	return importOwned(cell, schema, &foreignOwner{cell: cell})
-}
-
-// ImportCell imports the ArrowDeviceArray in cell, a malloc'd block this
-// call takes over (freed with the array's release), as ImportDeviceArray
-// does with a consumer's struct.
-func ImportCell(cell unsafe.Pointer, schema *cschema.Schema) (*Array, error) {
-	return importCell((*C.struct_ArrowDeviceArray)(cell), schema)
 }
 
 // importOwned imports the array in cell, which owner (fresh, unreferenced)

@@ -8,12 +8,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
-// ExportPair exports a as the (schema, array) pair of one exchange:
-// arrayOut is an ArrowDeviceArray when isDevice, else an ArrowArray. With
-// target not nil the array is cast to it first (see Cast). On error nothing
-// is left for the consumer: an array exported before the schema failed is
-// released again.
-func ExportPair(a *Array, target *cschema.Schema, schemaOut, arrayOut unsafe.Pointer, isDevice bool) error {
+func exportPair(a *Array, target *cschema.Schema, schemaOut, arrayOut unsafe.Pointer, isDevice bool) error {
 	if target != nil {
 		cast, err := Cast(a, target)
 		if err != nil {
