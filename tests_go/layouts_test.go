@@ -340,7 +340,8 @@ type layoutSample struct {
 	// broken is data NewArray accepts (its buffers and children are all
 	// there) that full validation must refuse; nil only where a layout has
 	// nothing to validate (null: no buffers, no values).
-	broken func(mem memory.Allocator) arrow.ArrayData
+	broken     func(mem memory.Allocator) arrow.ArrayData
+	brokenWhat string // what is wrong with it, for messages
 }
 
 const sampleLen = 24
@@ -411,7 +412,7 @@ func layoutSamples() map[cdevice.Layout]layoutSample {
 		}
 	}
 	binaryBroken := func(typ arrow.DataType, offsets *memory.Buffer) func(memory.Allocator) arrow.ArrayData {
-		return func(memory.Allocator) arrow.ArrayData { // offsets past the data's 2 bytes
+		return func(memory.Allocator) arrow.ArrayData {
 			return array.NewData(typ, 2, []*memory.Buffer{nil, offsets, bufOf([]byte("ab"))}, nil, 0, 0)
 		}
 	}
@@ -422,37 +423,42 @@ func layoutSamples() map[cdevice.Layout]layoutSample {
 			castTo: i32,
 		},
 		cdevice.LayoutBool: {
-			typ:  arrow.FixedWidthTypes.Boolean,
-			elem: func(i int) any { return nullOr(i, i%3 == 0) },
-			broken: func(memory.Allocator) arrow.ArrayData { // 24 values in 1 byte
+			typ:        arrow.FixedWidthTypes.Boolean,
+			elem:       func(i int) any { return nullOr(i, i%3 == 0) },
+			brokenWhat: "24 values in 1 byte",
+			broken: func(memory.Allocator) arrow.ArrayData {
 				return array.NewData(arrow.FixedWidthTypes.Boolean, 24, []*memory.Buffer{nil, bufOf([]byte{0xff})}, nil, 0, 0)
 			},
 		},
 		cdevice.LayoutFixedWidth: {
-			typ:    i32,
-			elem:   func(i int) any { return nullOr(i, ival(i)) },
-			castTo: i64,
-			broken: func(memory.Allocator) arrow.ArrayData { // 24 values in 8 bytes
+			typ:        i32,
+			elem:       func(i int) any { return nullOr(i, ival(i)) },
+			castTo:     i64,
+			brokenWhat: "24 values in 8 bytes",
+			broken: func(memory.Allocator) arrow.ArrayData {
 				return array.NewData(i32, 24, []*memory.Buffer{nil, bufOf(make([]byte, 8))}, nil, 0, 0)
 			},
 		},
 		cdevice.LayoutBinary: {
-			typ:    utf8,
-			elem:   func(i int) any { return nullOr(i, sval(i)) },
-			castTo: arrow.BinaryTypes.LargeString,
-			broken: binaryBroken(utf8, int32s(0, 1, 9)),
+			typ:        utf8,
+			elem:       func(i int) any { return nullOr(i, sval(i)) },
+			castTo:     arrow.BinaryTypes.LargeString,
+			brokenWhat: "offsets 0, 1, 9 over 2 bytes of data",
+			broken:     binaryBroken(utf8, int32s(0, 1, 9)),
 		},
 		cdevice.LayoutLargeBinary: {
-			typ:    arrow.BinaryTypes.LargeString,
-			elem:   func(i int) any { return nullOr(i, sval(i)) },
-			castTo: utf8,
-			broken: binaryBroken(arrow.BinaryTypes.LargeString, int64s(0, 1, 9)),
+			typ:        arrow.BinaryTypes.LargeString,
+			elem:       func(i int) any { return nullOr(i, sval(i)) },
+			castTo:     utf8,
+			brokenWhat: "offsets 0, 1, 9 over 2 bytes of data",
+			broken:     binaryBroken(arrow.BinaryTypes.LargeString, int64s(0, 1, 9)),
 		},
 		cdevice.LayoutBinaryView: {
-			typ:    arrow.BinaryTypes.StringView,
-			elem:   func(i int) any { return nullOr(i, sval(i)) },
-			castTo: utf8,
-			broken: func(memory.Allocator) arrow.ArrayData { // a 20-byte value in data buffer 3 of 1
+			typ:        arrow.BinaryTypes.StringView,
+			elem:       func(i int) any { return nullOr(i, sval(i)) },
+			castTo:     utf8,
+			brokenWhat: "a 20-byte value in data buffer 3 of 1",
+			broken: func(memory.Allocator) arrow.ArrayData {
 				view := make([]byte, 16)
 				binary.NativeEndian.PutUint32(view, 20)
 				copy(view[4:], "abcd")
@@ -461,35 +467,40 @@ func layoutSamples() map[cdevice.Layout]layoutSample {
 			},
 		},
 		cdevice.LayoutList: {
-			typ:    arrow.ListOf(i32),
-			elem:   intList,
-			castTo: arrow.LargeListOf(i32),
-			broken: listBroken(arrow.ListOf(i32), int32s(0, 5)),
+			typ:        arrow.ListOf(i32),
+			elem:       intList,
+			castTo:     arrow.LargeListOf(i32),
+			brokenWhat: "offsets 0, 5 over a child of 2",
+			broken:     listBroken(arrow.ListOf(i32), int32s(0, 5)),
 		},
 		cdevice.LayoutLargeList: {
-			typ:    arrow.LargeListOf(i32),
-			elem:   intList,
-			castTo: arrow.ListOf(i32),
-			broken: listBroken(arrow.LargeListOf(i32), int64s(0, 5)),
+			typ:        arrow.LargeListOf(i32),
+			elem:       intList,
+			castTo:     arrow.ListOf(i32),
+			brokenWhat: "offsets 0, 5 over a child of 2",
+			broken:     listBroken(arrow.LargeListOf(i32), int64s(0, 5)),
 		},
 		cdevice.LayoutListView: {
-			typ:    arrow.ListViewOf(i32),
-			elem:   intList,
-			castTo: arrow.ListOf(i32),
-			broken: listViewBroken(arrow.ListViewOf(i32), int32s(1), int32s(4)),
+			typ:        arrow.ListViewOf(i32),
+			elem:       intList,
+			castTo:     arrow.ListOf(i32),
+			brokenWhat: "a view of [1, 5) over a child of 2",
+			broken:     listViewBroken(arrow.ListViewOf(i32), int32s(1), int32s(4)),
 		},
 		cdevice.LayoutLargeListView: {
-			typ:    arrow.LargeListViewOf(i32),
-			elem:   intList,
-			castTo: arrow.LargeListOf(i32),
-			broken: listViewBroken(arrow.LargeListViewOf(i32), int64s(1), int64s(4)),
+			typ:        arrow.LargeListViewOf(i32),
+			elem:       intList,
+			castTo:     arrow.LargeListOf(i32),
+			brokenWhat: "a view of [1, 5) over a child of 2",
+			broken:     listViewBroken(arrow.LargeListViewOf(i32), int64s(1), int64s(4)),
 		},
 		cdevice.LayoutFixedSizeList: {
 			typ: arrow.FixedSizeListOf(2, i32),
 			elem: func(i int) any {
 				return nullOr(i, []any{ival(i), nullOr(i+3, ival(i)+1)})
 			},
-			broken: func(memory.Allocator) arrow.ArrayData { // 3 lists of 2 over 2 values
+			brokenWhat: "3 lists of 2 over 2 values",
+			broken: func(memory.Allocator) arrow.ArrayData {
 				return array.NewData(arrow.FixedSizeListOf(2, i32), 3, []*memory.Buffer{nil}, []arrow.ArrayData{int32Data(1, 2)}, 0, 0)
 			},
 		},
@@ -498,8 +509,9 @@ func layoutSamples() map[cdevice.Layout]layoutSample {
 			elem: func(i int) any {
 				return nullOr(i, dict{{"a", nullOr(i+2, ival(i))}, {"b", sval(i)}})
 			},
-			castTo: arrow.StructOf(arrow.Field{Name: "a", Type: i64, Nullable: true}, arrow.Field{Name: "b", Type: arrow.BinaryTypes.LargeString, Nullable: true}),
-			broken: func(memory.Allocator) arrow.ArrayData { // 3 rows over fields of 2
+			castTo:     arrow.StructOf(arrow.Field{Name: "a", Type: i64, Nullable: true}, arrow.Field{Name: "b", Type: arrow.BinaryTypes.LargeString, Nullable: true}),
+			brokenWhat: "3 rows over fields of 2",
+			broken: func(memory.Allocator) arrow.ArrayData {
 				b := array.NewData(utf8, 2, []*memory.Buffer{nil, int32s(0, 1, 2), bufOf([]byte("ab"))}, nil, 0, 0)
 				return array.NewData(structType, 3, []*memory.Buffer{nil}, []arrow.ArrayData{int32Data(1, 2), b}, 0, 0)
 			},
@@ -514,7 +526,8 @@ func layoutSamples() map[cdevice.Layout]layoutSample {
 				return nullOr(i, entries)
 			},
 			// no cast: Arrow Go v17 casts no map type to another
-			broken: func(memory.Allocator) arrow.ArrayData { // 3 entries of 1
+			brokenWhat: "3 entries of 1",
+			broken: func(memory.Allocator) arrow.ArrayData {
 				mt := arrow.MapOf(utf8, i32)
 				keys := array.NewData(utf8, 1, []*memory.Buffer{nil, int32s(0, 1), bufOf([]byte("k"))}, nil, 0, 0)
 				entries := array.NewData(mt.Elem(), 1, []*memory.Buffer{nil}, []arrow.ArrayData{keys, int32Data(1)}, 0, 0)
@@ -522,27 +535,30 @@ func layoutSamples() map[cdevice.Layout]layoutSample {
 			},
 		},
 		cdevice.LayoutSparseUnion: {
-			typ:  arrow.SparseUnionOf(union, codes),
-			elem: unionElem,
-			broken: func(memory.Allocator) arrow.ArrayData { // type id 9 is not a type code
+			typ:        arrow.SparseUnionOf(union, codes),
+			elem:       unionElem,
+			brokenWhat: "type id 9 is not a type code",
+			broken: func(memory.Allocator) arrow.ArrayData {
 				s := array.NewData(utf8, 2, []*memory.Buffer{nil, int32s(0, 1, 2), bufOf([]byte("ab"))}, nil, 0, 0)
 				return array.NewData(arrow.SparseUnionOf(union, codes), 2, []*memory.Buffer{nil, bufOf([]byte{3, 9})}, []arrow.ArrayData{int32Data(1, 2), s}, 0, 0)
 			},
 		},
 		cdevice.LayoutDenseUnion: {
-			typ:  arrow.DenseUnionOf(union, codes),
-			elem: unionElem,
-			broken: func(memory.Allocator) arrow.ArrayData { // offset 5 into a child of 1
+			typ:        arrow.DenseUnionOf(union, codes),
+			elem:       unionElem,
+			brokenWhat: "offset 5 into a child of 1",
+			broken: func(memory.Allocator) arrow.ArrayData {
 				s := array.NewData(utf8, 0, []*memory.Buffer{nil, int32s(0), nil}, nil, 0, 0)
 				return array.NewData(arrow.DenseUnionOf(union, codes), 1, []*memory.Buffer{nil, bufOf([]byte{3}), int32s(5)}, []arrow.ArrayData{int32Data(1), s}, 0, 0)
 			},
 		},
 		cdevice.LayoutRunEndEncoded: {
-			typ:    arrow.RunEndEncodedOf(i32, utf8),
-			elem:   reeElem,
-			ree:    buildREE,
-			castTo: utf8,
-			broken: func(memory.Allocator) arrow.ArrayData { // run ends 2 then 1
+			typ:        arrow.RunEndEncodedOf(i32, utf8),
+			elem:       reeElem,
+			ree:        buildREE,
+			castTo:     utf8,
+			brokenWhat: "run ends 2 then 1",
+			broken: func(memory.Allocator) arrow.ArrayData {
 				values := array.NewData(utf8, 2, []*memory.Buffer{nil, int32s(0, 1, 2), bufOf([]byte("ab"))}, nil, 0, 0)
 				return array.NewData(arrow.RunEndEncodedOf(i32, utf8), 2, []*memory.Buffer{nil}, []arrow.ArrayData{int32Data(2, 1), values}, 0, 0)
 			},
@@ -588,7 +604,7 @@ func buildREE(mem memory.Allocator) arrow.Array {
 	return array.NewRunEndEncodedArray(e, v, sampleLen, 0)
 }
 
-func (s layoutSample) build(t *testing.T) *cdevice.Array {
+func (s layoutSample) build(t *testing.T) (*cdevice.Array, error) {
 	t.Helper()
 	var arr arrow.Array
 	if s.ree != nil {
@@ -602,11 +618,7 @@ func (s layoutSample) build(t *testing.T) *cdevice.Array {
 		arr = b.NewArray()
 	}
 	defer arr.Release()
-	a, err := cdevice.FromArrow(arrow.Field{Name: "sample", Type: s.typ, Nullable: true}, arr)
-	if err != nil {
-		t.Fatalf("building the sample: %v", err)
-	}
-	return a
+	return cdevice.FromArrow(arrow.Field{Name: "sample", Type: s.typ, Nullable: true}, arr)
 }
 
 func (s layoutSample) want(lo, hi int) string {
@@ -654,7 +666,10 @@ func TestLayoutsThroughEveryStep(t *testing.T) {
 			} else {
 				baseline(t)
 			}
-			a := s.build(t)
+			a, err := s.build(t)
+			if err != nil {
+				t.Fatalf("layout %s, step schema (FromArrow: the Schema of an Arrow Go type): %v", name, err)
+			}
 			defer a.Release()
 			r := layoutRun{t: t, name: name, s: s, a: a}
 			if got := a.Schema().Info().Layout; got != l {
@@ -722,7 +737,7 @@ func (r *layoutRun) validate() error {
 	}
 	defer bad.Release()
 	if err := cdevice.Validate(bad, true); !errors.Is(err, cdevice.ErrInvalid) {
-		return fmt.Errorf("full validation of the broken sample gave %v, want ErrInvalid", err)
+		return fmt.Errorf("full validation of a broken sample (%s) gave %v, want ErrInvalid", r.s.brokenWhat, err)
 	}
 	return nil
 }
@@ -733,21 +748,23 @@ func (r *layoutRun) exportImport() error {
 		if err != nil {
 			return err
 		}
-		back := exportImport(r.t, part) // fails the test itself on an export or import error
-		err = func() error {
-			defer back.Release()
-			if !back.Schema().Equal(part.Schema()) {
-				return fmt.Errorf("slice %v: schema %s came back as %s", view, part.Schema(), back.Schema())
-			}
-			if err := cdevice.Validate(back, true); err != nil {
-				return fmt.Errorf("slice %v: the import fails full validation: %v", view, err)
-			}
-			eq, err := cdevice.Equal(part, back, true)
-			if err != nil || !eq {
-				return fmt.Errorf("slice %v: the import differs (%v)", view, err)
-			}
-			return nil
-		}()
+		back, err := roundTrip(part)
+		if err == nil {
+			err = func() error {
+				defer back.Release()
+				if !back.Schema().Equal(part.Schema()) {
+					return fmt.Errorf("slice %v: schema %s came back as %s", view, part.Schema(), back.Schema())
+				}
+				if err := cdevice.Validate(back, true); err != nil {
+					return fmt.Errorf("slice %v: the import fails full validation: %v", view, err)
+				}
+				eq, err := cdevice.Equal(part, back, true)
+				if err != nil || !eq {
+					return fmt.Errorf("slice %v: the import differs (%v)", view, err)
+				}
+				return nil
+			}()
+		}
 		part.Release()
 		if err != nil {
 			return err
@@ -853,7 +870,10 @@ func (r *layoutRun) copyCUDA() error {
 		return err
 	}
 	// the CUDA import's held path: taken or not, the same array
-	back, held := importDevicePair(r.t, d0)
+	back, held, err := heldPair(d0)
+	if err != nil {
+		return err
+	}
 	defer back.Release()
 	r.t.Logf("layout %s: the held gate takes the cuda:0 sample: %v", r.name, held)
 	if err := r.same(back, fmt.Sprintf("the cuda:0 array imported again (held %v)", held)); err != nil {
@@ -973,8 +993,87 @@ func (r *layoutRun) heldGate() error {
 		return err
 	}
 	// the held import itself, where the gate takes the array
-	back, held := importDevicePair(r.t, r.a)
+	back, held, err := heldPair(r.a)
+	if err != nil {
+		return err
+	}
 	defer back.Release()
 	r.t.Logf("layout %s: the held gate takes the sample: %v", r.name, held)
 	return r.same(back, fmt.Sprintf("the CPU held import (held %v)", held))
+}
+
+// roundTrip is exportImport (boundary_test.go) returning its failure: Go
+// exports a, C walks the tree, Go imports it back.
+func roundTrip(a *cdevice.Array) (*cdevice.Array, error) {
+	s, d := cb.NewSchema(), cb.NewDeviceArray()
+	defer cb.Free(s)
+	defer cb.Free(d)
+	if err := cdevice.ExportSchema(a.Schema(), s); err != nil {
+		return nil, fmt.Errorf("export schema: %v", err)
+	}
+	if err := cdevice.ExportDeviceArray(a, d); err != nil {
+		cb.ReleaseSchema(s)
+		return nil, fmt.Errorf("export: %v", err)
+	}
+	if n, why := cb.Walk(s, d); n < 0 {
+		cb.ReleaseSchema(s)
+		cb.ReleaseArray(cdevice.ArrayAt(unsafe.Pointer(d)))
+		return nil, fmt.Errorf("a C consumer rejects the export: %s", why)
+	}
+	schema, err := cdevice.ImportSchema(s)
+	if err != nil {
+		cb.ReleaseArray(cdevice.ArrayAt(unsafe.Pointer(d)))
+		return nil, fmt.Errorf("import schema: %v", err)
+	}
+	back, err := cdevice.ImportDeviceArray(d, schema)
+	if err != nil {
+		return nil, fmt.Errorf("import: %v", err)
+	}
+	return back, nil
+}
+
+// heldPair is importDevicePair (cuda_held_test.go) returning its failure:
+// a (on any device) imported twice through ImportDevicePair, the second time
+// held whenever the gate takes it; it returns the second import as an Array
+// and whether it was held.
+func heldPair(a *cdevice.Array) (*cdevice.Array, bool, error) {
+	var back *cdevice.Array
+	var held unsafe.Pointer
+	drop := func() {
+		if back != nil {
+			back.Release()
+		}
+		if held != nil {
+			cdevice.ReleaseHeld(held)
+		}
+		back, held = nil, nil
+	}
+	for round := 0; round < 2; round++ {
+		var cs cdevice.CArrowSchema
+		var ca cdevice.CArrowDeviceArray
+		if err := cdevice.ExportSchema(a.Schema(), &cs); err != nil {
+			drop()
+			return nil, false, err
+		}
+		if err := cdevice.ExportDeviceArray(a, &ca); err != nil {
+			cb.ReleaseSchema(&cs)
+			drop()
+			return nil, false, err
+		}
+		h, got, err := cdevice.ImportDevicePair(&cs, &ca)
+		drop()
+		if err != nil {
+			return nil, false, fmt.Errorf("ImportDevicePair (round %d): %v", round, err)
+		}
+		back, held = got, h
+	}
+	if held == nil {
+		return back, false, nil
+	}
+	got, err := cdevice.ImportHeld(held)
+	cdevice.ReleaseHeld(held)
+	if err != nil {
+		return nil, true, fmt.Errorf("building the held import: %v", err)
+	}
+	return got, true, nil
 }
