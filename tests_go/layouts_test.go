@@ -19,7 +19,10 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
+	"github.com/godevarrow/godevarrow/gosrc/values"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 	fc "github.com/godevarrow/godevarrow/tests_go/fakecudactl"
 )
@@ -86,7 +89,7 @@ func layoutNames(t *testing.T) []string {
 
 func TestLayoutsListsEveryLayoutConstant(t *testing.T) {
 	names := layoutNames(t)
-	got := cdevice.Layouts()
+	got := cschema.Layouts()
 	if len(got) != len(names) {
 		t.Fatalf("Layouts() has %d layouts, the const block %d (%v): add the new constant to Layouts()", len(got), len(names), names)
 	}
@@ -170,7 +173,7 @@ func writeRepr(b *strings.Builder, v any) {
 	}
 }
 
-// decodeValues reads the value encoding of cdevice.EncodeValues (values.h)
+// decodeValues reads the value encoding of values.EncodeValues (values.h)
 // into the tree repr writes; it fails on anything it cannot read.
 func decodeValues(buf []byte) (any, error) {
 	pos := 0
@@ -203,37 +206,37 @@ func decodeValues(buf []byte) (any, error) {
 		tag := buf[pos]
 		pos++
 		switch tag {
-		case cdevice.GDAValueNull:
+		case values.GDAValueNull:
 			return nil, nil
-		case cdevice.GDAValueFalse:
+		case values.GDAValueFalse:
 			return false, nil
-		case cdevice.GDAValueTrue:
+		case values.GDAValueTrue:
 			return true, nil
-		case cdevice.GDAValueInt:
+		case values.GDAValueInt:
 			v, err := u64()
 			return int64(v), err
-		case cdevice.GDAValueUint:
+		case values.GDAValueUint:
 			return u64()
-		case cdevice.GDAValueFloat:
+		case values.GDAValueFloat:
 			v, err := u64()
 			return math.Float64frombits(v), err
-		case cdevice.GDAValueString, cdevice.GDAValueBytes:
+		case values.GDAValueString, values.GDAValueBytes:
 			n, err := u64()
 			if err != nil || n > uint64(len(buf)-pos) {
 				return nil, fmt.Errorf("bad length at byte %d", pos)
 			}
 			b := buf[pos : pos+int(n)]
 			pos += int(n)
-			if tag == cdevice.GDAValueString {
+			if tag == values.GDAValueString {
 				return string(b), nil
 			}
 			return append([]byte(nil), b...), nil
-		case cdevice.GDAValueList:
+		case values.GDAValueList:
 			return items(depth)
-		case cdevice.GDAValueTuple:
+		case values.GDAValueTuple:
 			v, err := items(depth)
 			return tuple(v), err
-		case cdevice.GDAValueDict:
+		case values.GDAValueDict:
 			n, err := u64()
 			if err != nil || n > uint64(len(buf)) {
 				return nil, fmt.Errorf("bad dict size at byte %d", pos)
@@ -389,7 +392,7 @@ func int32Data(v ...int32) arrow.ArrayData {
 	return array.NewData(arrow.PrimitiveTypes.Int32, len(v), []*memory.Buffer{nil, int32s(v...)}, nil, 0, 0)
 }
 
-func layoutSamples() map[cdevice.Layout]layoutSample {
+func layoutSamples() map[cschema.Layout]layoutSample {
 	i32 := arrow.PrimitiveTypes.Int32
 	i64 := arrow.PrimitiveTypes.Int64
 	utf8 := arrow.BinaryTypes.String
@@ -417,13 +420,13 @@ func layoutSamples() map[cdevice.Layout]layoutSample {
 			return array.NewData(typ, 2, []*memory.Buffer{nil, offsets, bufOf([]byte("ab"))}, nil, 0, 0)
 		}
 	}
-	return map[cdevice.Layout]layoutSample{
-		cdevice.LayoutNull: {
+	return map[cschema.Layout]layoutSample{
+		cschema.LayoutNull: {
 			typ:    arrow.Null,
 			elem:   func(int) any { return nil },
 			castTo: i32,
 		},
-		cdevice.LayoutBool: {
+		cschema.LayoutBool: {
 			typ:        arrow.FixedWidthTypes.Boolean,
 			elem:       func(i int) any { return nullOr(i, i%3 == 0) },
 			brokenWhat: "24 values in 1 byte",
@@ -431,7 +434,7 @@ func layoutSamples() map[cdevice.Layout]layoutSample {
 				return array.NewData(arrow.FixedWidthTypes.Boolean, 24, []*memory.Buffer{nil, bufOf([]byte{0xff})}, nil, 0, 0)
 			},
 		},
-		cdevice.LayoutFixedWidth: {
+		cschema.LayoutFixedWidth: {
 			typ:        i32,
 			elem:       func(i int) any { return nullOr(i, ival(i)) },
 			castTo:     i64,
@@ -440,21 +443,21 @@ func layoutSamples() map[cdevice.Layout]layoutSample {
 				return array.NewData(i32, 24, []*memory.Buffer{nil, bufOf(make([]byte, 8))}, nil, 0, 0)
 			},
 		},
-		cdevice.LayoutBinary: {
+		cschema.LayoutBinary: {
 			typ:        utf8,
 			elem:       func(i int) any { return nullOr(i, sval(i)) },
 			castTo:     arrow.BinaryTypes.LargeString,
 			brokenWhat: "offsets 0, 1, 9 over 2 bytes of data",
 			broken:     binaryBroken(utf8, int32s(0, 1, 9)),
 		},
-		cdevice.LayoutLargeBinary: {
+		cschema.LayoutLargeBinary: {
 			typ:        arrow.BinaryTypes.LargeString,
 			elem:       func(i int) any { return nullOr(i, sval(i)) },
 			castTo:     utf8,
 			brokenWhat: "offsets 0, 1, 9 over 2 bytes of data",
 			broken:     binaryBroken(arrow.BinaryTypes.LargeString, int64s(0, 1, 9)),
 		},
-		cdevice.LayoutBinaryView: {
+		cschema.LayoutBinaryView: {
 			typ:        arrow.BinaryTypes.StringView,
 			elem:       func(i int) any { return nullOr(i, sval(i)) },
 			castTo:     utf8,
@@ -467,35 +470,35 @@ func layoutSamples() map[cdevice.Layout]layoutSample {
 				return array.NewData(arrow.BinaryTypes.StringView, 1, []*memory.Buffer{nil, bufOf(view), bufOf([]byte(strings.Repeat("abcd", 5)))}, nil, 0, 0)
 			},
 		},
-		cdevice.LayoutList: {
+		cschema.LayoutList: {
 			typ:        arrow.ListOf(i32),
 			elem:       intList,
 			castTo:     arrow.LargeListOf(i32),
 			brokenWhat: "offsets 0, 5 over a child of 2",
 			broken:     listBroken(arrow.ListOf(i32), int32s(0, 5)),
 		},
-		cdevice.LayoutLargeList: {
+		cschema.LayoutLargeList: {
 			typ:        arrow.LargeListOf(i32),
 			elem:       intList,
 			castTo:     arrow.ListOf(i32),
 			brokenWhat: "offsets 0, 5 over a child of 2",
 			broken:     listBroken(arrow.LargeListOf(i32), int64s(0, 5)),
 		},
-		cdevice.LayoutListView: {
+		cschema.LayoutListView: {
 			typ:        arrow.ListViewOf(i32),
 			elem:       intList,
 			castTo:     arrow.ListOf(i32),
 			brokenWhat: "a view of [1, 5) over a child of 2",
 			broken:     listViewBroken(arrow.ListViewOf(i32), int32s(1), int32s(4)),
 		},
-		cdevice.LayoutLargeListView: {
+		cschema.LayoutLargeListView: {
 			typ:        arrow.LargeListViewOf(i32),
 			elem:       intList,
 			castTo:     arrow.LargeListOf(i32),
 			brokenWhat: "a view of [1, 5) over a child of 2",
 			broken:     listViewBroken(arrow.LargeListViewOf(i32), int64s(1), int64s(4)),
 		},
-		cdevice.LayoutFixedSizeList: {
+		cschema.LayoutFixedSizeList: {
 			typ: arrow.FixedSizeListOf(2, i32),
 			elem: func(i int) any {
 				return nullOr(i, []any{ival(i), nullOr(i+3, ival(i)+1)})
@@ -505,7 +508,7 @@ func layoutSamples() map[cdevice.Layout]layoutSample {
 				return array.NewData(arrow.FixedSizeListOf(2, i32), 3, []*memory.Buffer{nil}, []arrow.ArrayData{int32Data(1, 2)}, 0, 0)
 			},
 		},
-		cdevice.LayoutStruct: {
+		cschema.LayoutStruct: {
 			typ: structType,
 			elem: func(i int) any {
 				return nullOr(i, dict{{"a", nullOr(i+2, ival(i))}, {"b", sval(i)}})
@@ -517,7 +520,7 @@ func layoutSamples() map[cdevice.Layout]layoutSample {
 				return array.NewData(structType, 3, []*memory.Buffer{nil}, []arrow.ArrayData{int32Data(1, 2), b}, 0, 0)
 			},
 		},
-		cdevice.LayoutMap: {
+		cschema.LayoutMap: {
 			typ: arrow.MapOf(utf8, i32),
 			elem: func(i int) any {
 				entries := make([]any, i%3)
@@ -535,7 +538,7 @@ func layoutSamples() map[cdevice.Layout]layoutSample {
 				return array.NewData(mt, 1, []*memory.Buffer{nil, int32s(0, 3)}, []arrow.ArrayData{entries}, 0, 0)
 			},
 		},
-		cdevice.LayoutSparseUnion: {
+		cschema.LayoutSparseUnion: {
 			typ:        arrow.SparseUnionOf(union, codes),
 			elem:       unionElem,
 			brokenWhat: "type id 9 is not a type code",
@@ -544,7 +547,7 @@ func layoutSamples() map[cdevice.Layout]layoutSample {
 				return array.NewData(arrow.SparseUnionOf(union, codes), 2, []*memory.Buffer{nil, bufOf([]byte{3, 9})}, []arrow.ArrayData{int32Data(1, 2), s}, 0, 0)
 			},
 		},
-		cdevice.LayoutDenseUnion: {
+		cschema.LayoutDenseUnion: {
 			typ:        arrow.DenseUnionOf(union, codes),
 			elem:       unionElem,
 			brokenWhat: "offset 5 into a child of 1",
@@ -553,15 +556,15 @@ func layoutSamples() map[cdevice.Layout]layoutSample {
 				return array.NewData(arrow.DenseUnionOf(union, codes), 1, []*memory.Buffer{nil, bufOf([]byte{3}), int32s(5)}, []arrow.ArrayData{int32Data(1), s}, 0, 0)
 			},
 		},
-		cdevice.LayoutRunEndEncoded: {
+		cschema.LayoutRunEndEncoded: {
 			typ:        arrow.RunEndEncodedOf(i32, utf8),
 			elem:       reeElem,
 			ree:        buildREE,
 			castTo:     utf8,
 			brokenWhat: "run ends 2 then 1",
 			broken: func(memory.Allocator) arrow.ArrayData {
-				values := array.NewData(utf8, 2, []*memory.Buffer{nil, int32s(0, 1, 2), bufOf([]byte("ab"))}, nil, 0, 0)
-				return array.NewData(arrow.RunEndEncodedOf(i32, utf8), 2, []*memory.Buffer{nil}, []arrow.ArrayData{int32Data(2, 1), values}, 0, 0)
+				vals := array.NewData(utf8, 2, []*memory.Buffer{nil, int32s(0, 1, 2), bufOf([]byte("ab"))}, nil, 0, 0)
+				return array.NewData(arrow.RunEndEncodedOf(i32, utf8), 2, []*memory.Buffer{nil}, []arrow.ArrayData{int32Data(2, 1), vals}, 0, 0)
 			},
 		},
 	}
@@ -588,18 +591,18 @@ func reeElem(i int) any {
 func buildREE(mem memory.Allocator) arrow.Array {
 	ends := array.NewInt32Builder(mem)
 	defer ends.Release()
-	values := array.NewStringBuilder(mem)
-	defer values.Release()
+	vals := array.NewStringBuilder(mem)
+	defer vals.Release()
 	for k, end := 0, 0; end < sampleLen; k++ {
 		end = min(end+k%3+1, sampleLen)
 		ends.Append(int32(end))
 		if k%4 == 1 {
-			values.AppendNull()
+			vals.AppendNull()
 		} else {
-			values.Append(sval(k))
+			vals.Append(sval(k))
 		}
 	}
-	e, v := ends.NewArray(), values.NewArray()
+	e, v := ends.NewArray(), vals.NewArray()
 	defer e.Release()
 	defer v.Release()
 	return array.NewRunEndEncodedArray(e, v, sampleLen, 0)
@@ -632,7 +635,7 @@ func (s layoutSample) want(lo, hi int) string {
 
 // valuesOf is the value encoding of a[lo:hi], decoded and written out.
 func valuesOf(a *cdevice.Array, lo, hi int) (string, error) {
-	enc, err := cdevice.EncodeValues(a, int64(lo), int64(hi-lo))
+	enc, err := values.EncodeValues(a, int64(lo), int64(hi-lo))
 	if err != nil {
 		return "", err
 	}
@@ -657,7 +660,7 @@ func TestLayoutsThroughEveryStep(t *testing.T) {
 	} else {
 		t.Log("GODEVARROW_LIBCUDA is unset: the host->cuda->host step does not run (make test sets it)")
 	}
-	for _, l := range cdevice.Layouts() {
+	for _, l := range cschema.Layouts() {
 		name := names[int(l)]
 		t.Run(name, func(t *testing.T) {
 			s, ok := samples[l]
@@ -728,7 +731,7 @@ func (r *layoutRun) validate() error {
 		}
 		return nil
 	}
-	sc, err := cdevice.SchemaFromField(arrow.Field{Name: "broken", Type: r.s.typ, Nullable: true})
+	sc, err := cschema.SchemaFromField(arrow.Field{Name: "broken", Type: r.s.typ, Nullable: true})
 	if err != nil {
 		return err
 	}
@@ -739,7 +742,7 @@ func (r *layoutRun) validate() error {
 		return fmt.Errorf("the broken sample is refused before validation (fix the sample): %v", err)
 	}
 	defer bad.Release()
-	if err := cdevice.Validate(bad, true); !errors.Is(err, cdevice.ErrInvalid) {
+	if err := cdevice.Validate(bad, true); !errors.Is(err, errs.ErrInvalid) {
 		return fmt.Errorf("full validation of a broken sample (%s) gave %v, want ErrInvalid", r.s.brokenWhat, err)
 	}
 	return nil
@@ -907,7 +910,7 @@ func (r *layoutRun) cast() error {
 		return errors.New("a cast to the array's own schema must return the array itself")
 	}
 	// the same type under another name: a relabel of the same buffers
-	renamed, err := cdevice.SchemaFromField(arrow.Field{Name: "renamed", Type: r.s.typ, Nullable: true})
+	renamed, err := cschema.SchemaFromField(arrow.Field{Name: "renamed", Type: r.s.typ, Nullable: true})
 	if err != nil {
 		return err
 	}
@@ -917,7 +920,7 @@ func (r *layoutRun) cast() error {
 	if r.s.castTo == nil {
 		return nil
 	}
-	sibling, err := cdevice.SchemaFromField(arrow.Field{Name: "sample", Type: r.s.castTo, Nullable: true})
+	sibling, err := cschema.SchemaFromField(arrow.Field{Name: "sample", Type: r.s.castTo, Nullable: true})
 	if err != nil {
 		return err
 	}
@@ -927,7 +930,7 @@ func (r *layoutRun) cast() error {
 // castTo casts the sample to target, which must give the schema want (nil:
 // target, or the sample's own where no cast can produce another encoding of
 // the same values) and the sample's values.
-func (r *layoutRun) castTo(target, want *cdevice.Schema) error {
+func (r *layoutRun) castTo(target, want *cschema.Schema) error {
 	c, err := cdevice.Cast(r.a, target)
 	if err != nil {
 		return fmt.Errorf("to %s: %v", target, err)
@@ -958,7 +961,7 @@ func (r *layoutRun) heldGate() error {
 		s, c := cb.NewSchema(), cb.NewArray()
 		defer cb.Free(s)
 		defer cb.Free(c)
-		if err := cdevice.ExportSchema(a.Schema(), s); err != nil {
+		if err := cschema.ExportSchema(a.Schema(), s); err != nil {
 			return err
 		}
 		if err := cdevice.ExportArray(a, c); err != nil {
@@ -967,11 +970,11 @@ func (r *layoutRun) heldGate() error {
 		if mutate != nil {
 			mutate((*arrayCView)(unsafe.Pointer(c)))
 		}
-		if _, err := cdevice.CopySchema(s); err != nil { // into the held-schema table
+		if _, err := cschema.CopySchema(s); err != nil { // into the held-schema table
 			return err
 		}
 		accepted := cdevice.HeldImportAccepts(s, c)
-		schema, err := cdevice.ImportSchema(s)
+		schema, err := cschema.ImportSchema(s)
 		if err != nil {
 			return err
 		}
@@ -1024,7 +1027,7 @@ func roundTrip(a *cdevice.Array, walk bool) (*cdevice.Array, error) {
 	s, d := cb.NewSchema(), cb.NewDeviceArray()
 	defer cb.Free(s)
 	defer cb.Free(d)
-	if err := cdevice.ExportSchema(a.Schema(), s); err != nil {
+	if err := cschema.ExportSchema(a.Schema(), s); err != nil {
 		return nil, fmt.Errorf("export schema: %v", err)
 	}
 	if err := cdevice.ExportDeviceArray(a, d); err != nil {
@@ -1038,7 +1041,7 @@ func roundTrip(a *cdevice.Array, walk bool) (*cdevice.Array, error) {
 			return nil, fmt.Errorf("a C consumer rejects the export: %s", why)
 		}
 	}
-	schema, err := cdevice.ImportSchema(s)
+	schema, err := cschema.ImportSchema(s)
 	if err != nil {
 		cb.ReleaseArray(cdevice.ArrayAt(unsafe.Pointer(d)))
 		return nil, fmt.Errorf("import schema: %v", err)
@@ -1067,9 +1070,9 @@ func heldPair(a *cdevice.Array) (*cdevice.Array, bool, error) {
 		back, held = nil, nil
 	}
 	for round := 0; round < 2; round++ {
-		var cs cdevice.CArrowSchema
+		var cs cschema.CArrowSchema
 		var ca cdevice.CArrowDeviceArray
-		if err := cdevice.ExportSchema(a.Schema(), &cs); err != nil {
+		if err := cschema.ExportSchema(a.Schema(), &cs); err != nil {
 			drop()
 			return nil, false, err
 		}
