@@ -1,0 +1,399 @@
+package streams
+
+/*
+#cgo CFLAGS: -O2 -std=c11 -I${SRCDIR}/../include
+#include "gda.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"io"
+	"time"
+	"unsafe"
+
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
+	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
+)
+
+// OneShotStream is a stream that is read once: its arrays go to whoever
+// calls Next, in order, or the whole stream is moved out once (Export, Cast,
+// Prefetch). It is what a language binding holds for a stream its user may
+// read from several threads and close from yet another.
+//
+// No lock is held while the producer works. A producer may need a lock its
+// caller holds elsewhere (a Python producer needs the GIL, which a thread
+// calling Close holds), so holding one across a read would deadlock. Instead
+// a read marks the stream busy, in its read gate (gate.h, the one
+// implementation of this bookkeeping, which a binding's C also uses to read a
+// foreign stream without Go: see CRead):
+//
+//   - a second Next waits for the first to end, in slices of at most its
+//     wait, so that its caller can attend to signals between them;
+//   - a read from the thread that is inside this stream's producer (the
+//     producer reads the stream it feeds, which would wait for itself) fails
+//     at once, when the caller says which thread it is (NextHeld);
+//   - Close during a read changes nothing and reports false: the caller waits
+//     with Settle, without its own locks, and calls Close again, so that the
+//     producer's release runs on the caller's thread (never on the reader's);
+//   - Export, Cast and Prefetch during a read fail and leave the stream as
+//     it was.
+//
+// States: open → (reading ⇄ open) → closed, where "closed" covers moved out,
+// closed and released; every use after that reports ErrConsumed.
+//
+// The zero value is not usable; make one with NewOneShotStream.
+type OneShotStream struct {
+	reader   cdevice.ArrayReader
+	prefetch *PrefetchReader // the read-ahead under reader, if any (see Settle)
+
+	// gate keeps the busy flag, the thread of the read in progress (as its
+	// caller named it; see NextHeld), the closed flag, and the unread slot:
+	// an array read but not delivered (its reader was interrupted, by Ctrl-C
+	// say), which the next read returns, so that nothing is lost.
+	gate *readGate
+}
+
+// heldReader is a reader that can hand out arrays held in C (StreamReader).
+type heldReader interface {
+	NextHeld() (unsafe.Pointer, *cdevice.Array, error)
+}
+
+// NewOneShotStream makes a OneShotStream that owns r.
+func NewOneShotStream(r cdevice.ArrayReader) *OneShotStream {
+	return &OneShotStream{reader: r, gate: newReadGate()}
+}
+
+func errStreamConsumed() error {
+	return errs.Errorf(errs.ErrConsumed, "the stream was already consumed (exported or closed); a stream can be read only once")
+}
+
+// Schema returns the schema of every array of the stream.
+func (s *OneShotStream) Schema() *cschema.Schema { return s.reader.Schema() }
+
+// DeviceType returns the device type of every array of the stream.
+func (s *OneShotStream) DeviceType() device.Type { return s.reader.DeviceType() }
+
+// Next returns the next array (the caller owns one reference), or (nil,
+// io.EOF) at the end. A read-ahead stream (Prefetch), or a read of another
+// goroutine in progress, is waited on for at most wait (0: as long as it
+// takes): ready is false when nothing arrived in time (call again; nothing
+// is lost), so that a caller can attend to signals while a producer blocks.
+// Other streams are read on the calling goroutine, where a foreign producer
+// expects its reads.
+func (s *OneShotStream) Next(wait time.Duration) (a *cdevice.Array, err error, ready bool) {
+	held, a, err, ready := s.next(wait, false, 0)
+	if held != nil {
+		a, err = cdevice.ImportHeld(held)
+		cdevice.ReleaseHeld(held)
+	}
+	return a, err, ready
+}
+
+// NextHeld is Next for a binding that holds arrays in C (held.h): an array
+// of a foreign stream that the held gate takes comes back as a held record
+// (the caller owns its reference), any other as an Array. Per array that
+// saves building Go data, which is most of the cost of reading a stream of
+// small batches (docs/performance.md).
+//
+// thread names the calling OS thread (CurrentThread; 0: unnamed). A named
+// read from the thread on which this stream's producer is running — a
+// producer that reads the stream it feeds — fails with ErrInvalid instead
+// of waiting for itself.
+func (s *OneShotStream) NextHeld(wait time.Duration, thread ThreadID) (held unsafe.Pointer, a *cdevice.Array, err error, ready bool) {
+	return s.next(wait, true, thread)
+}
+
+func errReentrantRead() error {
+	return errs.Errorf(errs.ErrInvalid, "the stream's producer read the stream it feeds: a read from inside its own get_next would wait for itself")
+}
+
+func (s *OneShotStream) next(wait time.Duration, wantHeld bool, thread ThreadID) (held unsafe.Pointer, a *cdevice.Array, err error, ready bool) {
+	switch r, slot := s.gate.begin(wait, thread); r {
+	case gateReentrant:
+		return nil, nil, errReentrantRead(), true
+	case gateBusy:
+		return nil, nil, nil, false
+	case gateClosed:
+		return nil, nil, errStreamConsumed(), true
+	case gateUnread:
+		return slot.held, slot.a, nil, true
+	}
+	defer s.gate.end()
+	return s.read(wait, wantHeld)
+}
+
+// read is a read the gate let in: from the read-ahead's queue (waiting at
+// most wait), or from the producer.
+func (s *OneShotStream) read(wait time.Duration, wantHeld bool) (held unsafe.Pointer, a *cdevice.Array, err error, ready bool) {
+	if s.readsAhead() {
+		if wantHeld {
+			return s.prefetch.NextWithinHeld(wait)
+		}
+		a, err, ready = s.prefetch.NextWithin(wait)
+		return nil, a, err, ready
+	}
+	if hr, ok := s.reader.(heldReader); ok && wantHeld {
+		held, a, err = hr.NextHeld()
+		return held, a, err, true
+	}
+	a, err = s.reader.Next()
+	return nil, a, err, true
+}
+
+// readsAhead reports whether the stream's reads take arrays its read-ahead
+// queued (Prefetch), not the producer's.
+func (s *OneShotStream) readsAhead() bool {
+	return s.prefetch != nil && s.reader == cdevice.ArrayReader(s.prefetch)
+}
+
+// TryNextHeld is NextHeld for a caller that must not wait (an event loop):
+// ok is false when nothing is ready now, and always for a stream that does
+// not read ahead (see Prefetch), whose reads call the producer. It never
+// calls the producer.
+func (s *OneShotStream) TryNextHeld() (held unsafe.Pointer, a *cdevice.Array, err error, ok bool) {
+	switch r, slot := s.gate.tryBegin(s.readsAhead()); r {
+	case gateClosed:
+		return nil, nil, errStreamConsumed(), true
+	case gateBusy:
+		return nil, nil, nil, false
+	case gateUnread:
+		return slot.held, slot.a, nil, true
+	}
+	defer s.gate.end()
+	return s.prefetch.TryNextHeld()
+}
+
+// ReadHeld is NextHeld for a binding that began the read in the stream's
+// read gate itself (see CRead) and ends it after: the read alone.
+func (s *OneShotStream) ReadHeld(wait time.Duration) (held unsafe.Pointer, a *cdevice.Array, err error, ready bool) {
+	return s.read(wait, true)
+}
+
+// TryReadHeld is TryNextHeld for a binding that began the read in the
+// stream's read gate itself (gda_gate_try_begin, which lets a read in only
+// for a stream that reads ahead): the read alone.
+func (s *OneShotStream) TryReadHeld() (held unsafe.Pointer, a *cdevice.Array, err error, ok bool) {
+	if !s.readsAhead() {
+		return nil, nil, nil, false
+	}
+	return s.prefetch.TryNextHeld()
+}
+
+// CRead is what a binding needs to keep the stream's bookkeeping in C: its
+// read gate (gate.h), with a reference the caller drops with
+// gda_gate_unref; for a foreign stream read as it is (not cast, not read
+// ahead) the StreamReader's C half (held.h), else nil; and whether the
+// stream reads ahead (what gda_gate_try_begin asks). A read the gate lets
+// in is then, for a foreign stream, gda_stream_source_next, any outcome
+// but a held array or the end going to FinishRead; for others ReadHeld or
+// TryReadHeld; and gda_gate_end after it.
+func (s *OneShotStream) CRead() (gate, source unsafe.Pointer, readsAhead bool) {
+	if r, ok := s.reader.(*StreamReader); ok {
+		source = r.CSource()
+	}
+	return s.gate.ref(), source, s.readsAhead()
+}
+
+// FinishRead finishes a read that a binding began in C (see CRead): got is
+// its gda_stream_read, or nil when the source had failed and nothing was
+// read. The binding holds the read gate meanwhile.
+func (s *OneShotStream) FinishRead(got unsafe.Pointer) (held unsafe.Pointer, a *cdevice.Array, err error) {
+	r, ok := s.reader.(*StreamReader)
+	if !ok {
+		return nil, nil, errs.Errorf(errs.ErrInternal, "FinishRead of a stream that is not read in C")
+	}
+	return r.FinishRead(got)
+}
+
+// SetWakeFD and ArmWake are those of the stream's read-ahead (see
+// PrefetchReader.SetWakeFD); a stream that does not read ahead has none.
+func (s *OneShotStream) SetWakeFD(fd int) error {
+	p, ok := s.readAhead()
+	if !ok {
+		return errs.Errorf(errs.ErrInvalid, "only an open stream that reads ahead (prefetch) can wake an event loop")
+	}
+	p.SetWakeFD(fd)
+	return nil
+}
+
+// ArmWake: see SetWakeFD.
+func (s *OneShotStream) ArmWake(on bool) {
+	if p, ok := s.readAhead(); ok {
+		p.ArmWake(on)
+	}
+}
+
+func (s *OneShotStream) readAhead() (*PrefetchReader, bool) {
+	return s.prefetch, s.readsAhead() && !s.gate.closed()
+}
+
+// Unread gives back an array that Next returned but that could not be
+// delivered: the next Next returns it. It is released when the stream is
+// closed first, or when an array is already waiting.
+func (s *OneShotStream) Unread(a *cdevice.Array) { s.gate.unread(gateSlot{a: a}) }
+
+// UnreadHeld is Unread for a held record that NextHeld returned.
+func (s *OneShotStream) UnreadHeld(held unsafe.Pointer) { s.gate.unread(gateSlot{held: held}) }
+
+// Settle stops the stream's read-ahead (waiting for its read in progress)
+// and waits up to d for a Next in progress to end. It reports whether the
+// stream is idle. Call it without the locks a producer may need (a binding:
+// without the GIL) before Close.
+func (s *OneShotStream) Settle(d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	if s.prefetch != nil && !s.prefetch.StopWithin(d) {
+		return false
+	}
+	return s.gate.waitIdle(time.Until(deadline))
+}
+
+// Close releases the stream: queued arrays and the producer's stream, on the
+// calling goroutine. It returns false, and does nothing, while another
+// goroutine is reading: call Settle and then Close again. Closing twice is
+// not an error.
+func (s *OneShotStream) Close() (closed bool, err error) {
+	switch r, slot := s.gate.close(); r {
+	case gateBusy:
+		return false, nil
+	case gateClosed:
+		return true, nil
+	default:
+		slot.release()
+		return true, s.reader.Close()
+	}
+}
+
+// Take moves the reader out: the caller owns it (and closes it), and the
+// stream is consumed. It fails, leaving the stream as it was, during a read
+// or after an interrupted one.
+func (s *OneShotStream) Take() (cdevice.ArrayReader, error) { return s.take() }
+
+// take moves the reader out (the stream is then consumed).
+func (s *OneShotStream) take() (cdevice.ArrayReader, error) {
+	switch s.gate.take() {
+	case gateBusy:
+		return nil, errs.Errorf(errs.ErrInvalid, "the stream is being read in another thread; it can be moved only between reads")
+	case gateClosed:
+		return nil, errStreamConsumed()
+	case gateUnread:
+		return nil, errs.Errorf(errs.ErrInvalid, "a read of this stream was interrupted; read the next array before moving the stream")
+	}
+	return s.reader, nil
+}
+
+// castTarget checks a requested schema against the stream (nil: none)
+// before anything moves, so a bad request leaves the stream usable.
+func (s *OneShotStream) castTarget(target *cschema.Schema) error {
+	if target == nil {
+		return nil
+	}
+	_, err := cdevice.CastReader(schemaOnly{s.reader}, target)
+	return err
+}
+
+// Export moves the stream out into out: an ArrowDeviceArrayStream when
+// isDevice, else an ArrowArrayStream, whose consumer gets arrays on another
+// device copied to the host (the C stream interface carries CPU memory).
+// With target not nil every array is cast to it (see Cast). An unread
+// imported stream exported unchanged is the producer's own stream (see
+// ExportArrayStream). On error the stream is as it was, unless it had
+// already been moved.
+func (s *OneShotStream) Export(target *cschema.Schema, out unsafe.Pointer, isDevice bool) error {
+	if err := s.castTarget(target); err != nil {
+		return err
+	}
+	r, err := s.take()
+	if err != nil {
+		return err
+	}
+	if target != nil {
+		if r, err = cdevice.CastReader(r, target); err != nil {
+			r.Close()
+			return err
+		}
+	}
+	if isDevice {
+		err = ExportDeviceArrayStream(r, DeviceStreamAt(out))
+	} else {
+		err = ExportArrayStream(cdevice.ToHostReader(r), StreamAt(out))
+	}
+	if err != nil {
+		r.Close()
+	}
+	return err
+}
+
+// Cast moves the stream into a new one whose arrays are cast to target.
+func (s *OneShotStream) Cast(target *cschema.Schema) (*OneShotStream, error) {
+	if err := s.castTarget(target); err != nil {
+		return nil, err
+	}
+	r, err := s.take()
+	if err != nil {
+		return nil, err
+	}
+	cast, err := cdevice.CastReader(r, target)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	out := NewOneShotStream(cast)
+	if out.prefetch = s.prefetch; out.prefetch != nil {
+		out.gate.watchProducer(out.prefetch.producer)
+	}
+	return out, nil
+}
+
+// Prefetch moves the stream into a new one that reads up to depth arrays
+// ahead on a goroutine (see PrefetchReader; depth is at least 1, and more
+// than MaxPrefetchDepth reads that many).
+func (s *OneShotStream) Prefetch(depth int64) (*OneShotStream, error) {
+	if depth < 1 {
+		return nil, errs.Errorf(errs.ErrInvalid, "prefetch depth must be at least 1, got %d", depth)
+	}
+	depth = min(depth, MaxPrefetchDepth)
+	r, err := s.take()
+	if err != nil {
+		return nil, err
+	}
+	p := Prefetch(r, int(depth))
+	out := NewOneShotStream(p)
+	out.prefetch = p
+	out.gate.watchProducer(p.producer)
+	return out, nil
+}
+
+// schemaOnly lets CastReader check a request against a stream without touching it.
+type schemaOnly struct{ r cdevice.ArrayReader }
+
+func (o schemaOnly) Schema() *cschema.Schema       { return o.r.Schema() }
+func (o schemaOnly) DeviceType() device.Type       { return o.r.DeviceType() }
+func (o schemaOnly) Next() (*cdevice.Array, error) { return nil, io.EOF }
+func (o schemaOnly) Close() error                  { return nil }
+
+// String describes the stream for debugging.
+func (s *OneShotStream) String() string {
+	return fmt.Sprintf("OneShotStream<%s> on %s", s.Schema(), s.DeviceType())
+}
+
+// ReadAll moves the stream into a ChunkedArray holding every remaining
+// array (see ReadChunkedArray).
+func (s *OneShotStream) ReadAll() (*cdevice.ChunkedArray, error) {
+	r, err := s.take()
+	if err != nil {
+		return nil, err
+	}
+	return cdevice.ReadChunkedArray(r)
+}
+
+// ThreadID names an OS thread for the re-entry check of NextHeld: what
+// CurrentThread returns on it. 0 names none.
+type ThreadID uint64
+
+// CurrentThread names the calling goroutine's OS thread. The name is stable
+// only while the goroutine is locked to its thread (runtime.LockOSThread, or
+// a call from C, which runs locked).
+func CurrentThread() ThreadID { return ThreadID(C.gda_current_thread()) }
