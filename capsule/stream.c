@@ -214,6 +214,8 @@ static PyObject* stream_read(PyObject* handle, PyTypeObject* cls) {
   stream_c_read* c = PyCapsule_CheckExact(handle) ? PyCapsule_GetContext(handle) : NULL;
   PyObject* r;
   if (c && c_read(h, c, cls, &r)) return r;
+  // the gate refused the read (its words are Go's), or the stream has no
+  // bookkeeping in C (out of memory when its capsule was made): Go's read
   gda_error e = {0};
   int rc;
   // A read-ahead stream, or another thread's read of this one, is waited on
@@ -298,9 +300,10 @@ PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
 }
 
 // stream_iter(handle, cls): an iterator over the stream's arrays. A for loop
-// over an ArrayStream runs no Python code per array: with a held array
-// (held.h), one read is one call into Go, one into the producer, and the
-// array object (docs/performance.md, "Reading a stream").
+// over an ArrayStream runs no Python code per array: a foreign stream's read
+// of a held array (held.h) is the read gate, one call into the producer and
+// the array object, with no call into Go (docs/performance.md, "Reading a
+// stream").
 typedef struct {
   PyObject_HEAD PyObject* handle;
   PyObject* cls;

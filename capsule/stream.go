@@ -70,11 +70,14 @@ func gdaStreamInfo(h C.uintptr_t, info *C.gda_stream_info, e *C.gda_error) C.int
 	})
 }
 
-// gdaStreamNext is called without the GIL: it may block in a producer. It
-// returns the next array (0 in *out at the end), or GDA_PENDING when a
-// read-ahead stream, or another thread's read, had not delivered within
-// timeoutMs (the caller checks for signals and calls again). thread is the
-// caller's pthread_self, for the re-entry check (streams.ThreadID).
+// gdaStreamNext is Go's whole read, gate included, for what the binding's C
+// read leaves to Go (stream.c, c_read): a read the gate refuses (Go words
+// why), or a stream whose capsule has no read gate in C. Called without the
+// GIL: it may block in a producer. It returns the next array (0 in *out at
+// the end), or GDA_PENDING when a read-ahead stream, or another thread's
+// read, had not delivered within timeoutMs (the caller checks for signals
+// and calls again). thread is the caller's pthread_self, for the re-entry
+// check (streams.ThreadID).
 //
 //export gdaStreamNext
 func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, thread C.uint64_t, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
