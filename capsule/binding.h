@@ -50,6 +50,9 @@ PyObject* refuse_poisoned(void);
 #define STREAM_HANDLE_NAME "godevarrow.stream"
 PyObject* wrap_handle(uintptr_t h);
 PyObject* wrap_stream_handle(uintptr_t h);
+// wrap_stream_handle without the stream's bookkeeping in C (its caller
+// attaches what it already has).
+PyObject* wrap_stream_handle_bare(uintptr_t h);
 // A stream capsule's context: the stream's bookkeeping in C (stream.c),
 // attached by wrap_stream_handle (0, or -1 with an exception) and freed by
 // its destructor (NULL: none).

@@ -41,8 +41,11 @@ static PyObject* wrap_named_handle(uintptr_t h, const char* name, PyCapsule_Dest
   return cap;
 }
 PyObject* wrap_handle(uintptr_t h) { return wrap_named_handle(h, HANDLE_NAME, handle_destructor); }
+PyObject* wrap_stream_handle_bare(uintptr_t h) {
+  return wrap_named_handle(h, STREAM_HANDLE_NAME, stream_handle_destructor);
+}
 PyObject* wrap_stream_handle(uintptr_t h) {
-  PyObject* cap = wrap_named_handle(h, STREAM_HANDLE_NAME, stream_handle_destructor);
+  PyObject* cap = wrap_stream_handle_bare(h);
   if (cap && stream_c_read_attach(cap, h) < 0) Py_CLEAR(cap);
   return cap;
 }

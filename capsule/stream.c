@@ -29,10 +29,8 @@ void stream_c_read_free(void* ctx) {
   free(c);
 }
 
-int stream_c_read_attach(PyObject* cap, uintptr_t h) {
-  void *gate = NULL, *src = NULL;
-  int ahead = 0;
-  gdaStreamCRead(h, &gate, &src, &ahead);
+// Attaches what gdaStreamCRead gave (taking the gate's reference) to cap.
+static int stream_c_read_set(PyObject* cap, void* gate, void* src, int ahead) {
   if (!gate) return 0;
   stream_c_read* c = malloc(sizeof(*c));
   if (!c) {
@@ -47,6 +45,13 @@ int stream_c_read_attach(PyObject* cap, uintptr_t h) {
   return 0;
 }
 
+int stream_c_read_attach(PyObject* cap, uintptr_t h) {
+  void *gate = NULL, *src = NULL;
+  int ahead = 0;
+  gdaStreamCRead(h, &gate, &src, &ahead);
+  return stream_c_read_set(cap, gate, src, ahead);
+}
+
 // The stream in a producer's stream capsule (an arrow_device_array_stream
 // when device, else an arrow_array_stream), moved out and imported.
 static PyObject* import_stream_capsule(PyObject* capsule, int device) {
@@ -55,14 +60,22 @@ static PyObject* import_stream_capsule(PyObject* capsule, int device) {
   void* cell = p ? take_struct(p, k) : NULL;
   if (!cell) return NULL;
   uintptr_t h = 0;
+  void *gate = NULL, *src = NULL;
+  int ahead = 0;
   gda_error e = {0};
   int rc;
   // get_schema of a foreign stream may block
-  Py_BEGIN_ALLOW_THREADS rc = gdaStreamImport(cell, device, &h, &e);
+  Py_BEGIN_ALLOW_THREADS rc = gdaStreamImport(cell, device, &h, &gate, &src, &ahead, &e);
   Py_END_ALLOW_THREADS release_kind(cell, k);  // a no-op: Go moved it out or released it
   free(cell);
   if (rc) return raise_error(&e);
-  return wrap_stream_handle(h);
+  PyObject* cap = wrap_stream_handle_bare(h);
+  if (!cap) {
+    if (gate) gda_gate_unref(gate);
+    return NULL;
+  }
+  if (stream_c_read_set(cap, gate, src, ahead) < 0) Py_CLEAR(cap);
+  return cap;
 }
 
 PyObject* m_import_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {

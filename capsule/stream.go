@@ -26,10 +26,11 @@ import (
 // gdaStreamImport takes the stream in cell (an ArrowDeviceArrayStream when
 // isDevice, else an ArrowArrayStream), which the binding moved out of its
 // capsule; the cell itself stays the caller's. Called without the GIL: it
-// asks the producer for its schema.
+// asks the producer for its schema. *gate, *src and *readsAhead are what
+// gdaStreamCRead gives, in the same call.
 //
 //export gdaStreamImport
-func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C.gda_error) C.int {
+func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, gate, src *unsafe.Pointer, readsAhead *C.int, e *C.gda_error) C.int {
 	importStream := func() (*streams.StreamReader, error) { return streams.ImportArrayStream(streams.StreamAt(cell)) }
 	if isDevice != 0 {
 		importStream = func() (*streams.StreamReader, error) {
@@ -39,7 +40,10 @@ func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C
 	return call(e, func() error {
 		r, err := importStream()
 		if err == nil {
-			newHandle(streams.NewOneShotStream(r), out)
+			s := streams.NewOneShotStream(r)
+			newHandle(s, out)
+			g, source, ahead := s.CRead()
+			*gate, *src, *readsAhead = g, source, cBool(ahead)
 		}
 		return err
 	})
