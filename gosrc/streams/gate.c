@@ -21,18 +21,21 @@ struct gda_read_gate {
   atomic_int_fast64_t refs;
 };
 
+// The condition variables' attributes (the monotonic clock), made once.
+static pthread_condattr_t cond_attr;
+static int cond_attr_rc;
+static pthread_once_t cond_attr_once = PTHREAD_ONCE_INIT;
+static void cond_attr_init(void) {
+  cond_attr_rc = pthread_condattr_init(&cond_attr);
+  if (cond_attr_rc == 0) cond_attr_rc = pthread_condattr_setclock(&cond_attr, CLOCK_MONOTONIC);
+}
+
 gda_read_gate* gda_gate_new(void) {
+  pthread_once(&cond_attr_once, cond_attr_init);
+  if (cond_attr_rc != 0) return NULL;
   gda_read_gate* g = calloc(1, sizeof(*g));
   if (!g) return NULL;
-  pthread_condattr_t attr;
-  if (pthread_condattr_init(&attr) != 0) {
-    free(g);
-    return NULL;
-  }
-  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-  int rc = pthread_cond_init(&g->idle, &attr);
-  pthread_condattr_destroy(&attr);
-  if (rc != 0) {
+  if (pthread_cond_init(&g->idle, &cond_attr) != 0) {
     free(g);
     return NULL;
   }
@@ -43,6 +46,19 @@ gda_read_gate* gda_gate_new(void) {
   }
   atomic_init(&g->refs, 1);
   return g;
+}
+
+int gda_gates_new(gda_read_gate** out, int n) {
+  for (int i = 0; i < n; i++) {
+    if ((out[i] = gda_gate_new())) continue;
+    while (i-- > 0) gda_gate_unref(out[i]);
+    return ENOMEM;
+  }
+  return 0;
+}
+
+void gda_gates_unref(gda_read_gate* const* gates, int n) {
+  for (int i = 0; i < n; i++) gda_gate_unref(gates[i]);
 }
 
 void gda_gate_ref(gda_read_gate* g) { atomic_fetch_add(&g->refs, 1); }

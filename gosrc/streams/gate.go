@@ -22,6 +22,9 @@ package streams
 #cgo noescape gda_gate_waiters
 #cgo nocallback gda_gate_waiters
 #cgo noescape gda_gate_ref
+#cgo nocallback gda_gates_new
+#cgo noescape gda_gates_unref
+#cgo nocallback gda_gates_unref
 #cgo nocallback gda_gate_ref
 #cgo noescape gda_gate_watch_producer
 #cgo nocallback gda_gate_watch_producer
@@ -33,6 +36,7 @@ import "C"
 import (
 	"runtime"
 	"runtime/cgo"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -44,9 +48,28 @@ import (
 // readGate is Go's handle on a read gate (gate.h), the bookkeeping of a
 // stream that is read once: busy flag, reader thread, unread slot, closed
 // flag. The C struct is reference-counted: Go's reference goes when the
-// readGate is collected, a binding takes its own (Ref) to read the stream
-// without Go.
-type readGate struct{ c *C.gda_read_gate }
+// gate's slab is collected, a binding takes its own (ref) to keep the
+// stream's bookkeeping in C.
+type readGate struct {
+	c    *C.gda_read_gate
+	slab *gateSlab // keeps Go's reference to c
+}
+
+// Gates are made in slabs, with one cleanup per slab, which drops Go's
+// reference to each of its gates once no readGate of the slab is
+// reachable: a cleanup per gate would cost more than the rest of a short
+// stream's set-up.
+const gateSlabSize = 64
+
+type gateSlab struct {
+	gates [gateSlabSize]*C.gda_read_gate
+	used  int
+}
+
+var (
+	gateSlabMu  sync.Mutex
+	gateSlabNow *gateSlab
+)
 
 // gateResult is what a gate operation answers (GDA_GATE_*).
 type gateResult int
@@ -90,12 +113,21 @@ func slotFromC(c C.gda_gate_slot) gateSlot {
 }
 
 func newReadGate() *readGate {
-	c := C.gda_gate_new()
-	if c == nil {
-		panic(errs.Errorf(errs.ErrNoMemory, "out of memory making a stream's read gate"))
+	gateSlabMu.Lock()
+	defer gateSlabMu.Unlock()
+	s := gateSlabNow
+	if s == nil || s.used == gateSlabSize {
+		s = &gateSlab{}
+		if C.gda_gates_new(&s.gates[0], gateSlabSize) != 0 {
+			panic(errs.Errorf(errs.ErrNoMemory, "out of memory making a stream's read gate"))
+		}
+		runtime.AddCleanup(s, func(gates [gateSlabSize]*C.gda_read_gate) {
+			C.gda_gates_unref(&gates[0], gateSlabSize)
+		}, s.gates)
+		gateSlabNow = s
 	}
-	g := &readGate{c: c}
-	runtime.AddCleanup(g, func(c *C.gda_read_gate) { C.gda_gate_unref(c) }, c)
+	g := &readGate{c: s.gates[s.used], slab: s}
+	s.used++
 	return g
 }
 

@@ -42,6 +42,10 @@ enum {
 
 // A new open gate with one reference, or NULL when out of memory.
 gda_read_gate* gda_gate_new(void);
+// n new gates into out[0..n): 0, or ENOMEM with none made.
+int gda_gates_new(gda_read_gate** out, int n);
+// gda_gate_unref of each of n gates.
+void gda_gates_unref(gda_read_gate* const* gates, int n);
 void gda_gate_ref(gda_read_gate* g);
 // Drops a reference; the last frees the gate (what its slot holds was given
 // back by gda_gate_close or gda_gate_take, or nothing was ever there).
