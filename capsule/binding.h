@@ -58,6 +58,13 @@ PyObject* wrap_stream_handle_bare(uintptr_t h);
 // its destructor (NULL: none).
 int stream_c_read_attach(PyObject* cap, uintptr_t h);
 void stream_c_read_free(void* ctx);
+// The context of a stream capsule (stream_c_read), or NULL for any other object.
+void* stream_c_read_of(PyObject* o);
+// Stops the read-ahead under the stream of handle h (context ctx, from
+// stream_c_read_of with the GIL), if any, and waits up to timeout_ms for a
+// read in progress: 1 when it is idle (gdaStreamSettle; in C when no
+// read-ahead is under it). Called without the GIL.
+int stream_settle(void* ctx, uintptr_t h, int timeout_ms);
 // The handle of a handle capsule, stream capsule or ArrayBase: 0, or -1
 // with GodevarrowTypeError.
 int get_handle(PyObject* o, uintptr_t* h);

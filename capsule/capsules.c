@@ -27,9 +27,10 @@ static void stream_handle_destructor(PyObject* cap) {
   PyErr_Fetch(&type, &value, &tb);
   uintptr_t h = (uintptr_t)PyCapsule_GetPointer(cap, STREAM_HANDLE_NAME);
   if (h) {
-    Py_BEGIN_ALLOW_THREADS gdaStreamSettle(h, 1 << 30);
+    void* c = stream_c_read_of(cap);
+    Py_BEGIN_ALLOW_THREADS stream_settle(c, h, 1 << 30);
     Py_END_ALLOW_THREADS HOLDING_GIL(gdaHandleRelease(h));
-    stream_c_read_free(PyCapsule_GetContext(cap));
+    stream_c_read_free(c);
   }
   PyErr_Clear();
   PyErr_Restore(type, value, tb);

@@ -37,6 +37,12 @@ enum {
   GDA_CONVERT = -2,              // not an error: an argument of go_call must be converted first
 };
 
+// What gdaStreamCRead says of a stream (flags).
+enum {
+  GDA_READS_AHEAD = 1,      // its reads take a read-ahead's queue
+  GDA_OVER_READ_AHEAD = 2,  // a read-ahead is under it: settling stops it (Go)
+};
+
 typedef struct {
   int kind;
   int errno_code;

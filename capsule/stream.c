@@ -19,7 +19,7 @@
 typedef struct {
   gda_read_gate* gate;     // a reference
   gda_stream_source* src;  // a foreign stream's C half, touched only inside the gate; or NULL
-  int reads_ahead;         // the stream reads ahead (what gda_gate_try_begin asks)
+  int flags;               // GDA_READS_AHEAD, GDA_OVER_READ_AHEAD
 } stream_c_read;
 
 void stream_c_read_free(void* ctx) {
@@ -29,15 +29,15 @@ void stream_c_read_free(void* ctx) {
   free(c);
 }
 
-// Attaches what gdaStreamCRead gave (taking the gate's reference) to cap.
-static int stream_c_read_set(PyObject* cap, void* gate, void* src, int ahead) {
+// Attaches what gdaStreamCRead gave to cap, with a reference to the gate
+// (the capsule may outlive the stream's Go half by a moment: its
+// destructor releases the handle first).
+static int stream_c_read_set(PyObject* cap, void* gate, void* src, int flags) {
   if (!gate) return 0;
   stream_c_read* c = malloc(sizeof(*c));
-  if (!c) {
-    gda_gate_unref(gate);
-    return 0;  // out of memory: this stream's reads go through Go's gate calls
-  }
-  *c = (stream_c_read){gate, src, ahead};
+  if (!c) return 0;  // out of memory: this stream's reads go through Go's gate calls
+  gda_gate_ref(gate);
+  *c = (stream_c_read){gate, src, flags};
   if (PyCapsule_SetContext(cap, c) != 0) {
     stream_c_read_free(c);
     return -1;
@@ -47,9 +47,18 @@ static int stream_c_read_set(PyObject* cap, void* gate, void* src, int ahead) {
 
 int stream_c_read_attach(PyObject* cap, uintptr_t h) {
   void *gate = NULL, *src = NULL;
-  int ahead = 0;
-  gdaStreamCRead(h, &gate, &src, &ahead);
-  return stream_c_read_set(cap, gate, src, ahead);
+  int flags = 0;
+  gdaStreamCRead(h, &gate, &src, &flags);
+  return stream_c_read_set(cap, gate, src, flags);
+}
+
+void* stream_c_read_of(PyObject* o) { return PyCapsule_CheckExact(o) ? PyCapsule_GetContext(o) : NULL; }
+
+int stream_settle(void* ctx, uintptr_t h, int timeout_ms) {
+  stream_c_read* c = ctx;
+  // no read-ahead to stop: settling is waiting for the read in progress
+  if (c && !(c->flags & GDA_OVER_READ_AHEAD)) return gda_gate_wait_idle(c->gate, timeout_ms);
+  return gdaStreamSettle(h, timeout_ms);
 }
 
 // The stream in a producer's stream capsule (an arrow_device_array_stream
@@ -61,20 +70,16 @@ static PyObject* import_stream_capsule(PyObject* capsule, int device) {
   if (!cell) return NULL;
   uintptr_t h = 0;
   void *gate = NULL, *src = NULL;
-  int ahead = 0;
+  int flags = 0;
   gda_error e = {0};
   int rc;
   // get_schema of a foreign stream may block
-  Py_BEGIN_ALLOW_THREADS rc = gdaStreamImport(cell, device, &h, &gate, &src, &ahead, &e);
+  Py_BEGIN_ALLOW_THREADS rc = gdaStreamImport(cell, device, &h, &gate, &src, &flags, &e);
   Py_END_ALLOW_THREADS release_kind(cell, k);  // a no-op: Go moved it out or released it
   free(cell);
   if (rc) return raise_error(&e);
   PyObject* cap = wrap_stream_handle_bare(h);
-  if (!cap) {
-    if (gate) gda_gate_unref(gate);
-    return NULL;
-  }
-  if (stream_c_read_set(cap, gate, src, ahead) < 0) Py_CLEAR(cap);
+  if (cap && stream_c_read_set(cap, gate, src, flags) < 0) Py_CLEAR(cap);
   return cap;
 }
 
@@ -224,7 +229,7 @@ static PyObject* stream_read(PyObject* handle, PyTypeObject* cls) {
   uintptr_t h, out = 0;
   void* held = NULL;  // the array held in C (held.h), or a Go handle in out
   if (get_handle(handle, &h)) return NULL;
-  stream_c_read* c = PyCapsule_CheckExact(handle) ? PyCapsule_GetContext(handle) : NULL;
+  stream_c_read* c = stream_c_read_of(handle);
   PyObject* r;
   if (c && c_read(h, c, cls, &r)) return r;
   // the gate refused the read (its words are Go's), or the stream has no
@@ -259,13 +264,13 @@ PyObject* m_stream_try_next(PyObject* self, PyObject* const* args, Py_ssize_t na
   uintptr_t h, out = 0;
   void* held = NULL;
   if (check_array_class(args[1], "stream_try_next") || get_handle(args[0], &h)) return NULL;
-  stream_c_read* c = PyCapsule_CheckExact(args[0]) ? PyCapsule_GetContext(args[0]) : NULL;
+  stream_c_read* c = stream_c_read_of(args[0]);
   gda_error e = {0};
   int rc = -3;  // not yet read
   if (c) {
     // the gate in C; a read it lets in is one call into Go (which never waits)
     gda_gate_slot slot = {0};
-    switch (gda_gate_try_begin(c->gate, c->reads_ahead, &slot)) {
+    switch (gda_gate_try_begin(c->gate, c->flags & GDA_READS_AHEAD, &slot)) {
       case GDA_GATE_BUSY:
         Py_RETURN_NOTIMPLEMENTED;
       case GDA_GATE_UNREAD:
@@ -387,11 +392,12 @@ PyObject* m_stream_iter(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
 
 PyObject* m_stream_close(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   HANDLE_ARG(1, "stream_close");
+  void* c = stream_c_read_of(args[0]);
   // settle without the GIL (a read elsewhere may need it), release with it
   for (;;) {
     gda_error e = {0};
     int idle, rc;
-    Py_BEGIN_ALLOW_THREADS idle = gdaStreamSettle(h, 100);
+    Py_BEGIN_ALLOW_THREADS idle = stream_settle(c, h, 100);
     Py_END_ALLOW_THREADS if (idle) {
       rc = gdaStreamClose(h, &e);
       if (rc == 0) Py_RETURN_NONE;

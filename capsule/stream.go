@@ -26,11 +26,11 @@ import (
 // gdaStreamImport takes the stream in cell (an ArrowDeviceArrayStream when
 // isDevice, else an ArrowArrayStream), which the binding moved out of its
 // capsule; the cell itself stays the caller's. Called without the GIL: it
-// asks the producer for its schema. *gate, *src and *readsAhead are what
+// asks the producer for its schema. *gate, *src and *flags are what
 // gdaStreamCRead gives, in the same call.
 //
 //export gdaStreamImport
-func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, gate, src *unsafe.Pointer, readsAhead *C.int, e *C.gda_error) C.int {
+func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, gate, src *unsafe.Pointer, flags *C.int, e *C.gda_error) C.int {
 	importStream := func() (*streams.StreamReader, error) { return streams.ImportArrayStream(streams.StreamAt(cell)) }
 	if isDevice != 0 {
 		importStream = func() (*streams.StreamReader, error) {
@@ -42,11 +42,24 @@ func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, gate
 		if err == nil {
 			s := streams.NewOneShotStream(r)
 			newHandle(s, out)
-			g, source, ahead := s.CRead()
-			*gate, *src, *readsAhead = g, source, cBool(ahead)
+			*gate, *src, *flags = cRead(s)
 		}
 		return err
 	})
+}
+
+// cRead is what gdaStreamCRead gives: the gate, the C
+// source, and the flags GDA_READS_AHEAD and GDA_OVER_READ_AHEAD.
+func cRead(s *streams.OneShotStream) (unsafe.Pointer, unsafe.Pointer, C.int) {
+	gate, src, ahead, over := s.CRead()
+	flags := C.int(0)
+	if ahead {
+		flags |= C.GDA_READS_AHEAD
+	}
+	if over {
+		flags |= C.GDA_OVER_READ_AHEAD
+	}
+	return gate, src, flags
 }
 
 //export gdaExportStream
@@ -99,20 +112,19 @@ func gdaStreamTryNext(h C.uintptr_t, out *C.uintptr_t, held *unsafe.Pointer, e *
 }
 
 // gdaStreamCRead gives the binding's C what it needs to keep a stream's
-// bookkeeping itself (streams.OneShotStream.CRead): the read gate, with a
-// reference the binding drops, the C source of a foreign stream, and
-// whether the stream reads ahead. *gate stays NULL for a handle that holds
-// no stream.
+// bookkeeping itself (streams.OneShotStream.CRead): the read gate (the
+// binding takes its own reference), the C source of a foreign stream, and its
+// flags (GDA_READS_AHEAD, GDA_OVER_READ_AHEAD). *gate stays NULL for a
+// handle that holds no stream.
 //
 //export gdaStreamCRead
-func gdaStreamCRead(h C.uintptr_t, gate, src *unsafe.Pointer, readsAhead *C.int) {
+func gdaStreamCRead(h C.uintptr_t, gate, src *unsafe.Pointer, flags *C.int) {
 	call(nil, func() error {
 		s, err := valueOf[*streams.OneShotStream](h)
 		if err != nil {
 			return nil // the reads go through Go, which words the error
 		}
-		g, source, ahead := s.CRead()
-		*gate, *src, *readsAhead = g, source, cBool(ahead)
+		*gate, *src, *flags = cRead(s)
 		return nil
 	})
 }

@@ -2,6 +2,15 @@ package streams
 
 /*
 #include "gda.h"
+
+// A foreign stream's C half and the producer's struct, in one allocation.
+typedef struct {
+  gda_stream_source src;
+  union {
+    struct ArrowArrayStream plain;
+    struct ArrowDeviceArrayStream dev;
+  } stream;
+} gda_stream_cell;
 */
 import "C"
 
@@ -79,14 +88,16 @@ func importArrayStream(c *CArrowArrayStream, peeked *C.struct_ArrowSchema, peeke
 	if c.release == nil {
 		return fail(errs.Errorf(errs.ErrInvalid, "ArrowArrayStream was already released (consumed twice?)"))
 	}
-	cell := (*C.struct_ArrowArrayStream)(C.calloc(1, C.sizeof_struct_ArrowArrayStream))
-	if cell == nil {
+	block := newStreamCell()
+	if block == nil {
 		C.gda_call_stream_release(c)
 		return fail(errs.Errorf(errs.ErrNoMemory, "out of memory importing a stream"))
 	}
+	cell := (*C.struct_ArrowArrayStream)(unsafe.Pointer(&block.stream))
 	*cell = *c
 	c.release = nil
-	r := &StreamReader{plain: cell, devType: device.CPU}
+	block.src.plain = cell
+	r := &StreamReader{plain: cell, devType: device.CPU, src: &block.src}
 	return r.start(peeked, peekedErrno)
 }
 
@@ -99,15 +110,23 @@ func ImportDeviceArrayStream(c *CArrowDeviceArrayStream) (*StreamReader, error) 
 	if c.release == nil {
 		return nil, errs.Errorf(errs.ErrInvalid, "ArrowDeviceArrayStream was already released (consumed twice?)")
 	}
-	cell := (*C.struct_ArrowDeviceArrayStream)(C.calloc(1, C.sizeof_struct_ArrowDeviceArrayStream))
-	if cell == nil {
+	block := newStreamCell()
+	if block == nil {
 		C.gda_call_device_stream_release(c)
 		return nil, errs.Errorf(errs.ErrNoMemory, "out of memory importing a stream")
 	}
+	cell := (*C.struct_ArrowDeviceArrayStream)(unsafe.Pointer(&block.stream))
 	*cell = *c
 	c.release = nil
-	r := &StreamReader{dev: cell, devType: device.Type(cell.device_type)}
+	block.src.dev = cell
+	r := &StreamReader{dev: cell, devType: device.Type(cell.device_type), src: &block.src}
 	return r.start(nil, 0)
+}
+
+// newStreamCell allocates a stream's C half with room for the producer's
+// struct (nil when out of memory); freeSource frees both.
+func newStreamCell() *C.gda_stream_cell {
+	return (*C.gda_stream_cell)(C.calloc(1, C.sizeof_gda_stream_cell))
 }
 
 // start reads the schema: from peeked (get_schema's result peekedErrno) when
@@ -163,16 +182,13 @@ func (r *StreamReader) start(peeked *C.struct_ArrowSchema, peekedErrno C.int) (*
 		return fail(err)
 	}
 	r.schema = s
-	if r.src = (*C.gda_stream_source)(C.calloc(1, C.sizeof_gda_stream_source)); r.src == nil {
-		return fail(errs.Errorf(errs.ErrNoMemory, "out of memory importing a stream"))
-	}
-	r.src.plain, r.src.dev, r.src.held, r.src.dev_type = r.plain, r.dev, r.held, C.int32_t(r.devType)
+	r.src.held, r.src.dev_type = r.held, C.int32_t(r.devType)
 	return r, nil
 }
 
 // CSource is the C half of the stream (held.h's gda_stream_source), which a
 // binding reads without Go once the stream's read gate lets it in (see
-// OneShotStream.CRead); nil before the schema is read.
+// OneShotStream.CRead); nil once the reader is closed.
 func (r *StreamReader) CSource() unsafe.Pointer { return unsafe.Pointer(r.src) }
 
 func (r *StreamReader) producerError(call string, rc C.int) error {
@@ -299,18 +315,14 @@ func (r *StreamReader) Close() error {
 	}
 	r.closed = true
 	r.dropHeld()
-	r.freeSource()
 	if r.plain != nil {
 		if r.plain.release != nil {
 			C.gda_call_stream_release(r.plain)
 		}
-		C.free(unsafe.Pointer(r.plain))
-	} else {
-		if r.dev.release != nil {
-			C.gda_call_device_stream_release(r.dev)
-		}
-		C.free(unsafe.Pointer(r.dev))
+	} else if r.dev.release != nil {
+		C.gda_call_device_stream_release(r.dev)
 	}
+	r.freeSource() // and the producer's struct with it
 	liveStreamImports.Add(-1)
 	return nil
 }
@@ -332,27 +344,26 @@ func (r *StreamReader) handOver(plain *C.struct_ArrowArrayStream, dev *C.struct_
 	switch {
 	case plain != nil && r.plain != nil:
 		*plain = *r.plain
-		C.free(unsafe.Pointer(r.plain))
 	case dev != nil && r.dev != nil:
 		*dev = *r.dev
-		C.free(unsafe.Pointer(r.dev))
 	case plain != nil && r.dev != nil && r.devType == device.CPU:
 		// a CPU device stream consumed as a plain stream: a C adapter
 		if C.gda_plain_stream_over_device_stream(r.dev, plain) != 0 {
 			return false
 		}
-		C.free(unsafe.Pointer(r.dev))
 	default:
 		return false
 	}
 	r.plain, r.dev = nil, nil
 	r.closed = true
 	r.dropHeld()
-	r.freeSource()
+	r.freeSource() // the producer's struct moved out of it above
 	liveStreamImports.Add(-1)
 	return true
 }
 
+// freeSource frees the stream's C half and the producer's struct in it
+// (newStreamCell).
 func (r *StreamReader) freeSource() {
 	if r.src != nil {
 		C.free(unsafe.Pointer(r.src))

@@ -11,7 +11,8 @@
 
 struct gda_read_gate {
   pthread_mutex_t mu;
-  pthread_cond_t idle;  // broadcast when a read ends
+  pthread_cond_t idle;  // broadcast when a read ends; made by the first waiter (most gates never wait)
+  int has_idle;
   int reading;
   int closed;
   int waiters;
@@ -31,19 +32,9 @@ static void cond_attr_init(void) {
 }
 
 gda_read_gate* gda_gate_new(void) {
-  pthread_once(&cond_attr_once, cond_attr_init);
-  if (cond_attr_rc != 0) return NULL;
   gda_read_gate* g = calloc(1, sizeof(*g));
   if (!g) return NULL;
-  if (pthread_cond_init(&g->idle, &cond_attr) != 0) {
-    free(g);
-    return NULL;
-  }
-  if (pthread_mutex_init(&g->mu, NULL) != 0) {
-    pthread_cond_destroy(&g->idle);
-    free(g);
-    return NULL;
-  }
+  g->mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
   atomic_init(&g->refs, 1);
   return g;
 }
@@ -65,7 +56,7 @@ void gda_gate_ref(gda_read_gate* g) { atomic_fetch_add(&g->refs, 1); }
 
 void gda_gate_unref(gda_read_gate* g) {
   if (atomic_fetch_sub(&g->refs, 1) != 1) return;
-  pthread_cond_destroy(&g->idle);
+  if (g->has_idle) pthread_cond_destroy(&g->idle);
   pthread_mutex_destroy(&g->mu);
   free(g);
 }
@@ -83,8 +74,23 @@ static struct timespec deadline_after(int64_t ms) {
 }
 
 // Waits (g->mu held, released meanwhile) for a read to end: 0 when one did
-// or the wait woke, ETIMEDOUT when the deadline (NULL: none) passed.
+// or the wait woke, ETIMEDOUT when the deadline (NULL: none) passed. When
+// the condition variable cannot be made, it waits in 1 ms sleeps instead.
 static int wait_locked(gda_read_gate* g, const struct timespec* deadline) {
+  if (!g->has_idle) {
+    pthread_once(&cond_attr_once, cond_attr_init);
+    g->has_idle = cond_attr_rc == 0 && pthread_cond_init(&g->idle, &cond_attr) == 0;
+  }
+  if (!g->has_idle) {
+    pthread_mutex_unlock(&g->mu);
+    nanosleep(&(struct timespec){0, 1000000L}, NULL);
+    pthread_mutex_lock(&g->mu);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int late = deadline && (now.tv_sec > deadline->tv_sec ||
+                            (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec));
+    return late ? ETIMEDOUT : 0;
+  }
   g->waiters++;
   int rc = deadline ? pthread_cond_timedwait(&g->idle, &g->mu, deadline) : pthread_cond_wait(&g->idle, &g->mu);
   g->waiters--;

@@ -21,11 +21,9 @@ package streams
 #cgo nocallback gda_gate_closed
 #cgo noescape gda_gate_waiters
 #cgo nocallback gda_gate_waiters
-#cgo noescape gda_gate_ref
 #cgo nocallback gda_gates_new
 #cgo noescape gda_gates_unref
 #cgo nocallback gda_gates_unref
-#cgo nocallback gda_gate_ref
 #cgo noescape gda_gate_watch_producer
 #cgo nocallback gda_gate_watch_producer
 #include <stdlib.h>
@@ -244,13 +242,9 @@ func (g *readGate) waiters() int {
 	return n
 }
 
-// ref returns the C gate with a new reference, which the caller (a
-// binding reading the stream in C) drops with gda_gate_unref.
-func (g *readGate) ref() unsafe.Pointer {
-	C.gda_gate_ref(g.c)
-	runtime.KeepAlive(g)
-	return unsafe.Pointer(g.c)
-}
+// pointer is the C gate, valid while g is reachable (see
+// OneShotStream.CRead).
+func (g *readGate) pointer() unsafe.Pointer { return unsafe.Pointer(g.c) }
 
 func cBool(b bool) C.int {
 	if b {

@@ -183,18 +183,21 @@ func (s *OneShotStream) TryReadHeld() (held unsafe.Pointer, a *cdevice.Array, er
 }
 
 // CRead is what a binding needs to keep the stream's bookkeeping in C: its
-// read gate (gate.h), with a reference the caller drops with
-// gda_gate_unref; for a foreign stream read as it is (not cast, not read
-// ahead) the StreamReader's C half (held.h), else nil; and whether the
-// stream reads ahead (what gda_gate_try_begin asks). A read the gate lets
-// in is then, for a foreign stream, gda_stream_source_next, any outcome
-// but a held array or the end going to FinishRead; for others ReadHeld or
-// TryReadHeld; and gda_gate_end after it.
-func (s *OneShotStream) CRead() (gate, source unsafe.Pointer, readsAhead bool) {
+// read gate (gate.h), valid while the stream is reachable (a binding that
+// keeps it longer takes a reference, gda_gate_ref, and drops it with
+// gda_gate_unref); for a foreign stream read as it is (not cast, not read
+// ahead) the StreamReader's C half (held.h), else nil; whether the stream
+// reads ahead (what gda_gate_try_begin asks); and whether a read-ahead is
+// under it (then Settle must stop it; without one, Settle is
+// gda_gate_wait_idle). A read the gate lets in is then, for a foreign
+// stream, gda_stream_source_next, any outcome but a held array or the end
+// going to FinishRead; for others ReadHeld or TryReadHeld; and
+// gda_gate_end after it.
+func (s *OneShotStream) CRead() (gate, source unsafe.Pointer, readsAhead, overReadAhead bool) {
 	if r, ok := s.reader.(*StreamReader); ok {
 		source = r.CSource()
 	}
-	return s.gate.ref(), source, s.readsAhead()
+	return s.gate.pointer(), source, s.readsAhead(), s.prefetch != nil
 }
 
 // FinishRead finishes a read that a binding began in C (see CRead): got is
