@@ -100,28 +100,23 @@ static PyObject* str_stream;
 // asked again with None when it refuses a request (pylibcudf raises
 // ValueError for any, nanoarrow NotImplementedError): the Python layer then
 // casts on our side. A producer's exception propagates unchanged.
+//
+// The protocols are looked up with PyObject_HasAttr, which (unlike a
+// PyObject_GetAttr that fails) builds no AttributeError for an absent one:
+// most producers have only the plain protocol, and that exception cost more
+// than the rest of a short stream's set-up.
 PyObject* m_import_stream_from(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(2, "import_stream_from");
   PyObject *obj = args[0], *requested = args[1];
-  int device = 1;
-  PyObject* method = PyObject_GetAttr(obj, str_device_stream);
-  if (!method && PyErr_ExceptionMatches(PyExc_AttributeError)) {
-    PyErr_Clear();
-    device = 0;
-    method = PyObject_GetAttr(obj, str_stream);
-    if (!method && PyErr_ExceptionMatches(PyExc_AttributeError)) {
-      PyErr_Clear();
-      Py_RETURN_NOTIMPLEMENTED;
-    }
-  }
-  if (!method) return NULL;
-  PyObject* capsule = PyObject_CallFunctionObjArgs(method, requested, NULL);
+  int device = PyObject_HasAttr(obj, str_device_stream);
+  if (!device && !PyObject_HasAttr(obj, str_stream)) Py_RETURN_NOTIMPLEMENTED;
+  PyObject* name = device ? str_device_stream : str_stream;
+  PyObject* capsule = PyObject_CallMethodObjArgs(obj, name, requested, NULL);
   if (!capsule && requested != Py_None &&
       (PyErr_ExceptionMatches(PyExc_ValueError) || PyErr_ExceptionMatches(PyExc_NotImplementedError))) {
     PyErr_Clear();
-    capsule = PyObject_CallFunctionObjArgs(method, Py_None, NULL);
+    capsule = PyObject_CallMethodObjArgs(obj, name, Py_None, NULL);
   }
-  Py_DECREF(method);
   if (!capsule) return NULL;
   PyObject* r = import_stream_capsule(capsule, device);
   Py_DECREF(capsule);

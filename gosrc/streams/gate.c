@@ -19,8 +19,17 @@ struct gda_read_gate {
   uint64_t reader_thread;  // of the read in progress (0: unnamed)
   gda_gate_slot unread;
   const uint64_t* producer;  // a read-ahead's producer cell, or NULL
-  atomic_int_fast64_t refs;
+  struct gda_gate_slab* slab;
 };
+
+// Gates are made in slabs, one allocation each, with one reference count
+// for the slab: a gate costs no allocation of its own, and the slab goes
+// when the last reference to any of its gates does.
+typedef struct gda_gate_slab {
+  atomic_int_fast64_t refs;
+  int n;
+  gda_read_gate gates[];
+} gda_gate_slab;
 
 // The condition variables' attributes (the monotonic clock), made once.
 static pthread_condattr_t cond_attr;
@@ -31,34 +40,29 @@ static void cond_attr_init(void) {
   if (cond_attr_rc == 0) cond_attr_rc = pthread_condattr_setclock(&cond_attr, CLOCK_MONOTONIC);
 }
 
-gda_read_gate* gda_gate_new(void) {
-  gda_read_gate* g = calloc(1, sizeof(*g));
-  if (!g) return NULL;
-  g->mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
-  atomic_init(&g->refs, 1);
-  return g;
-}
-
 int gda_gates_new(gda_read_gate** out, int n) {
+  gda_gate_slab* s = calloc(1, sizeof(*s) + (size_t)n * sizeof(gda_read_gate));
+  if (!s) return ENOMEM;
+  atomic_init(&s->refs, 1);
+  s->n = n;
   for (int i = 0; i < n; i++) {
-    if ((out[i] = gda_gate_new())) continue;
-    while (i-- > 0) gda_gate_unref(out[i]);
-    return ENOMEM;
+    s->gates[i].mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+    s->gates[i].slab = s;
+    out[i] = &s->gates[i];
   }
   return 0;
 }
 
-void gda_gates_unref(gda_read_gate* const* gates, int n) {
-  for (int i = 0; i < n; i++) gda_gate_unref(gates[i]);
-}
-
-void gda_gate_ref(gda_read_gate* g) { atomic_fetch_add(&g->refs, 1); }
+void gda_gate_ref(gda_read_gate* g) { atomic_fetch_add(&g->slab->refs, 1); }
 
 void gda_gate_unref(gda_read_gate* g) {
-  if (atomic_fetch_sub(&g->refs, 1) != 1) return;
-  if (g->has_idle) pthread_cond_destroy(&g->idle);
-  pthread_mutex_destroy(&g->mu);
-  free(g);
+  gda_gate_slab* s = g->slab;
+  if (atomic_fetch_sub(&s->refs, 1) != 1) return;
+  for (int i = 0; i < s->n; i++) {
+    if (s->gates[i].has_idle) pthread_cond_destroy(&s->gates[i].idle);
+    pthread_mutex_destroy(&s->gates[i].mu);
+  }
+  free(s);
 }
 
 static struct timespec deadline_after(int64_t ms) {

@@ -22,8 +22,6 @@ package streams
 #cgo noescape gda_gate_waiters
 #cgo nocallback gda_gate_waiters
 #cgo nocallback gda_gates_new
-#cgo noescape gda_gates_unref
-#cgo nocallback gda_gates_unref
 #cgo noescape gda_gate_watch_producer
 #cgo nocallback gda_gate_watch_producer
 #include <stdlib.h>
@@ -53,10 +51,10 @@ type readGate struct {
 	slab *gateSlab // keeps Go's reference to c
 }
 
-// Gates are made in slabs, with one cleanup per slab, which drops Go's
-// reference to each of its gates once no readGate of the slab is
-// reachable: a cleanup per gate would cost more than the rest of a short
-// stream's set-up.
+// Gates are made in slabs (gda_gates_new), with one cleanup per slab, which
+// drops Go's reference to the slab once no readGate of it is reachable: an
+// allocation and a cleanup per gate would cost more than the rest of a
+// short stream's set-up.
 const gateSlabSize = 64
 
 type gateSlab struct {
@@ -119,9 +117,7 @@ func newReadGate() *readGate {
 		if C.gda_gates_new(&s.gates[0], gateSlabSize) != 0 {
 			panic(errs.Errorf(errs.ErrNoMemory, "out of memory making a stream's read gate"))
 		}
-		runtime.AddCleanup(s, func(gates [gateSlabSize]*C.gda_read_gate) {
-			C.gda_gates_unref(&gates[0], gateSlabSize)
-		}, s.gates)
+		runtime.AddCleanup(s, func(c *C.gda_read_gate) { C.gda_gate_unref(c) }, s.gates[0])
 		gateSlabNow = s
 	}
 	g := &readGate{c: s.gates[s.used], slab: s}

@@ -40,15 +40,14 @@ enum {
   GDA_GATE_REENTRANT = 4,  // the caller's thread is inside this stream's producer
 };
 
-// A new open gate with one reference, or NULL when out of memory.
-gda_read_gate* gda_gate_new(void);
-// n new gates into out[0..n): 0, or ENOMEM with none made.
+// n new open gates into out[0..n), made together (a slab): 0, or ENOMEM
+// with none made. The slab holds one reference, which gda_gate_unref of any
+// of its gates drops.
 int gda_gates_new(gda_read_gate** out, int n);
-// gda_gate_unref of each of n gates.
-void gda_gates_unref(gda_read_gate* const* gates, int n);
+// A reference to g, which keeps its slab (all of its gates) alive.
 void gda_gate_ref(gda_read_gate* g);
-// Drops a reference; the last frees the gate (what its slot holds was given
-// back by gda_gate_close or gda_gate_take, or nothing was ever there).
+// Drops a reference to g's slab; the last frees the slab (what a slot held
+// was given back by gda_gate_close or gda_gate_take, or nothing was there).
 void gda_gate_unref(gda_read_gate* g);
 
 // Begins a read. A read in progress is waited for, for at most wait_ms
