@@ -222,6 +222,32 @@ def test_a_signal_during_a_direct_read_keeps_the_batch_for_the_next_read():
     assert "live imported streams: 0" in out, out
 
 
+# The same through a cast: the stream is made in Go and its arrays are Go's
+# (not held in C), so the batch kept for the next read is a Go array.
+SIGNALLED_CAST_READS = """
+import pyarrow as pa
+s = gda.stream(Capsules(stream=cap), requested_schema=pa.field("x", pa.float64()))
+got.append(next(s).to_pyarrow().to_pylist()[0])
+try:
+    next(s)
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted")
+got += [b.to_pyarrow().to_pylist()[0] for b in s]
+del s
+print("live imported streams:", gda.debug_live_objects()["imported_streams"])
+"""
+
+
+def test_a_signal_during_a_read_of_a_cast_keeps_the_batch_for_the_next_read():
+    """As above, for a stream whose arrays Go made (a cast of the producer's)."""
+    out = read_blocking_c_producer(SIGNALLED_CAST_READS, read_timeout_ms=30000, giver=SIGNAL_THEN_GIVE)
+    assert out.startswith("interrupted\n"), out
+    assert "got: [0.0, 10.0, 20.0]\nerror: None\n" in out, out
+    assert "stream releases: 1" in out, out
+    assert "live imported streams: 0" in out, out
+
+
 # A read interrupted by Ctrl-C. The producer's second batch waits on an Event
 # that the script sets only after the read was interrupted (10 s is a hang
 # guard), and prints a marker when it resumes; SIGINT is sent once the
