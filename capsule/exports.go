@@ -8,6 +8,10 @@
 //
 // Python holds Go objects through handles (a generational handle.Table): a
 // handle capsule, an ArrayBase, or a stream capsule owns one handle each.
+//
+// Device backends register themselves when their package is imported
+// (gosrc/device, "Backend"): the blank import of gosrc/device/cuda below is
+// what gives this build its CUDA backend.
 package main
 
 /*
@@ -30,6 +34,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/checksum"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	_ "github.com/godevarrow/godevarrow/gosrc/device/cuda" // the CUDA backend registers itself
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
 )
@@ -89,8 +94,8 @@ func gdaHandleRelease(h C.uintptr_t) {
 		switch v := v.(type) {
 		case *cdevice.Array:
 			v.Release()
-		case *device.Stream:
-			_ = v.Destroy()
+		case *ownedStream:
+			_ = v.b.ReleaseStream(v.s)
 		case *cdevice.OneShotStream:
 			_, _ = v.Close() // its capsule settled it first (stream_handle_destructor)
 		case *cdevice.ChunkedArray:
@@ -704,17 +709,23 @@ func gdaStreamPrefetch(h C.uintptr_t, depth C.int64_t, out *C.uintptr_t, e *C.gd
 //export gdaCUDAStatus
 func gdaCUDAStatus(st *C.gda_cuda_status, e *C.gda_error) C.int {
 	return call(e, func() error {
-		st.library = C.CString(device.CUDALibrary())
-		if err := device.OpenCUDA(); err != nil {
+		// the status of one backend: CUDA's, which this binding links
+		b, err := device.BackendFor(device.CUDA)
+		if err != nil {
+			st.library, st.message = C.CString(""), C.CString(err.Error())
+			return nil
+		}
+		st.library = C.CString(b.Library())
+		if err := b.Open(); err != nil {
 			st.message = C.CString(err.Error())
 			return nil
 		}
-		n := device.CUDADeviceCount()
+		n := b.DeviceCount()
 		msg := fmt.Sprintf("%d device(s)", n)
-		if v, err := device.CUDADriverVersion(); err == nil {
+		if v, err := b.DriverVersion(); err == nil {
 			msg += fmt.Sprintf(", driver API %d.%d", v/1000, v%1000/10)
 		}
-		if name, err := device.CUDADeviceName(0); err == nil && n > 0 {
+		if name, err := b.DeviceName(0); err == nil && n > 0 {
 			msg += ", device 0: " + name
 		}
 		st.available, st.device_count, st.message = 1, C.int64_t(n), C.CString(msg)

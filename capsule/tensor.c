@@ -52,7 +52,7 @@ PyObject* m_dlpack_export(PyObject* self, PyObject* const* args, Py_ssize_t narg
 }
 
 // dlpack_import(capsule, stream_handle_or_None): the stream is the one the
-// consumer passed to __dlpack__ (a handle from cuda_stream_new).
+// consumer passed to __dlpack__ (a handle from stream_new).
 PyObject* m_dlpack_import(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(2, "dlpack_import");
   PyObject* cap = args[0];
@@ -87,13 +87,13 @@ PyObject* m_dlpack_device(PyObject* self, PyObject* const* args, Py_ssize_t narg
   return Py_BuildValue("(iL)", (int)t, (long long)id);
 }
 
-PyObject* m_cuda_stream_new(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(1, "cuda_stream_new");
-  int64_t dev;
-  if (get_int64(args[0], &dev)) return NULL;
+PyObject* m_stream_new(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "stream_new");
+  int64_t type, dev;
+  if (get_int64(args[0], &type) || get_int64(args[1], &dev)) return NULL;
   uintptr_t h = 0, stream = 0;
   gda_error e = {0};
-  if (gdaCUDAStreamNew(dev, &h, &stream, &e)) return raise_error(&e);
+  if (gdaStreamNew(type, dev, &h, &stream, &e)) return raise_error(&e);
   PyObject* handle = wrap_handle(h);
   if (!handle) return NULL;
   return Py_BuildValue("(NK)", handle, (unsigned long long)stream);
@@ -118,6 +118,25 @@ PyObject* m_wrap_cuda_pointer(PyObject* self, PyObject* const* args, Py_ssize_t 
   unsigned long long stream = PyLong_AsUnsignedLongLong(args[4]);
   if (stream == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
   RETURN_HANDLE(gdaWrapCUDAPointer(args[0], (char*)format, (uintptr_t)data, length, (uintptr_t)stream, &out_, &e_));
+}
+
+PyObject* m_device_traits(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "device_traits");
+  int64_t type;
+  if (get_int64(args[0], &type)) return NULL;
+  int host = 0, streams = 0, device_memory = 0;
+  gdaDeviceTraits(type, &host, &streams, &device_memory);
+  return Py_BuildValue("(NNN)", PyBool_FromLong(host), PyBool_FromLong(streams), PyBool_FromLong(device_memory));
+}
+
+PyObject* m_device_count(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "device_count");
+  int64_t type;
+  if (get_int64(args[0], &type)) return NULL;
+  int64_t n;
+  // the first call may open a driver
+  Py_BEGIN_ALLOW_THREADS n = gdaDeviceCount(type);
+  Py_END_ALLOW_THREADS return PyLong_FromLongLong((long long)n);
 }
 
 // ------------------------------------------- the process (status and debugging)

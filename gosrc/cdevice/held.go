@@ -146,10 +146,11 @@ func ImportDevicePair(schema *CArrowSchema, array *CArrowDeviceArray) (held unsa
 		case 1:
 			return unsafe.Pointer(h), nil, nil
 		case -2:
+			t := device.Type(array.device_type)
 			C.gda_call_schema_release(schema)
 			schema.release = nil
 			releaseArray()
-			return nil, nil, device.CUDAFailure(C.GoString(call), int(result))
+			return nil, nil, driverFailure(t, C.GoString(call), int(result))
 		case 0:
 			if !cached {
 				if _, err := CopySchema(schema); err == nil {
@@ -166,6 +167,16 @@ func ImportDevicePair(schema *CArrowSchema, array *CArrowDeviceArray) (held unsa
 	}
 	a, err = ImportDeviceArray(array, s)
 	return nil, a, err
+}
+
+// driverFailure is the error of a driver call that the C gate made through
+// the C vtable of device type t.
+func driverFailure(t device.Type, call string, result int) error {
+	b, err := device.BackendFor(t)
+	if err != nil {
+		return err
+	}
+	return b.CallFailure(call, result)
 }
 
 // HeldImportAccepts reports whether the C fast path of the Python layer would

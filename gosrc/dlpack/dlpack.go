@@ -158,7 +158,7 @@ type ExportOptions struct {
 	Copied bool
 	// Stream, when non-nil, is the consumer's stream: it is made to wait
 	// for the array's sync_event before the tensor is handed over.
-	Stream *device.Stream
+	Stream device.Stream
 }
 
 // Export returns a new DLManagedTensorVersioned or DLManagedTensor over the
@@ -254,7 +254,7 @@ func Delete(p unsafe.Pointer, versioned bool) {
 // the Array gets an event recorded on it, which host reads of pinned and
 // managed memory wait for. A nil stream means the producer synchronized (or
 // was told not to, with stream -1).
-func Import(p unsafe.Pointer, versioned bool, stream *device.Stream) (*cdevice.Array, error) {
+func Import(p unsafe.Pointer, versioned bool, stream device.Stream) (*cdevice.Array, error) {
 	if p == nil {
 		return nil, errorf(cdevice.ErrInvalid, "DLPack tensor pointer is NULL")
 	}
@@ -294,12 +294,15 @@ func Import(p unsafe.Pointer, versioned bool, stream *device.Stream) (*cdevice.A
 	switch dev.Type {
 	case device.CPU:
 		dev = device.Host
-	case device.CUDA, device.CUDAHost, device.CUDAManaged:
-		if err := device.CheckCUDADevice(int(dev.ID)); err != nil {
+	default:
+		// a device tensor comes with the consumer's stream: its backend must have streams
+		b, err := device.BackendFor(dev.Type)
+		if err != nil || !b.Traits().Streams {
+			return fail(device.Unavailable("cannot import a DLPack tensor on %s: godevarrow reads CPU and CUDA tensors", dev))
+		}
+		if err := b.CheckDevice(int(dev.ID)); err != nil {
 			return fail(err)
 		}
-	default:
-		return fail(device.Unavailable("cannot import a DLPack tensor on %s: godevarrow reads CPU and CUDA tensors", dev))
 	}
 	if dev.Type == device.CPU {
 		stream = nil // no device work to order

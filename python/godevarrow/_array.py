@@ -12,11 +12,10 @@ from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union, cast
 
 from . import _dlpack, _ipc, _repr
 from . import _godevarrow as _lib
-from ._device import Device, DeviceLike, DeviceType, as_device
+from ._device import Device, DeviceLike, DeviceType, as_device, device_count, device_traits
 from ._godevarrow import ArrowInvalid, GodevarrowTypeError
 from ._optional import pandas_frame, require
 from ._protocol import check_kwargs, no_protocol, producer_error, schema_capsule
-from ._runtime import cuda_available, cuda_device_count
 from ._schema import Schema, column_index, requested_handle, schema
 from ._values import MAKERS, Values
 
@@ -292,8 +291,9 @@ class RecordBatch(Array):
 def _array_from_ipc(data: bytes, device_type: int, device_id: int) -> Array:
     batch, single = _ipc.read_batch(data)
     arr: Array = record_batch(batch).column(0) if single else record_batch(batch)
-    if device_type == DeviceType.CUDA and cuda_available():
-        arr = arr.to_device(Device(device_type, device_id if device_id < cuda_device_count() else 0))
+    # back onto device memory when this process has such a device (else the host copy)
+    if device_traits(device_type).device_memory and (count := device_count(device_type)) > 0:
+        arr = arr.to_device(Device(device_type, device_id if device_id < count else 0))
     return arr
 
 
