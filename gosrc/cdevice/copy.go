@@ -28,7 +28,9 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // deviceAllocator owns buffers allocated on a device by CopyToDevice.
@@ -69,11 +71,11 @@ var hostAlloc = func(n int64) unsafe.Pointer { return C.gda_host_alloc(C.size_t(
 // and a failed allocation must be an error, never a panic.
 func NewHostBuffer(n int64) (*memory.Buffer, error) {
 	if n < 0 || uint64(n) > math.MaxInt64/2 {
-		return nil, errorf(ErrNoMemory, "cannot allocate %d bytes of host memory", n)
+		return nil, errs.Errorf(errs.ErrNoMemory, "cannot allocate %d bytes of host memory", n)
 	}
 	p := hostAlloc(n)
 	if p == nil {
-		return nil, errorf(ErrNoMemory, "out of host memory allocating %d bytes", n)
+		return nil, errs.Errorf(errs.ErrNoMemory, "out of host memory allocating %d bytes", n)
 	}
 	liveAllocatedBytes.Add(n)
 	return memory.NewBufferWithAllocator(unsafe.Slice((*byte)(p), n), hostCopyAllocator{}), nil
@@ -121,7 +123,7 @@ func copyTo(a *Array, dst device.Device) (*Array, error) {
 	// and copies on its streams
 	copies := func(t device.Type) bool { return device.TraitsOf(t).DeviceMemory }
 	if !srcHost && !copies(src.Type) || dst.Type != device.CPU && !copies(dst.Type) {
-		return nil, errorf(ErrNotImplemented, "copies from %s to %s are not implemented", src, dst)
+		return nil, errs.Errorf(errs.ErrNotImplemented, "copies from %s to %s are not implemented", src, dst)
 	}
 	if srcHost && dst.Type == device.CPU {
 		return copyOnHost(a)
@@ -270,8 +272,8 @@ func (c *copier) copyRange(b *memory.Buffer, from, to int64) (*memory.Buffer, er
 }
 
 func (c *copier) copyData(d arrow.ArrayData, depth int) (arrow.ArrayData, error) {
-	if depth > maxNesting {
-		return nil, errorf(ErrInvalid, "array nested deeper than %d levels", maxNesting)
+	if depth > cschema.MaxNesting {
+		return nil, errs.Errorf(errs.ErrInvalid, "array nested deeper than %d levels", cschema.MaxNesting)
 	}
 	var bufs []*memory.Buffer
 	var children []arrow.ArrayData
