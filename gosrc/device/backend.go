@@ -217,14 +217,3 @@ func TraitsOf(t Type) Traits {
 	}
 	return Traits{}
 }
-
-// Registered returns the device types that have a backend.
-func Registered() []Type {
-	backendsMu.RLock()
-	defer backendsMu.RUnlock()
-	out := make([]Type, 0, len(backends))
-	for t := range backends {
-		out = append(out, t)
-	}
-	return out
-}
