@@ -68,10 +68,10 @@ func collectDeviceReads(b device.Backend, c *C.struct_ArrowArray, s *cschema.Sch
 			case err != nil:
 				setFailed(failed, errs.Errorf(errs.ErrInvalid, "cannot tell where the variadic buffer sizes at %p live: %v", p, err))
 			case at.Kind == device.MemoryUnknown || at.Kind == device.MemoryPinned:
-				if b, err := readUnvouched(p, n); err != nil {
+				if sizes, err := readUnvouched(p, n); err != nil {
 					setFailed(failed, err)
 				} else {
-					host[p] = b
+					host[p] = sizes
 				}
 			default:
 				*out = append(*out, deviceRead{p, n})
