@@ -9,7 +9,6 @@
 
 #include "_cgo_export.h"
 
-
 PyObject* m_import_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(2, "import_stream");
   int device;
