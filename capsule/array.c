@@ -257,6 +257,8 @@ int array_base_init(PyObject* module) {
 // ---------------------------------------------------------------- methods
 // The array methods of methods.h (their Go halves are in array.go).
 
+// The other work-around for foreign producers (cdevice/foreign_fixes.go; the
+// first is schema_borrowed, schema.c), on a capsule that stays the producer's.
 PyObject* m_device_array_stamp_device_of_data(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(1, "device_array_stamp_device_of_data");
   struct ArrowDeviceArray* d = capsule_pointer(args[0], "arrow_device_array");

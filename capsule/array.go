@@ -13,13 +13,15 @@ import (
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/checksum"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 //export gdaExportArray
 func gdaExportArray(h, requested C.uintptr_t, outSchema, outArray unsafe.Pointer, isDevice C.int, e *C.gda_error) C.int {
 	return call(e, func() error {
-		a, target, err := valuesOf[*cdevice.Array, *cdevice.Schema](h, requested, true)
+		a, target, err := valuesOf[*cdevice.Array, *cschema.Schema](h, requested, true)
 		if err != nil {
 			return err
 		}
@@ -75,7 +77,7 @@ func gdaArrayValidate(h C.uintptr_t, full C.int, e *C.gda_error) C.int {
 
 //export gdaArrayCast
 func gdaArrayCast(h, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	target, err := valueOf[*cdevice.Schema](schema)
+	target, err := valueOf[*cschema.Schema](schema)
 	return arrayOp(h, out, e, func(a *cdevice.Array) (*cdevice.Array, error) {
 		if err != nil {
 			return nil, err
@@ -133,7 +135,7 @@ func gdaChecksums(h C.uintptr_t, out **C.uint32_t, n *C.int64_t, e *C.gda_error)
 		}
 		p := (*C.uint32_t)(C.malloc(C.size_t(max(len(sums), 1)) * C.sizeof_uint32_t))
 		if p == nil {
-			return &cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "out of memory"}
+			return &errs.Error{Kind: errs.ErrInvalid, Msg: "out of memory"}
 		}
 		for i, v := range sums {
 			unsafe.Slice(p, len(sums))[i] = C.uint32_t(v)

@@ -4,7 +4,7 @@
 // files hold the exports they call. Each export unpacks plain C arguments,
 // makes one call into gosrc, and packs the result or the error through
 // call() (errors.go). No Arrow decision and no state lives here: streams
-// are cdevice.OneShotStream, held imports and the schema table are held.h.
+// are streams.OneShotStream, held imports and the schema table are held.h.
 //
 // The files pair by topic, <topic>.c (the Python side) beside <topic>.go
 // (its exports): handles, schema, array, import, stream, table, values,
@@ -16,7 +16,7 @@
 package main
 
 /*
-#cgo CFLAGS: -O2 -std=c11 -Werror=implicit-function-declaration -I${SRCDIR}/../gosrc/cdevice
+#cgo CFLAGS: -O2 -std=c11 -Werror=implicit-function-declaration -I${SRCDIR}/../gosrc/include -I${SRCDIR}/../gosrc/values -I${SRCDIR}/../gosrc/streams
 */
 import "C"
 

@@ -16,8 +16,12 @@ import (
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
+	"github.com/godevarrow/godevarrow/gosrc/values"
 )
 
 // handles holds the Go objects Python holds (one per handle).
@@ -80,7 +84,7 @@ func transform[T, R any](h C.uintptr_t, out *C.uintptr_t, e *C.gda_error, op fun
 }
 
 // arraysAndSchema are the arrays of n array handles and an optional schema.
-func arraysAndSchema(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t) ([]*cdevice.Array, *cdevice.Schema, error) {
+func arraysAndSchema(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t) ([]*cdevice.Array, *cschema.Schema, error) {
 	arrays := make([]*cdevice.Array, int(n))
 	for i, h := range unsafe.Slice(hs, int(n)) {
 		a, err := valueOf[*cdevice.Array](h)
@@ -89,7 +93,7 @@ func arraysAndSchema(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t) ([]*cdevi
 		}
 		arrays[i] = a
 	}
-	s, err := optionalValue[*cdevice.Schema](schema)
+	s, err := optionalValue[*cschema.Schema](schema)
 	return arrays, s, err
 }
 
@@ -106,18 +110,18 @@ func gdaHandleRelease(h C.uintptr_t) {
 	call(nil, func() error {
 		v, ok := handles.Delete(handle.Handle(h))
 		if !ok {
-			return fmt.Errorf("%w: handle %#x released twice", cdevice.ErrInternal, uintptr(h))
+			return fmt.Errorf("%w: handle %#x released twice", errs.ErrInternal, uintptr(h))
 		}
 		switch v := v.(type) {
 		case *cdevice.Array:
 			v.Release()
 		case *device.Stream:
 			_ = v.Destroy()
-		case *cdevice.OneShotStream:
+		case *streams.OneShotStream:
 			_, _ = v.Close() // its capsule settled it first (stream_handle_destructor)
 		case *cdevice.ChunkedArray:
 			v.Release()
-		case *cdevice.EncodedValues:
+		case *values.EncodedValues:
 			v.Free()
 		}
 		return nil

@@ -14,12 +14,13 @@ import (
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 )
 
 //export gdaImportArray
 func gdaImportArray(schemaPtr, arrayPtr unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := cdevice.ImportSchema(cdevice.SchemaAt(schemaPtr))
+		s, err := cschema.ImportSchema(cschema.SchemaAt(schemaPtr))
 		if err != nil {
 			return err // the array stays with its capsule, which releases it
 		}
@@ -42,7 +43,7 @@ func gdaImportArray(schemaPtr, arrayPtr unsafe.Pointer, isDevice C.int, out *C.u
 //export gdaImportDevicePair
 func gdaImportDevicePair(schemaPtr, arrayPtr unsafe.Pointer, held *unsafe.Pointer, out *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {
-		h, a, err := cdevice.ImportDevicePair(cdevice.SchemaAt(schemaPtr), cdevice.DeviceArrayAt(arrayPtr))
+		h, a, err := cdevice.ImportDevicePair(cschema.SchemaAt(schemaPtr), cdevice.DeviceArrayAt(arrayPtr))
 		if err == nil && a != nil {
 			newHandle(a, out)
 		}
@@ -70,7 +71,7 @@ func gdaImportHeld(held unsafe.Pointer, out *C.uintptr_t, e *C.gda_error) C.int 
 //export gdaCacheSchema
 func gdaCacheSchema(schemaPtr unsafe.Pointer, e *C.gda_error) C.int {
 	return call(e, func() error {
-		_, err := cdevice.CopySchema(cdevice.SchemaAt(schemaPtr))
+		_, err := cschema.CopySchema(cschema.SchemaAt(schemaPtr))
 		return err
 	})
 }

@@ -18,8 +18,11 @@ import (
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 //export gdaCUDAStatus
@@ -71,15 +74,15 @@ func gdaBuildInfo(out **C.char, e *C.gda_error) C.int {
 //export gdaDebugCounters
 func gdaDebugCounters(out *C.gda_counters, e *C.gda_error) C.int {
 	return call(e, func() error {
-		st := cdevice.LiveStats()
-		cache := cdevice.SchemaCacheSize()
+		st, ss := cdevice.LiveStats(), streams.LiveStats()
+		cache := cschema.SchemaCacheSize()
 		*out = C.gda_counters{
 			handles:          C.int64_t(handles.Len()),
 			exported_schemas: C.int64_t(st.ExportedSchemas),
 			exported_arrays:  C.int64_t(st.ExportedArrays),
-			exported_streams: C.int64_t(st.ExportedStreams),
+			exported_streams: C.int64_t(ss.ExportedStreams),
 			imported_arrays:  C.int64_t(st.ImportedArrays),
-			imported_streams: C.int64_t(st.ImportedStreams),
+			imported_streams: C.int64_t(ss.ImportedStreams),
 			bytes_held:       C.int64_t(st.AllocatedBytes),
 			arrays:           C.int64_t(st.Arrays),
 			exported_tensors: C.int64_t(dlpack.LiveExports()),
@@ -102,7 +105,7 @@ func gdaDebugPanic(e *C.gda_error) C.int {
 		name := C.CString("GODEVARROW_ALLOW_PANIC_TEST")
 		defer C.free(unsafe.Pointer(name))
 		if v := C.getenv(name); v == nil || C.GoString(v) != "1" {
-			return &cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "debug_panic() needs GODEVARROW_ALLOW_PANIC_TEST=1"}
+			return &errs.Error{Kind: errs.ErrInvalid, Msg: "debug_panic() needs GODEVARROW_ALLOW_PANIC_TEST=1"}
 		}
 		panic("deliberate panic from debug_panic()")
 	})

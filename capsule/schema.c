@@ -28,7 +28,8 @@ PyObject* m_export_schema(PyObject* self, PyObject* const* args, Py_ssize_t narg
   return arrow_capsule(s, &ARROW_SCHEMA);
 }
 
-// The two work-arounds of cdevice/foreign_fixes.go, on a producer's
+// One of the two work-arounds for foreign producers (cschema/borrow.go; the
+// other is device_array_stamp_device_of_data, array.c), on a producer's
 // capsule that stays the producer's (nothing is moved).
 PyObject* m_schema_borrowed(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(1, "schema_borrowed");

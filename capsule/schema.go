@@ -14,17 +14,19 @@ import (
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 //export gdaImportSchema
 func gdaImportSchema(p unsafe.Pointer, consume C.int, out *C.uintptr_t, e *C.gda_error) C.int {
-	read := cdevice.CopySchema // the capsule keeps the struct
+	read := cschema.CopySchema // the capsule keeps the struct
 	if consume != 0 {
-		read = cdevice.ImportSchema
+		read = cschema.ImportSchema
 	}
 	return call(e, func() error {
-		s, err := read(cdevice.SchemaAt(p))
+		s, err := read(cschema.SchemaAt(p))
 		if err == nil {
 			newHandle(s, out)
 		}
@@ -34,7 +36,7 @@ func gdaImportSchema(p unsafe.Pointer, consume C.int, out *C.uintptr_t, e *C.gda
 
 //export gdaSchemaBorrow
 func gdaSchemaBorrow(src, out unsafe.Pointer, e *C.gda_error) C.int {
-	return call(e, func() error { return cdevice.BorrowSchema(cdevice.SchemaAt(src), cdevice.SchemaAt(out)) })
+	return call(e, func() error { return cschema.BorrowSchema(cschema.SchemaAt(src), cschema.SchemaAt(out)) })
 }
 
 //export gdaExportSchema
@@ -44,19 +46,19 @@ func gdaExportSchema(h C.uintptr_t, out unsafe.Pointer, e *C.gda_error) C.int {
 		if err != nil {
 			return err
 		}
-		return cdevice.ExportSchema(s, cdevice.SchemaAt(out))
+		return cschema.ExportSchema(s, cschema.SchemaAt(out))
 	})
 }
 
 // schemaOf accepts a Schema, Array or stream handle.
-func schemaOf(h C.uintptr_t) (*cdevice.Schema, error) {
+func schemaOf(h C.uintptr_t) (*cschema.Schema, error) {
 	v, ok := handles.Get(handle.Handle(h))
 	switch v := v.(type) {
-	case *cdevice.Schema:
+	case *cschema.Schema:
 		return v, nil
 	case *cdevice.Array:
 		return v.Schema(), nil
-	case *cdevice.OneShotStream:
+	case *streams.OneShotStream:
 		return v.Schema(), nil
 	case *cdevice.ChunkedArray:
 		return v.Schema(), nil
@@ -81,7 +83,7 @@ func gdaSchemaOf(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
 //export gdaSchemaInfo
 func gdaSchemaInfo(h C.uintptr_t, info *C.gda_schema_info, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := valueOf[*cdevice.Schema](h)
+		s, err := valueOf[*cschema.Schema](h)
 		if err != nil {
 			return err
 		}
@@ -89,7 +91,7 @@ func gdaSchemaInfo(h C.uintptr_t, info *C.gda_schema_info, e *C.gda_error) C.int
 		info.name = C.CString(s.Name)
 		info.flags = C.int64_t(s.Flags)
 		info.metadata = C.gda_bytes{}
-		if md := cdevice.EncodeMetadata(s.Metadata); len(md) > 0 {
+		if md := cschema.EncodeMetadata(s.Metadata); len(md) > 0 {
 			info.metadata = C.gda_bytes{data: (*C.char)(C.CBytes(md)), len: C.int64_t(len(md))}
 		}
 		info.n_children = C.int64_t(len(s.Children))
@@ -100,13 +102,13 @@ func gdaSchemaInfo(h C.uintptr_t, info *C.gda_schema_info, e *C.gda_error) C.int
 
 //export gdaSchemaChild
 func gdaSchemaChild(h C.uintptr_t, i C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	return transform(h, out, e, func(s *cdevice.Schema) (*cdevice.Schema, error) { return s.Child(int(i)) })
+	return transform(h, out, e, func(s *cschema.Schema) (*cschema.Schema, error) { return s.Child(int(i)) })
 }
 
 //export gdaSchemaEqual
 func gdaSchemaEqual(h1, h2 C.uintptr_t, out *C.int, e *C.gda_error) C.int {
 	return call(e, func() error {
-		a, b, err := valuesOf[*cdevice.Schema, *cdevice.Schema](h1, h2, false)
+		a, b, err := valuesOf[*cschema.Schema, *cschema.Schema](h1, h2, false)
 		if err != nil {
 			return err
 		}
@@ -118,7 +120,7 @@ func gdaSchemaEqual(h1, h2 C.uintptr_t, out *C.int, e *C.gda_error) C.int {
 //export gdaSchemaString
 func gdaSchemaString(h C.uintptr_t, out **C.char, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := valueOf[*cdevice.Schema](h)
+		s, err := valueOf[*cschema.Schema](h)
 		if err == nil {
 			*out = C.CString(s.String())
 		}

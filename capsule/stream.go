@@ -2,7 +2,7 @@ package main
 
 // The stream exports (stream.c calls them): import, export, reads, wake
 // pipes, close, and the streams made from arrays, casts and read-ahead.
-// Python holds a stream as a cdevice.OneShotStream handle.
+// Python holds a stream as a streams.OneShotStream handle.
 
 /*
 #include "module.h"
@@ -17,7 +17,10 @@ import (
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 // gdaStreamImport takes the stream in cell (an ArrowDeviceArrayStream when
@@ -27,16 +30,16 @@ import (
 //
 //export gdaStreamImport
 func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C.gda_error) C.int {
-	importStream := func() (*cdevice.StreamReader, error) { return cdevice.ImportArrayStream(cdevice.StreamAt(cell)) }
+	importStream := func() (*streams.StreamReader, error) { return streams.ImportArrayStream(streams.StreamAt(cell)) }
 	if isDevice != 0 {
-		importStream = func() (*cdevice.StreamReader, error) {
-			return cdevice.ImportDeviceArrayStream(cdevice.DeviceStreamAt(cell))
+		importStream = func() (*streams.StreamReader, error) {
+			return streams.ImportDeviceArrayStream(streams.DeviceStreamAt(cell))
 		}
 	}
 	return call(e, func() error {
 		r, err := importStream()
 		if err == nil {
-			newHandle(cdevice.NewOneShotStream(r), out)
+			newHandle(streams.NewOneShotStream(r), out)
 		}
 		return err
 	})
@@ -45,7 +48,7 @@ func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C
 //export gdaExportStream
 func gdaExportStream(h, requested C.uintptr_t, out unsafe.Pointer, isDevice C.int, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, target, err := valuesOf[*cdevice.OneShotStream, *cdevice.Schema](h, requested, true)
+		s, target, err := valuesOf[*streams.OneShotStream, *cschema.Schema](h, requested, true)
 		if err != nil {
 			return err
 		}
@@ -56,7 +59,7 @@ func gdaExportStream(h, requested C.uintptr_t, out unsafe.Pointer, isDevice C.in
 //export gdaStreamInfo
 func gdaStreamInfo(h C.uintptr_t, info *C.gda_stream_info, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if err != nil {
 			return err
 		}
@@ -71,12 +74,12 @@ func gdaStreamInfo(h C.uintptr_t, info *C.gda_stream_info, e *C.gda_error) C.int
 // returns the next array (0 in *out at the end), or GDA_PENDING when a
 // read-ahead stream, or another thread's read, had not delivered within
 // timeoutMs (the caller checks for signals and calls again). thread is the
-// caller's pthread_self, for the re-entry check (cdevice.ThreadID).
+// caller's pthread_self, for the re-entry check (streams.ThreadID).
 //
 //export gdaStreamNext
 func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, thread C.uint64_t, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
-	return streamRead(h, out, held, e, func(s *cdevice.OneShotStream) (unsafe.Pointer, *cdevice.Array, error, bool) {
-		return s.NextHeld(time.Duration(timeoutMs)*time.Millisecond, cdevice.ThreadID(thread))
+	return streamRead(h, out, held, e, func(s *streams.OneShotStream) (unsafe.Pointer, *cdevice.Array, error, bool) {
+		return s.NextHeld(time.Duration(timeoutMs)*time.Millisecond, streams.ThreadID(thread))
 	})
 }
 
@@ -85,17 +88,17 @@ func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, thread C.uint64_t, out *C.uin
 //
 //export gdaStreamTryNext
 func gdaStreamTryNext(h C.uintptr_t, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
-	return streamRead(h, out, held, e, (*cdevice.OneShotStream).TryNextHeld)
+	return streamRead(h, out, held, e, (*streams.OneShotStream).TryNextHeld)
 }
 
 // streamRead is the body of both reads: read's result is an array held in C
 // (into *held), a Go array (a new handle in *out), the end (0 in *out), an
 // error, or nothing yet (ready false: GDA_PENDING).
 func streamRead(h C.uintptr_t, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error,
-	read func(*cdevice.OneShotStream) (unsafe.Pointer, *cdevice.Array, error, bool)) C.int {
+	read func(*streams.OneShotStream) (unsafe.Pointer, *cdevice.Array, error, bool)) C.int {
 	pending := false
 	rc := call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if err != nil {
 			return err
 		}
@@ -132,7 +135,7 @@ func pendingUnlessFailed(rc C.int, pending bool) C.int {
 //export gdaStreamSetWake
 func gdaStreamSetWake(h C.uintptr_t, fd C.int64_t, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if err != nil {
 			return err
 		}
@@ -145,7 +148,7 @@ func gdaStreamSetWake(h C.uintptr_t, fd C.int64_t, e *C.gda_error) C.int {
 //export gdaStreamArmWake
 func gdaStreamArmWake(h C.uintptr_t, on C.int, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if err != nil {
 			return err
 		}
@@ -161,7 +164,7 @@ func gdaStreamArmWake(h C.uintptr_t, on C.int, e *C.gda_error) C.int {
 //export gdaStreamUnread
 func gdaStreamUnread(h, array C.uintptr_t, held unsafe.Pointer) {
 	call(nil, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if held != nil {
 			if err != nil {
 				cdevice.ReleaseHeld(held)
@@ -172,7 +175,7 @@ func gdaStreamUnread(h, array C.uintptr_t, held unsafe.Pointer) {
 		}
 		a, ok := handles.Delete(handle.Handle(array))
 		if !ok {
-			return fmt.Errorf("%w: unread of a stale array handle", cdevice.ErrInternal)
+			return fmt.Errorf("%w: unread of a stale array handle", errs.ErrInternal)
 		}
 		if err != nil {
 			a.(*cdevice.Array).Release()
@@ -191,7 +194,7 @@ func gdaStreamUnread(h, array C.uintptr_t, held unsafe.Pointer) {
 func gdaStreamSettle(h C.uintptr_t, timeoutMs C.int) C.int {
 	idle := C.int(1)
 	call(nil, func() error {
-		if s, err := valueOf[*cdevice.OneShotStream](h); err == nil && !s.Settle(time.Duration(timeoutMs)*time.Millisecond) {
+		if s, err := valueOf[*streams.OneShotStream](h); err == nil && !s.Settle(time.Duration(timeoutMs)*time.Millisecond) {
 			idle = 0
 		}
 		return nil
@@ -206,7 +209,7 @@ func gdaStreamSettle(h C.uintptr_t, timeoutMs C.int) C.int {
 func gdaStreamClose(h C.uintptr_t, e *C.gda_error) C.int {
 	pending := false
 	rc := call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if err != nil {
 			return err
 		}
@@ -226,21 +229,21 @@ func gdaStreamFromArrays(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t, out *
 		}
 		r, err := cdevice.ReaderOver(s, arrays)
 		if err == nil {
-			newHandle(cdevice.NewOneShotStream(r), out)
+			newHandle(streams.NewOneShotStream(r), out)
 		}
 		return err
 	})
 }
 
 // streamOp is transform from a stream to the new stream it moves into.
-func streamOp(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error, op func(*cdevice.OneShotStream) (*cdevice.OneShotStream, error)) C.int {
+func streamOp(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error, op func(*streams.OneShotStream) (*streams.OneShotStream, error)) C.int {
 	return transform(h, out, e, op)
 }
 
 //export gdaStreamCast
 func gdaStreamCast(h, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	target, err := valueOf[*cdevice.Schema](schema)
-	return streamOp(h, out, e, func(s *cdevice.OneShotStream) (*cdevice.OneShotStream, error) {
+	target, err := valueOf[*cschema.Schema](schema)
+	return streamOp(h, out, e, func(s *streams.OneShotStream) (*streams.OneShotStream, error) {
 		if err != nil {
 			return nil, err
 		}
@@ -250,7 +253,7 @@ func gdaStreamCast(h, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.in
 
 //export gdaStreamPrefetch
 func gdaStreamPrefetch(h C.uintptr_t, depth C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	return streamOp(h, out, e, func(s *cdevice.OneShotStream) (*cdevice.OneShotStream, error) {
+	return streamOp(h, out, e, func(s *streams.OneShotStream) (*streams.OneShotStream, error) {
 		return s.Prefetch(int64(depth))
 	})
 }

@@ -12,6 +12,7 @@ import "C"
 import (
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 //export gdaChunkedFromArrays
@@ -33,7 +34,7 @@ func gdaChunkedFromArrays(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t, out 
 //
 //export gdaChunkedRead
 func gdaChunkedRead(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	return transform(h, out, e, (*cdevice.OneShotStream).ReadAll)
+	return transform(h, out, e, (*streams.OneShotStream).ReadAll)
 }
 
 //export gdaChunkedInfo
@@ -65,8 +66,8 @@ func gdaChunkedChunk(h C.uintptr_t, i C.int64_t, out *C.uintptr_t, e *C.gda_erro
 
 //export gdaChunkedStream
 func gdaChunkedStream(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	return transform(h, out, e, func(c *cdevice.ChunkedArray) (*cdevice.OneShotStream, error) {
-		return cdevice.NewOneShotStream(c.Reader()), nil
+	return transform(h, out, e, func(c *cdevice.ChunkedArray) (*streams.OneShotStream, error) {
+		return streams.NewOneShotStream(c.Reader()), nil
 	})
 }
 

@@ -1,5 +1,5 @@
 // Values: the methods that turn an array's values into Python objects
-// (decoding the value encoding of gosrc/cdevice/values.h, which Go writes
+// (decoding the value encoding of gosrc/values/values.h, which Go writes
 // without the GIL; values.go) and compare values.
 #include "binding.h"
 

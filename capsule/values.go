@@ -10,10 +10,11 @@ import "C"
 
 import (
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/values"
 )
 
 // gdaArrayValues is called without the GIL: it encodes the values of
-// [start, start+length) (cdevice.EncodeValuesC); the caller releases the
+// [start, start+length) (values.EncodeValuesC); the caller releases the
 // handle in *keep once it has read the encoding, or, when *keep is 0, frees
 // the encoding itself.
 //
@@ -24,7 +25,7 @@ func gdaArrayValues(h C.uintptr_t, start, length C.int64_t, byColumn C.int, out 
 		if err != nil {
 			return err
 		}
-		enc, err := cdevice.EncodeValuesC(a, int64(start), int64(length), byColumn != 0)
+		enc, err := values.EncodeValuesC(a, int64(start), int64(length), byColumn != 0)
 		if err != nil {
 			return err
 		}

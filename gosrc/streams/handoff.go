@@ -1,4 +1,4 @@
-package cdevice
+package streams
 
 import (
 	"sync"
