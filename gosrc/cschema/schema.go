@@ -189,13 +189,9 @@ func (s *Schema) ArrowSchema() (*arrow.Schema, error) {
 	if s.info.Layout != LayoutStruct || s.Dictionary != nil {
 		return nil, errs.Errorf(errs.ErrInvalid, "a record batch schema must be a struct, not %q", s.Format)
 	}
-	fields := make([]arrow.Field, len(s.Children))
-	for i, c := range s.Children {
-		f, err := c.Field()
-		if err != nil {
-			return nil, err
-		}
-		fields[i] = f
+	fields, err := s.childFields()
+	if err != nil {
+		return nil, err
 	}
 	md := s.Metadata
 	return arrow.NewSchema(fields, &md), nil
