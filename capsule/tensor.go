@@ -1,5 +1,8 @@
 package main
 
+// The exports of the tensor protocols (tensor.c calls them): DLPack and the
+// CUDA Array Interface.
+
 /*
 #include "module.h"
 */
@@ -13,8 +16,6 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
 )
-
-// The exports of the tensor protocols: DLPack and the CUDA Array Interface.
 
 //export gdaDLPackExport
 func gdaDLPackExport(h C.uintptr_t, versioned, copied C.int, stream C.int64_t, out *unsafe.Pointer, e *C.gda_error) C.int {
