@@ -30,7 +30,9 @@ def test_followups_of_an_accepted_input(name):
     result = run_hostile_case(name, timeout=120)
     assert result["exception"] is None, f"the input was not accepted:\n{result.get('traceback')}"
     ops = result["ops"]
-    assert set(ops) >= set(hostile_cases.FOLLOWUP_OPS) - ({"pyarrow", "polars", "duckdb"} if not result["valid"] else set())
+    assert set(ops) >= set(hostile_cases.FOLLOWUP_OPS) - (
+        {"pyarrow", "polars", "duckdb"} if not result["valid"] else set()
+    )
     assert result["valid"] == result["expect_valid"], f"validate(full=True) gave {ops['validate']}"
     for op, outcome in ops.items():
         if outcome == "ok":

@@ -24,7 +24,10 @@ def params():
 
 def test_the_corpus_is_large_enough():
     # the hostile cases here and the follow-up cases of test_operations_on_accepted_inputs.py
-    assert len(hostile_cases.CASES) + len(hostile_cases.FOLLOWUPS) >= 120, (len(hostile_cases.CASES), len(hostile_cases.FOLLOWUPS))
+    assert len(hostile_cases.CASES) + len(hostile_cases.FOLLOWUPS) >= 120, (
+        len(hostile_cases.CASES),
+        len(hostile_cases.FOLLOWUPS),
+    )
 
 
 @pytest.mark.parametrize("name", list(params()))
