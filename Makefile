@@ -47,7 +47,7 @@ test-go: venv fakecuda
 # testdata/fuzz). `make fuzz FUZZTIME=10m` for a longer run (see fuzz-smoke
 # for why CI gives a count of inputs instead).
 FUZZTIME ?= 1m
-FUZZ_TARGETS := gosrc/cdevice:FuzzParseFormat gosrc/cdevice:FuzzDecodeMetadata tests_go:FuzzSchemaImport tests_go:FuzzArrayImport tests_go:FuzzHostileTree
+FUZZ_TARGETS := gosrc/cschema:FuzzParseFormat gosrc/cschema:FuzzDecodeMetadata tests_go:FuzzSchemaImport tests_go:FuzzArrayImport tests_go:FuzzHostileTree
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 	  echo "fuzz $$t for $(FUZZTIME)"; \
@@ -74,7 +74,7 @@ fuzz-smoke:
 # can. .ci/run calls it after make test (5000 runs: about 30 s on 2 cores).
 STRESS_COUNT ?= 5000
 STRESS_RUN := TestAsync.*Close
-STRESS_PKGS := ./gosrc/cdevice/ ./tests_go/
+STRESS_PKGS := ./gosrc/streams/ ./tests_go/
 stress:
 	$(MAKE) -s -C tests_go/fakecuda
 	$(TEST_ENV) go test -race -count=1 -run '^$$' $(STRESS_PKGS)

@@ -12,9 +12,9 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 
-	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/pyfunc"
 )
 
@@ -34,7 +34,7 @@ func poison(msg string) {
 // errorKind maps a Go error to the exception class the C side raises. This
 // is the only place where Go errors meet Python exception classes.
 func errorKind(err error) C.int {
-	var se *cdevice.StreamError
+	var se *errs.StreamError
 	var de *device.DriverError
 	var fe *pyfunc.Error
 	switch {
@@ -46,15 +46,15 @@ func errorKind(err error) C.int {
 		return C.GDA_ERR_BUFFER
 	case errors.As(err, &se):
 		return C.GDA_ERR_STREAM
-	case errors.Is(err, cdevice.ErrInternal):
+	case errors.Is(err, errs.ErrInternal):
 		return C.GDA_ERR_INTERNAL
 	case errors.As(err, &de), errors.Is(err, device.ErrUnavailable):
 		return C.GDA_ERR_DEVICE
 	case errors.Is(err, device.ErrUnknownDevice):
 		return C.GDA_ERR_INVALID
-	case errors.Is(err, cdevice.ErrNoMemory):
+	case errors.Is(err, errs.ErrNoMemory):
 		return C.GDA_ERR_MEMORY
-	case errors.Is(err, cdevice.ErrNotImplemented):
+	case errors.Is(err, errs.ErrNotImplemented):
 		return C.GDA_ERR_NOT_IMPLEMENTED
 	case errors.Is(err, errType):
 		return C.GDA_ERR_TYPE
@@ -71,7 +71,7 @@ func call(e *C.gda_error, fn func() error) (kind C.int) {
 		return setError(e, C.GDA_ERR_INTERNAL, 0,
 			"godevarrow refuses further work after an internal error; restart the process. The error was: "+msg)
 	}
-	if cdevice.Panics() > 0 {
+	if errs.Panics() > 0 {
 		poison("a panic in a C callback of the Go core")
 		return setError(e, C.GDA_ERR_INTERNAL, 0,
 			"godevarrow refuses further work after an internal error; restart the process. The error was: a panic in a C callback of the Go core")
@@ -85,7 +85,7 @@ func call(e *C.gda_error, fn func() error) (kind C.int) {
 	}()
 	if err := fn(); err != nil {
 		var errno int
-		var se *cdevice.StreamError
+		var se *errs.StreamError
 		if errors.As(err, &se) {
 			errno = int(se.Errno)
 		}

@@ -4,14 +4,14 @@
 // files hold the exports they call. Each export unpacks plain C arguments,
 // makes one call into gosrc, and packs the result or the error through
 // call() (errors.go). No Arrow decision and no state lives here: streams
-// are cdevice.OneShotStream, held imports and the schema table are held.h.
+// are streams.OneShotStream, held imports and the schema table are held.h.
 //
 // Python holds Go objects through handles (a generational handle.Table): a
 // handle capsule, an ArrayBase, or a stream capsule owns one handle each.
 package main
 
 /*
-#cgo CFLAGS: -O2 -std=c11 -Werror=implicit-function-declaration -I${SRCDIR}/../gosrc/cdevice
+#cgo CFLAGS: -O2 -std=c11 -Werror=implicit-function-declaration -I${SRCDIR}/../gosrc/include -I${SRCDIR}/../gosrc/values -I${SRCDIR}/../gosrc/streams
 #include <stdlib.h>
 #include "module.h"
 */
@@ -29,9 +29,13 @@ import (
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/checksum"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
+	"github.com/godevarrow/godevarrow/gosrc/values"
 )
 
 func main() {}
@@ -84,18 +88,18 @@ func gdaHandleRelease(h C.uintptr_t) {
 	call(nil, func() error {
 		v, ok := handles.Delete(handle.Handle(h))
 		if !ok {
-			return fmt.Errorf("%w: handle %#x released twice", cdevice.ErrInternal, uintptr(h))
+			return fmt.Errorf("%w: handle %#x released twice", errs.ErrInternal, uintptr(h))
 		}
 		switch v := v.(type) {
 		case *cdevice.Array:
 			v.Release()
 		case *device.Stream:
 			_ = v.Destroy()
-		case *cdevice.OneShotStream:
+		case *streams.OneShotStream:
 			_, _ = v.Close() // its capsule settled it first (stream_handle_destructor)
 		case *cdevice.ChunkedArray:
 			v.Release()
-		case *cdevice.EncodedValues:
+		case *values.EncodedValues:
 			v.Free()
 		}
 		return nil
@@ -113,12 +117,12 @@ func gdaPoisonedError(e *C.gda_error) C.int {
 
 //export gdaImportSchema
 func gdaImportSchema(p unsafe.Pointer, consume C.int, out *C.uintptr_t, e *C.gda_error) C.int {
-	read := cdevice.CopySchema // the capsule keeps the struct
+	read := cschema.CopySchema // the capsule keeps the struct
 	if consume != 0 {
-		read = cdevice.ImportSchema
+		read = cschema.ImportSchema
 	}
 	return call(e, func() error {
-		s, err := read(cdevice.SchemaAt(p))
+		s, err := read(cschema.SchemaAt(p))
 		if err == nil {
 			newHandle(s, out)
 		}
@@ -128,7 +132,7 @@ func gdaImportSchema(p unsafe.Pointer, consume C.int, out *C.uintptr_t, e *C.gda
 
 //export gdaSchemaBorrow
 func gdaSchemaBorrow(src, out unsafe.Pointer, e *C.gda_error) C.int {
-	return call(e, func() error { return cdevice.BorrowSchema(cdevice.SchemaAt(src), cdevice.SchemaAt(out)) })
+	return call(e, func() error { return cschema.BorrowSchema(cschema.SchemaAt(src), cschema.SchemaAt(out)) })
 }
 
 //export gdaDeviceArrayStampDeviceOfData
@@ -143,19 +147,19 @@ func gdaExportSchema(h C.uintptr_t, out unsafe.Pointer, e *C.gda_error) C.int {
 		if err != nil {
 			return err
 		}
-		return cdevice.ExportSchema(s, cdevice.SchemaAt(out))
+		return cschema.ExportSchema(s, cschema.SchemaAt(out))
 	})
 }
 
 // schemaOf accepts a Schema, Array or stream handle.
-func schemaOf(h C.uintptr_t) (*cdevice.Schema, error) {
+func schemaOf(h C.uintptr_t) (*cschema.Schema, error) {
 	v, ok := handles.Get(handle.Handle(h))
 	switch v := v.(type) {
-	case *cdevice.Schema:
+	case *cschema.Schema:
 		return v, nil
 	case *cdevice.Array:
 		return v.Schema(), nil
-	case *cdevice.OneShotStream:
+	case *streams.OneShotStream:
 		return v.Schema(), nil
 	case *cdevice.ChunkedArray:
 		return v.Schema(), nil
@@ -180,7 +184,7 @@ func gdaSchemaOf(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
 //export gdaSchemaInfo
 func gdaSchemaInfo(h C.uintptr_t, info *C.gda_schema_info, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := valueOf[*cdevice.Schema](h)
+		s, err := valueOf[*cschema.Schema](h)
 		if err != nil {
 			return err
 		}
@@ -188,7 +192,7 @@ func gdaSchemaInfo(h C.uintptr_t, info *C.gda_schema_info, e *C.gda_error) C.int
 		info.name = C.CString(s.Name)
 		info.flags = C.int64_t(s.Flags)
 		info.metadata = C.gda_bytes{}
-		if md := cdevice.EncodeMetadata(s.Metadata); len(md) > 0 {
+		if md := cschema.EncodeMetadata(s.Metadata); len(md) > 0 {
 			info.metadata = C.gda_bytes{data: (*C.char)(C.CBytes(md)), len: C.int64_t(len(md))}
 		}
 		info.n_children = C.int64_t(len(s.Children))
@@ -199,13 +203,13 @@ func gdaSchemaInfo(h C.uintptr_t, info *C.gda_schema_info, e *C.gda_error) C.int
 
 //export gdaSchemaChild
 func gdaSchemaChild(h C.uintptr_t, i C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	return transform(h, out, e, func(s *cdevice.Schema) (*cdevice.Schema, error) { return s.Child(int(i)) })
+	return transform(h, out, e, func(s *cschema.Schema) (*cschema.Schema, error) { return s.Child(int(i)) })
 }
 
 //export gdaSchemaEqual
 func gdaSchemaEqual(h1, h2 C.uintptr_t, out *C.int, e *C.gda_error) C.int {
 	return call(e, func() error {
-		a, b, err := valuesOf[*cdevice.Schema, *cdevice.Schema](h1, h2, false)
+		a, b, err := valuesOf[*cschema.Schema, *cschema.Schema](h1, h2, false)
 		if err != nil {
 			return err
 		}
@@ -217,7 +221,7 @@ func gdaSchemaEqual(h1, h2 C.uintptr_t, out *C.int, e *C.gda_error) C.int {
 //export gdaSchemaString
 func gdaSchemaString(h C.uintptr_t, out **C.char, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := valueOf[*cdevice.Schema](h)
+		s, err := valueOf[*cschema.Schema](h)
 		if err == nil {
 			*out = C.CString(s.String())
 		}
@@ -230,7 +234,7 @@ func gdaSchemaString(h C.uintptr_t, out **C.char, e *C.gda_error) C.int {
 //export gdaImportArray
 func gdaImportArray(schemaPtr, arrayPtr unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := cdevice.ImportSchema(cdevice.SchemaAt(schemaPtr))
+		s, err := cschema.ImportSchema(cschema.SchemaAt(schemaPtr))
 		if err != nil {
 			return err // the array stays with its capsule, which releases it
 		}
@@ -253,7 +257,7 @@ func gdaImportArray(schemaPtr, arrayPtr unsafe.Pointer, isDevice C.int, out *C.u
 //export gdaImportDevicePair
 func gdaImportDevicePair(schemaPtr, arrayPtr unsafe.Pointer, held *unsafe.Pointer, out *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {
-		h, a, err := cdevice.ImportDevicePair(cdevice.SchemaAt(schemaPtr), cdevice.DeviceArrayAt(arrayPtr))
+		h, a, err := cdevice.ImportDevicePair(cschema.SchemaAt(schemaPtr), cdevice.DeviceArrayAt(arrayPtr))
 		if err == nil && a != nil {
 			newHandle(a, out)
 		}
@@ -281,7 +285,7 @@ func gdaImportHeld(held unsafe.Pointer, out *C.uintptr_t, e *C.gda_error) C.int 
 //export gdaCacheSchema
 func gdaCacheSchema(schemaPtr unsafe.Pointer, e *C.gda_error) C.int {
 	return call(e, func() error {
-		_, err := cdevice.CopySchema(cdevice.SchemaAt(schemaPtr))
+		_, err := cschema.CopySchema(cschema.SchemaAt(schemaPtr))
 		return err
 	})
 }
@@ -289,7 +293,7 @@ func gdaCacheSchema(schemaPtr unsafe.Pointer, e *C.gda_error) C.int {
 //export gdaExportArray
 func gdaExportArray(h, requested C.uintptr_t, outSchema, outArray unsafe.Pointer, isDevice C.int, e *C.gda_error) C.int {
 	return call(e, func() error {
-		a, target, err := valuesOf[*cdevice.Array, *cdevice.Schema](h, requested, true)
+		a, target, err := valuesOf[*cdevice.Array, *cschema.Schema](h, requested, true)
 		if err != nil {
 			return err
 		}
@@ -369,7 +373,7 @@ func gdaArrayValidate(h C.uintptr_t, full C.int, e *C.gda_error) C.int {
 
 //export gdaArrayCast
 func gdaArrayCast(h, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	target, err := valueOf[*cdevice.Schema](schema)
+	target, err := valueOf[*cschema.Schema](schema)
 	return arrayOp(h, out, e, func(a *cdevice.Array) (*cdevice.Array, error) {
 		if err != nil {
 			return nil, err
@@ -427,7 +431,7 @@ func gdaChecksums(h C.uintptr_t, out **C.uint32_t, n *C.int64_t, e *C.gda_error)
 		}
 		p := (*C.uint32_t)(C.malloc(C.size_t(max(len(sums), 1)) * C.sizeof_uint32_t))
 		if p == nil {
-			return &cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "out of memory"}
+			return &errs.Error{Kind: errs.ErrInvalid, Msg: "out of memory"}
 		}
 		for i, v := range sums {
 			unsafe.Slice(p, len(sums))[i] = C.uint32_t(v)
@@ -446,16 +450,16 @@ func gdaChecksums(h C.uintptr_t, out **C.uint32_t, n *C.int64_t, e *C.gda_error)
 //
 //export gdaStreamImport
 func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C.gda_error) C.int {
-	importStream := func() (*cdevice.StreamReader, error) { return cdevice.ImportArrayStream(cdevice.StreamAt(cell)) }
+	importStream := func() (*streams.StreamReader, error) { return streams.ImportArrayStream(streams.StreamAt(cell)) }
 	if isDevice != 0 {
-		importStream = func() (*cdevice.StreamReader, error) {
-			return cdevice.ImportDeviceArrayStream(cdevice.DeviceStreamAt(cell))
+		importStream = func() (*streams.StreamReader, error) {
+			return streams.ImportDeviceArrayStream(streams.DeviceStreamAt(cell))
 		}
 	}
 	return call(e, func() error {
 		r, err := importStream()
 		if err == nil {
-			newHandle(cdevice.NewOneShotStream(r), out)
+			newHandle(streams.NewOneShotStream(r), out)
 		}
 		return err
 	})
@@ -464,7 +468,7 @@ func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, e *C
 //export gdaExportStream
 func gdaExportStream(h, requested C.uintptr_t, out unsafe.Pointer, isDevice C.int, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, target, err := valuesOf[*cdevice.OneShotStream, *cdevice.Schema](h, requested, true)
+		s, target, err := valuesOf[*streams.OneShotStream, *cschema.Schema](h, requested, true)
 		if err != nil {
 			return err
 		}
@@ -475,7 +479,7 @@ func gdaExportStream(h, requested C.uintptr_t, out unsafe.Pointer, isDevice C.in
 //export gdaStreamInfo
 func gdaStreamInfo(h C.uintptr_t, info *C.gda_stream_info, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if err != nil {
 			return err
 		}
@@ -490,17 +494,17 @@ func gdaStreamInfo(h C.uintptr_t, info *C.gda_stream_info, e *C.gda_error) C.int
 // returns the next array (0 in *out at the end), or GDA_PENDING when a
 // read-ahead stream, or another thread's read, had not delivered within
 // timeoutMs (the caller checks for signals and calls again). thread is the
-// caller's pthread_self, for the re-entry check (cdevice.ThreadID).
+// caller's pthread_self, for the re-entry check (streams.ThreadID).
 //
 //export gdaStreamNext
 func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, thread C.uint64_t, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
 	pending := false
 	rc := call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if err != nil {
 			return err
 		}
-		hp, a, err, ready := s.NextHeld(time.Duration(timeoutMs)*time.Millisecond, cdevice.ThreadID(thread))
+		hp, a, err, ready := s.NextHeld(time.Duration(timeoutMs)*time.Millisecond, streams.ThreadID(thread))
 		switch {
 		case !ready:
 			pending = true
@@ -528,7 +532,7 @@ func gdaStreamNext(h C.uintptr_t, timeoutMs C.int, thread C.uint64_t, out *C.uin
 func gdaStreamTryNext(h C.uintptr_t, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
 	pending := false
 	rc := call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if err != nil {
 			return err
 		}
@@ -559,7 +563,7 @@ func gdaStreamTryNext(h C.uintptr_t, out *C.uintptr_t, held *unsafe.Pointer, e *
 //export gdaStreamSetWake
 func gdaStreamSetWake(h C.uintptr_t, fd C.int64_t, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if err != nil {
 			return err
 		}
@@ -572,7 +576,7 @@ func gdaStreamSetWake(h C.uintptr_t, fd C.int64_t, e *C.gda_error) C.int {
 //export gdaStreamArmWake
 func gdaStreamArmWake(h C.uintptr_t, on C.int, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if err != nil {
 			return err
 		}
@@ -588,7 +592,7 @@ func gdaStreamArmWake(h C.uintptr_t, on C.int, e *C.gda_error) C.int {
 //export gdaStreamUnread
 func gdaStreamUnread(h, array C.uintptr_t, held unsafe.Pointer) {
 	call(nil, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if held != nil {
 			if err != nil {
 				cdevice.ReleaseHeld(held)
@@ -599,7 +603,7 @@ func gdaStreamUnread(h, array C.uintptr_t, held unsafe.Pointer) {
 		}
 		a, ok := handles.Delete(handle.Handle(array))
 		if !ok {
-			return fmt.Errorf("%w: unread of a stale array handle", cdevice.ErrInternal)
+			return fmt.Errorf("%w: unread of a stale array handle", errs.ErrInternal)
 		}
 		if err != nil {
 			a.(*cdevice.Array).Release()
@@ -618,7 +622,7 @@ func gdaStreamUnread(h, array C.uintptr_t, held unsafe.Pointer) {
 func gdaStreamSettle(h C.uintptr_t, timeoutMs C.int) C.int {
 	idle := C.int(1)
 	call(nil, func() error {
-		if s, err := valueOf[*cdevice.OneShotStream](h); err == nil && !s.Settle(time.Duration(timeoutMs)*time.Millisecond) {
+		if s, err := valueOf[*streams.OneShotStream](h); err == nil && !s.Settle(time.Duration(timeoutMs)*time.Millisecond) {
 			idle = 0
 		}
 		return nil
@@ -633,7 +637,7 @@ func gdaStreamSettle(h C.uintptr_t, timeoutMs C.int) C.int {
 func gdaStreamClose(h C.uintptr_t, e *C.gda_error) C.int {
 	pending := false
 	rc := call(e, func() error {
-		s, err := valueOf[*cdevice.OneShotStream](h)
+		s, err := valueOf[*streams.OneShotStream](h)
 		if err != nil {
 			return err
 		}
@@ -648,7 +652,7 @@ func gdaStreamClose(h C.uintptr_t, e *C.gda_error) C.int {
 }
 
 // arraysAndSchema are the arrays of n array handles and an optional schema.
-func arraysAndSchema(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t) ([]*cdevice.Array, *cdevice.Schema, error) {
+func arraysAndSchema(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t) ([]*cdevice.Array, *cschema.Schema, error) {
 	arrays := make([]*cdevice.Array, int(n))
 	for i, h := range unsafe.Slice(hs, int(n)) {
 		a, err := valueOf[*cdevice.Array](h)
@@ -657,7 +661,7 @@ func arraysAndSchema(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t) ([]*cdevi
 		}
 		arrays[i] = a
 	}
-	s, err := optionalValue[*cdevice.Schema](schema)
+	s, err := optionalValue[*cschema.Schema](schema)
 	return arrays, s, err
 }
 
@@ -670,21 +674,21 @@ func gdaStreamFromArrays(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t, out *
 		}
 		r, err := cdevice.ReaderOver(s, arrays)
 		if err == nil {
-			newHandle(cdevice.NewOneShotStream(r), out)
+			newHandle(streams.NewOneShotStream(r), out)
 		}
 		return err
 	})
 }
 
 // streamOp is transform from a stream to the new stream it moves into.
-func streamOp(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error, op func(*cdevice.OneShotStream) (*cdevice.OneShotStream, error)) C.int {
+func streamOp(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error, op func(*streams.OneShotStream) (*streams.OneShotStream, error)) C.int {
 	return transform(h, out, e, op)
 }
 
 //export gdaStreamCast
 func gdaStreamCast(h, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	target, err := valueOf[*cdevice.Schema](schema)
-	return streamOp(h, out, e, func(s *cdevice.OneShotStream) (*cdevice.OneShotStream, error) {
+	target, err := valueOf[*cschema.Schema](schema)
+	return streamOp(h, out, e, func(s *streams.OneShotStream) (*streams.OneShotStream, error) {
 		if err != nil {
 			return nil, err
 		}
@@ -694,7 +698,7 @@ func gdaStreamCast(h, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.in
 
 //export gdaStreamPrefetch
 func gdaStreamPrefetch(h C.uintptr_t, depth C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	return streamOp(h, out, e, func(s *cdevice.OneShotStream) (*cdevice.OneShotStream, error) {
+	return streamOp(h, out, e, func(s *streams.OneShotStream) (*streams.OneShotStream, error) {
 		return s.Prefetch(int64(depth))
 	})
 }
@@ -750,15 +754,15 @@ func gdaBuildInfo(out **C.char, e *C.gda_error) C.int {
 //export gdaDebugCounters
 func gdaDebugCounters(out *C.gda_counters, e *C.gda_error) C.int {
 	return call(e, func() error {
-		st := cdevice.LiveStats()
-		cache := cdevice.SchemaCacheSize()
+		st, ss := cdevice.LiveStats(), streams.LiveStats()
+		cache := cschema.SchemaCacheSize()
 		*out = C.gda_counters{
 			handles:          C.int64_t(handles.Len()),
 			exported_schemas: C.int64_t(st.ExportedSchemas),
 			exported_arrays:  C.int64_t(st.ExportedArrays),
-			exported_streams: C.int64_t(st.ExportedStreams),
+			exported_streams: C.int64_t(ss.ExportedStreams),
 			imported_arrays:  C.int64_t(st.ImportedArrays),
-			imported_streams: C.int64_t(st.ImportedStreams),
+			imported_streams: C.int64_t(ss.ImportedStreams),
 			bytes_held:       C.int64_t(st.AllocatedBytes),
 			arrays:           C.int64_t(st.Arrays),
 			exported_tensors: C.int64_t(dlpack.LiveExports()),
@@ -781,7 +785,7 @@ func gdaDebugPanic(e *C.gda_error) C.int {
 		name := C.CString("GODEVARROW_ALLOW_PANIC_TEST")
 		defer C.free(unsafe.Pointer(name))
 		if v := C.getenv(name); v == nil || C.GoString(v) != "1" {
-			return &cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "debug_panic() needs GODEVARROW_ALLOW_PANIC_TEST=1"}
+			return &errs.Error{Kind: errs.ErrInvalid, Msg: "debug_panic() needs GODEVARROW_ALLOW_PANIC_TEST=1"}
 		}
 		panic("deliberate panic from debug_panic()")
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
 	"github.com/godevarrow/godevarrow/gosrc/pyfunc"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 // The Go functions users link into the extension (gosrc/pyfunc): their
@@ -227,7 +228,7 @@ func packGoValue(v any, out *C.gda_go_value) {
 	case *cdevice.ChunkedArray:
 		out.kind, out.i = C.GDA_GO_CHUNKED, C.int64_t(cBool(v.Schema().IsRecordBatch()))
 		newHandle(v, &out.h)
-	case *cdevice.OneShotStream:
+	case *streams.OneShotStream:
 		out.kind = C.GDA_GO_STREAM
 		newHandle(v, &out.h)
 	}

@@ -9,12 +9,14 @@ import "C"
 import (
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
+	"github.com/godevarrow/godevarrow/gosrc/values"
 )
 
 // ------------------------------------------------- values (values.c decodes)
 
 // gdaArrayValues is called without the GIL: it encodes the values of
-// [start, start+length) (cdevice.EncodeValuesC); the caller releases the
+// [start, start+length) (values.EncodeValuesC); the caller releases the
 // handle in *keep once it has read the encoding, or, when *keep is 0, frees
 // the encoding itself.
 //
@@ -26,7 +28,7 @@ func gdaArrayValues(h C.uintptr_t, start, length C.int64_t, byColumn C.int, out 
 		if err != nil {
 			return err
 		}
-		enc, err := cdevice.EncodeValuesC(a, int64(start), int64(length), byColumn != 0)
+		enc, err := values.EncodeValuesC(a, int64(start), int64(length), byColumn != 0)
 		if err != nil {
 			return err
 		}
@@ -79,7 +81,7 @@ func gdaChunkedFromArrays(hs *C.uintptr_t, n C.int64_t, schema C.uintptr_t, out 
 //
 //export gdaChunkedRead
 func gdaChunkedRead(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	return transform(h, out, e, (*cdevice.OneShotStream).ReadAll)
+	return transform(h, out, e, (*streams.OneShotStream).ReadAll)
 }
 
 //export gdaChunkedInfo
@@ -111,8 +113,8 @@ func gdaChunkedChunk(h C.uintptr_t, i C.int64_t, out *C.uintptr_t, e *C.gda_erro
 
 //export gdaChunkedStream
 func gdaChunkedStream(h C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
-	return transform(h, out, e, func(c *cdevice.ChunkedArray) (*cdevice.OneShotStream, error) {
-		return cdevice.NewOneShotStream(c.Reader()), nil
+	return transform(h, out, e, func(c *cdevice.ChunkedArray) (*streams.OneShotStream, error) {
+		return streams.NewOneShotStream(c.Reader()), nil
 	})
 }
 

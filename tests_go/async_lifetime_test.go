@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 	"github.com/godevarrow/godevarrow/tests_go/casync"
 )
 
@@ -25,16 +27,16 @@ func TestAsyncLateProducerCallsAfterManyStreams(t *testing.T) {
 	}
 	early := casync.NewConsumer(casync.Config{InitialRequest: 10, FailAtTask: -1, CancelAtTask: -1})
 	defer early.Free()
-	if err := cdevice.ExportAsyncDeviceStream(int64Reader(t, 2, -1), early.Handler(), cdevice.AsyncExportOptions{}); err != nil {
+	if err := streams.ExportAsyncDeviceStream(int64Reader(t, 2, -1), early.Handler(), streams.AsyncExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitRelease(t, early)
 	for range 1500 { // more streams than any tombstone count
-		reader, h, err := cdevice.NewAsyncReader(1)
+		reader, h, err := streams.NewAsyncReader(1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := cdevice.ExportAsyncDeviceStream(int64Reader(t, 1, -1), h, cdevice.AsyncExportOptions{}); err != nil {
+		if err := streams.ExportAsyncDeviceStream(int64Reader(t, 1, -1), h, streams.AsyncExportOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		eachArray(t, reader.Next, func(int, *cdevice.Array) {})
@@ -44,7 +46,7 @@ func TestAsyncLateProducerCallsAfterManyStreams(t *testing.T) {
 	if o := early.Observed(); o.CallsAfterRelease != 0 || o.Release != 1 {
 		t.Errorf("release %d times, %d calls after it", o.Release, o.CallsAfterRelease)
 	}
-	if n := cdevice.Panics(); n != 0 {
+	if n := errs.Panics(); n != 0 {
 		t.Errorf("%d panics", n)
 	}
 }

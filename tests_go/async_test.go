@@ -13,7 +13,10 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 	"github.com/godevarrow/godevarrow/tests_go/casync"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 )
@@ -22,7 +25,7 @@ import (
 // failAt >= 0 it fails there.
 func int64Reader(t *testing.T, n, failAt int) cdevice.ArrayReader {
 	t.Helper()
-	s, err := cdevice.SchemaFromField(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true})
+	s, err := cschema.SchemaFromField(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,11 +69,11 @@ func waitRelease(t *testing.T, c *casync.Consumer) casync.Observed {
 	return casync.Observed{}
 }
 
-func produceInto(t *testing.T, cfg casync.Config, n, failAt int, opts cdevice.AsyncExportOptions) casync.Observed {
+func produceInto(t *testing.T, cfg casync.Config, n, failAt int, opts streams.AsyncExportOptions) casync.Observed {
 	t.Helper()
 	c := casync.NewConsumer(cfg)
 	defer c.Free()
-	if err := cdevice.ExportAsyncDeviceStream(int64Reader(t, n, failAt), c.Handler(), opts); err != nil {
+	if err := streams.ExportAsyncDeviceStream(int64Reader(t, n, failAt), c.Handler(), opts); err != nil {
 		t.Fatal(err)
 	}
 	o := waitRelease(t, c)
@@ -82,7 +85,7 @@ func produceInto(t *testing.T, cfg casync.Config, n, failAt int, opts cdevice.As
 
 func TestAsyncProducerSchemaFirstWithProducerSet(t *testing.T) {
 	baseline(t)
-	o := produceInto(t, casync.Config{InitialRequest: 100, FailAtTask: -1, CancelAtTask: -1}, 5, -1, cdevice.AsyncExportOptions{})
+	o := produceInto(t, casync.Config{InitialRequest: 100, FailAtTask: -1, CancelAtTask: -1}, 5, -1, streams.AsyncExportOptions{})
 	if o.OnSchema != 1 || !o.ProducerSetBeforeSchema {
 		t.Errorf("on_schema %d times, producer set before it: %v", o.OnSchema, o.ProducerSetBeforeSchema)
 	}
@@ -95,7 +98,7 @@ func TestAsyncProducerHonoursBackPressure(t *testing.T) {
 	baseline(t)
 	c := casync.NewConsumer(casync.Config{InitialRequest: 2, FailAtTask: -1, CancelAtTask: -1})
 	defer c.Free()
-	if err := cdevice.ExportAsyncDeviceStream(int64Reader(t, 10, -1), c.Handler(), cdevice.AsyncExportOptions{}); err != nil {
+	if err := streams.ExportAsyncDeviceStream(int64Reader(t, 10, -1), c.Handler(), streams.AsyncExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the 2 requested tasks", func() bool { return c.Observed().OnNextTask >= 2 })
@@ -107,9 +110,9 @@ func TestAsyncProducerHonoursBackPressure(t *testing.T) {
 	}
 	// the consumer may never ask again; the test cancels through the producer it was given
 	// the consumer extracts each task inside on_next_task, after counting it
-	waitFor(t, "both tasks extracted", func() bool { return cdevice.LiveStats().AsyncTasks == 0 })
+	waitFor(t, "both tasks extracted", func() bool { return streams.LiveStats().AsyncTasks == 0 })
 	h := c.Handler()
-	cdevice.CancelAsyncProducer(h)
+	streams.CancelAsyncProducer(h)
 	o := waitRelease(t, c)
 	if o.OnError != 0 {
 		t.Errorf("a cancel must not call on_error: %+v", o)
@@ -118,7 +121,7 @@ func TestAsyncProducerHonoursBackPressure(t *testing.T) {
 
 func TestAsyncProducerRequestFromInsideCallbacks(t *testing.T) {
 	baseline(t)
-	o := produceInto(t, casync.Config{InitialRequest: 1, RequestInTask: true, FailAtTask: -1, CancelAtTask: -1}, 20, -1, cdevice.AsyncExportOptions{})
+	o := produceInto(t, casync.Config{InitialRequest: 1, RequestInTask: true, FailAtTask: -1, CancelAtTask: -1}, 20, -1, streams.AsyncExportOptions{})
 	if o.OnNextTask != 20 || o.EndMarker != 1 || o.TasksBeyondRequest != 0 {
 		t.Errorf("observed %+v", o)
 	}
@@ -127,7 +130,7 @@ func TestAsyncProducerRequestFromInsideCallbacks(t *testing.T) {
 func TestAsyncProducerRejectsNonPositiveRequests(t *testing.T) {
 	for _, n := range []int64{0, -1} {
 		baseline(t)
-		o := produceInto(t, casync.Config{InitialRequest: n, FailAtTask: -1, CancelAtTask: -1}, 3, -1, cdevice.AsyncExportOptions{})
+		o := produceInto(t, casync.Config{InitialRequest: n, FailAtTask: -1, CancelAtTask: -1}, 3, -1, streams.AsyncExportOptions{})
 		if o.OnError != 1 || o.ErrorCode != int(syscall.EINVAL) || !strings.Contains(o.ErrorMessage, "positive") || o.OnNextTask != 0 {
 			t.Errorf("request(%d): %+v", n, o)
 		}
@@ -136,7 +139,7 @@ func TestAsyncProducerRejectsNonPositiveRequests(t *testing.T) {
 
 func TestAsyncProducerCancelIsIdempotentAndQuiet(t *testing.T) {
 	baseline(t)
-	o := produceInto(t, casync.Config{InitialRequest: 100, FailAtTask: -1, CancelAtTask: 1}, 50, -1, cdevice.AsyncExportOptions{})
+	o := produceInto(t, casync.Config{InitialRequest: 100, FailAtTask: -1, CancelAtTask: 1}, 50, -1, streams.AsyncExportOptions{})
 	if o.OnError != 0 || o.EndMarker != 0 || o.OnNextTask >= 50 {
 		t.Errorf("after cancel: %+v", o)
 	}
@@ -146,7 +149,7 @@ func TestAsyncProducerCancelFromManyThreads(t *testing.T) {
 	baseline(t)
 	c := casync.NewConsumer(casync.Config{InitialRequest: 1, FailAtTask: -1, CancelAtTask: -1})
 	defer c.Free()
-	if err := cdevice.ExportAsyncDeviceStream(int64Reader(t, 1000, -1), c.Handler(), cdevice.AsyncExportOptions{}); err != nil {
+	if err := streams.ExportAsyncDeviceStream(int64Reader(t, 1000, -1), c.Handler(), streams.AsyncExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(10 * time.Millisecond)
@@ -154,7 +157,7 @@ func TestAsyncProducerCancelFromManyThreads(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
 		wg.Add(1)
-		go func() { defer wg.Done(); cdevice.CancelAsyncProducer(h) }()
+		go func() { defer wg.Done(); streams.CancelAsyncProducer(h) }()
 	}
 	wg.Wait()
 	if o := waitRelease(t, c); o.OnError != 0 {
@@ -164,7 +167,7 @@ func TestAsyncProducerCancelFromManyThreads(t *testing.T) {
 
 func TestAsyncProducerErrorThenRelease(t *testing.T) {
 	baseline(t)
-	o := produceInto(t, casync.Config{InitialRequest: 100, FailAtTask: -1, CancelAtTask: -1}, 10, 3, cdevice.AsyncExportOptions{})
+	o := produceInto(t, casync.Config{InitialRequest: 100, FailAtTask: -1, CancelAtTask: -1}, 10, 3, streams.AsyncExportOptions{})
 	if o.OnNextTask != 3 || o.OnError != 1 || o.ErrorCode != int(syscall.EPROTO) || !strings.Contains(o.ErrorMessage, "on purpose") {
 		t.Errorf("%+v", o)
 	}
@@ -172,11 +175,11 @@ func TestAsyncProducerErrorThenRelease(t *testing.T) {
 
 func TestAsyncProducerStopsWhenTheConsumerFails(t *testing.T) {
 	baseline(t)
-	o := produceInto(t, casync.Config{InitialRequest: 100, FailAtTask: 2, CancelAtTask: -1}, 10, -1, cdevice.AsyncExportOptions{})
+	o := produceInto(t, casync.Config{InitialRequest: 100, FailAtTask: 2, CancelAtTask: -1}, 10, -1, streams.AsyncExportOptions{})
 	if o.OnNextTask != 3 || o.OnError != 0 || o.EndMarker != 0 {
 		t.Errorf("after a failing on_next_task only release may follow: %+v", o)
 	}
-	o = produceInto(t, casync.Config{InitialRequest: 100, FailSchema: true, FailAtTask: -1, CancelAtTask: -1}, 10, -1, cdevice.AsyncExportOptions{})
+	o = produceInto(t, casync.Config{InitialRequest: 100, FailSchema: true, FailAtTask: -1, CancelAtTask: -1}, 10, -1, streams.AsyncExportOptions{})
 	if o.OnNextTask != 0 || o.OnError != 0 {
 		t.Errorf("after a failing on_schema only release may follow: %+v", o)
 	}
@@ -184,7 +187,7 @@ func TestAsyncProducerStopsWhenTheConsumerFails(t *testing.T) {
 
 func TestAsyncProducerMetadata(t *testing.T) {
 	baseline(t)
-	o := produceInto(t, casync.Config{InitialRequest: 100, FailAtTask: -1, CancelAtTask: -1}, 3, -1, cdevice.AsyncExportOptions{
+	o := produceInto(t, casync.Config{InitialRequest: 100, FailAtTask: -1, CancelAtTask: -1}, 3, -1, streams.AsyncExportOptions{
 		AdditionalMetadata: map[string]string{"rows": "3"},
 		TaskMetadata:       func(k int) map[string]string { return map[string]string{"k": string(rune('0' + k))} },
 	})
@@ -195,7 +198,7 @@ func TestAsyncProducerMetadata(t *testing.T) {
 
 func TestAsyncConsumerFromACProducer(t *testing.T) {
 	baseline(t)
-	r, h, err := cdevice.NewAsyncReader(2)
+	r, h, err := streams.NewAsyncReader(2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +222,7 @@ func TestAsyncConsumerFromACProducer(t *testing.T) {
 
 func TestAsyncConsumerErrorArrivesAfterEarlierArrays(t *testing.T) {
 	baseline(t)
-	r, h, err := cdevice.NewAsyncReader(1)
+	r, h, err := streams.NewAsyncReader(1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +238,7 @@ func TestAsyncConsumerErrorArrivesAfterEarlierArrays(t *testing.T) {
 		a.Release()
 		n++
 	}
-	var se *cdevice.StreamError
+	var se *errs.StreamError
 	if n != 4 || !errors.As(err, &se) || se.Errno != 5 || !strings.Contains(se.Msg, "on purpose") {
 		t.Fatalf("%d arrays then %v", n, err)
 	}
@@ -244,7 +247,7 @@ func TestAsyncConsumerErrorArrivesAfterEarlierArrays(t *testing.T) {
 
 func TestAsyncConsumerCloseCancels(t *testing.T) {
 	baseline(t)
-	r, h, err := cdevice.NewAsyncReader(1)
+	r, h, err := streams.NewAsyncReader(1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,11 +277,11 @@ func TestAsyncOurProducerFeedsOurConsumer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reader, h, err := cdevice.NewAsyncReader(2)
+		reader, h, err := streams.NewAsyncReader(2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := cdevice.ExportAsyncDeviceStream(r, h, cdevice.AsyncExportOptions{AdditionalMetadata: map[string]string{"n": "3"}}); err != nil {
+		if err := streams.ExportAsyncDeviceStream(r, h, streams.AsyncExportOptions{AdditionalMetadata: map[string]string{"n": "3"}}); err != nil {
 			t.Fatal(err)
 		}
 		if !reader.Schema().Equal(a.Schema()) || reader.AdditionalMetadata()["n"] != "3" {
@@ -311,7 +314,7 @@ func TestAsyncOurProducerFeedsOurConsumer(t *testing.T) {
 func waitAsyncIdle(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if st := cdevice.LiveStats(); st.AsyncHandlers == 0 && st.AsyncTasks == 0 {
+		if st := streams.LiveStats(); st.AsyncHandlers == 0 && st.AsyncTasks == 0 {
 			return
 		}
 		time.Sleep(time.Millisecond)
@@ -324,11 +327,11 @@ func TestAsyncStreamOfCUDAArraysKeepsDevicesAndEvents(t *testing.T) {
 	host := stringArray(t, 20)
 	defer host.Release()
 	r := cudaListReader(t, host, 3)
-	reader, h, err := cdevice.NewAsyncReader(2)
+	reader, h, err := streams.NewAsyncReader(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cdevice.ExportAsyncDeviceStream(r, h, cdevice.AsyncExportOptions{}); err != nil {
+	if err := streams.ExportAsyncDeviceStream(r, h, streams.AsyncExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if reader.DeviceType() != device.CUDA {

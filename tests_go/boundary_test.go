@@ -10,7 +10,10 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 )
 
@@ -33,13 +36,13 @@ func exportImport(t *testing.T, a *cdevice.Array) *cdevice.Array {
 	if err := cdevice.ExportDeviceArray(a, d); err != nil {
 		t.Fatalf("export: %v", err)
 	}
-	if err := cdevice.ExportSchema(a.Schema(), s); err != nil {
+	if err := cschema.ExportSchema(a.Schema(), s); err != nil {
 		t.Fatalf("export schema: %v", err)
 	}
 	if n, why := cb.Walk(s, d); n < 0 {
 		t.Fatalf("C consumer rejected the export: %s", why)
 	}
-	schema, err := cdevice.ImportSchema(s)
+	schema, err := cschema.ImportSchema(s)
 	if err != nil {
 		t.Fatalf("import schema: %v", err)
 	}
@@ -88,7 +91,7 @@ func importC(t *testing.T, p cb.Producer) *cdevice.Array {
 	defer cb.Free(s)
 	defer cb.Free(a)
 	cb.Produce(p, s, a)
-	schema, err := cdevice.ImportSchema(s)
+	schema, err := cschema.ImportSchema(s)
 	if err != nil {
 		t.Fatalf("import schema: %v", err)
 	}
@@ -138,7 +141,7 @@ func TestDecimal32FromC(t *testing.T) {
 	if a.Schema().Format != "d:9,2,32" {
 		t.Fatalf("format %q", a.Schema().Format)
 	}
-	ft, ok := a.Data().DataType().(*cdevice.ForeignFixedWidthType)
+	ft, ok := a.Data().DataType().(*cschema.ForeignFixedWidthType)
 	if !ok || ft.TypeName != "decimal32" {
 		t.Fatalf("Go type %T %v", a.Data().DataType(), a.Data().DataType())
 	}
@@ -185,7 +188,7 @@ func TestSlicedCArray(t *testing.T) {
 	defer cb.Free(s)
 	defer cb.Free(a)
 	cb.ProduceInt32(s, a, 5, 3, true) // values 3..7, 5 and 8 are null
-	schema, err := cdevice.ImportSchema(s)
+	schema, err := cschema.ImportSchema(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +243,7 @@ func TestImportMovesAndRejectsReleased(t *testing.T) {
 	defer cb.Free(s)
 	defer cb.Free(a)
 	cb.ProduceInt32(s, a, 4, 0, false)
-	schema, err := cdevice.ImportSchema(s)
+	schema, err := cschema.ImportSchema(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,10 +253,10 @@ func TestImportMovesAndRejectsReleased(t *testing.T) {
 	}
 	arr.Release()
 	cb.ResetReleases()
-	if _, err := cdevice.ImportArray(a, schema); !errors.Is(err, cdevice.ErrInvalid) || !strings.Contains(err.Error(), "released") {
+	if _, err := cdevice.ImportArray(a, schema); !errors.Is(err, errs.ErrInvalid) || !strings.Contains(err.Error(), "released") {
 		t.Errorf("re-import of a moved struct: %v", err)
 	}
-	if _, err := cdevice.ImportSchema(s); !errors.Is(err, cdevice.ErrInvalid) {
+	if _, err := cschema.ImportSchema(s); !errors.Is(err, errs.ErrInvalid) {
 		t.Errorf("re-import of a released schema: %v", err)
 	}
 	if n := cb.Releases(); n != 0 {
@@ -269,13 +272,13 @@ func TestMalformedInput(t *testing.T) {
 		cb.ResetReleases()
 		s, a := cb.NewSchema(), cb.NewArray()
 		cb.ProduceMalformed(kind, s, a)
-		schema, err := cdevice.ImportSchema(s)
+		schema, err := cschema.ImportSchema(s)
 		if err == nil {
 			_, err = cdevice.ImportArray(a, schema)
 		} else {
 			cb.ReleaseArray(a) // we were not handed the array: its owner releases it
 		}
-		if !errors.Is(err, cdevice.ErrInvalid) || !strings.Contains(err.Error(), wants[kind]) {
+		if !errors.Is(err, errs.ErrInvalid) || !strings.Contains(err.Error(), wants[kind]) {
 			t.Errorf("kind %d: got %v, want ErrInvalid mentioning %q", kind, err, wants[kind])
 		}
 		if n := cb.Releases(); n != 2 {
@@ -295,8 +298,8 @@ func TestDeviceFieldsOnImport(t *testing.T) {
 		wantError string
 		kind      error
 	}{
-		{"cpu event", int32(device.CPU), true, "sync_event", cdevice.ErrInvalid},
-		{"unknown device type", 99, false, "unknown device_type", cdevice.ErrInvalid},
+		{"cpu event", int32(device.CPU), true, "sync_event", errs.ErrInvalid},
+		{"unknown device type", 99, false, "unknown device_type", errs.ErrInvalid},
 		{"metal without backend", int32(device.Metal), false, "metal", device.ErrUnavailable},
 	} {
 		cb.ResetReleases()
@@ -307,7 +310,7 @@ func TestDeviceFieldsOnImport(t *testing.T) {
 			evp = nil
 		}
 		cb.ProduceDeviceInt32(s, d, tc.devType, 0, unsafePointer(evp))
-		schema, err := cdevice.ImportSchema(s)
+		schema, err := cschema.ImportSchema(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -329,7 +332,7 @@ func TestCStreamIntoGo(t *testing.T) {
 	s := cb.NewStream()
 	defer cb.Free(s)
 	cb.ProduceStream(s, 3, -1, false)
-	r, err := cdevice.ImportArrayStream(s)
+	r, err := streams.ImportArrayStream(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +363,7 @@ func TestCStreamErrors(t *testing.T) {
 	s := cb.NewStream()
 	defer cb.Free(s)
 	cb.ProduceStream(s, 5, 2, false)
-	r, err := cdevice.ImportArrayStream(s)
+	r, err := streams.ImportArrayStream(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,13 +376,13 @@ func TestCStreamErrors(t *testing.T) {
 	}
 	// the producer's error is reported once; later reads say the stream ended with it
 	_, err = r.Next()
-	var se *cdevice.StreamError
+	var se *errs.StreamError
 	if !errors.As(err, &se) || se.Errno != syscall.EIO || se.Msg != "producer failed at batch 2" {
 		t.Errorf("first read after the failure: got %v", err)
 	}
 	for i := 0; i < 2; i++ {
 		_, err = r.Next()
-		if !errors.Is(err, cdevice.ErrConsumed) || errors.As(err, &se) || !strings.Contains(err.Error(), "producer failed at batch 2") {
+		if !errors.Is(err, errs.ErrConsumed) || errors.As(err, &se) || !strings.Contains(err.Error(), "producer failed at batch 2") {
 			t.Errorf("attempt %d: got %v", i, err)
 		}
 	}
@@ -387,7 +390,7 @@ func TestCStreamErrors(t *testing.T) {
 
 	cb.ResetReleases()
 	cb.ProduceStream(s, 1, -1, true)
-	if _, err := cdevice.ImportArrayStream(s); err == nil || !strings.Contains(err.Error(), "broken on purpose") {
+	if _, err := streams.ImportArrayStream(s); err == nil || !strings.Contains(err.Error(), "broken on purpose") {
 		t.Errorf("get_schema failure: %v", err)
 	}
 	if n := cb.Releases(); n != 1 {
@@ -406,7 +409,7 @@ func TestPeekedStreamTakesTheSchemaItIsGiven(t *testing.T) {
 	if rc := cb.GetSchema(s, schema); rc != 0 {
 		t.Fatalf("get_schema: %d", rc)
 	}
-	r, err := cdevice.ImportPeekedArrayStream(s, schema, 0)
+	r, err := streams.ImportPeekedArrayStream(s, schema, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +443,7 @@ func TestPeekedStreamTakesTheSchemaItIsGiven(t *testing.T) {
 	if rc == 0 {
 		t.Fatal("get_schema did not fail")
 	}
-	if _, err := cdevice.ImportPeekedArrayStream(s, failed, rc); err == nil || !strings.Contains(err.Error(), "broken on purpose") {
+	if _, err := streams.ImportPeekedArrayStream(s, failed, rc); err == nil || !strings.Contains(err.Error(), "broken on purpose") {
 		t.Errorf("get_schema failure: %v", err)
 	}
 	if n := cb.Releases(); n != 1 {
@@ -453,12 +456,12 @@ func TestDeviceStreamWithWrongChunkDevice(t *testing.T) {
 	s := cb.NewDeviceStream()
 	defer cb.Free(s)
 	cb.ProduceDeviceStream(s, int32(device.CPU), int32(device.Metal))
-	r, err := cdevice.ImportDeviceArrayStream(s)
+	r, err := streams.ImportDeviceArrayStream(s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if _, err := r.Next(); !errors.Is(err, cdevice.ErrInvalid) || !strings.Contains(err.Error(), "device type") {
+	if _, err := r.Next(); !errors.Is(err, errs.ErrInvalid) || !strings.Contains(err.Error(), "device type") {
 		t.Errorf("got %v", err)
 	}
 }
@@ -470,7 +473,7 @@ type failingReader struct {
 
 func (f *failingReader) Next() (*cdevice.Array, error) {
 	if f.n == f.failAt {
-		return nil, &cdevice.StreamError{Errno: syscall.EPROTO, Msg: "go producer failed on purpose"}
+		return nil, &errs.StreamError{Errno: syscall.EPROTO, Msg: "go producer failed on purpose"}
 	}
 	f.n++
 	return f.ListReader.Next()
@@ -489,13 +492,13 @@ func TestGoStreamIntoC(t *testing.T) {
 	}
 	s := cb.NewStream()
 	defer cb.Free(s)
-	if err := cdevice.ExportArrayStream(list(), s); err != nil {
+	if err := streams.ExportArrayStream(list(), s); err != nil {
 		t.Fatal(err)
 	}
 	if rows, batches, errno, msg := cb.ConsumeStream(s); rows != 30 || batches != 3 || errno != 0 {
 		t.Errorf("C read rows %d batches %d errno %d %s", rows, batches, errno, msg)
 	}
-	if err := cdevice.ExportArrayStream(&failingReader{ListReader: list(), failAt: 1}, s); err != nil {
+	if err := streams.ExportArrayStream(&failingReader{ListReader: list(), failAt: 1}, s); err != nil {
 		t.Fatal(err)
 	}
 	if _, batches, errno, msg := cb.ConsumeStream(s); batches != 1 || errno != int(syscall.EPROTO) || msg != "go producer failed on purpose" {
@@ -503,7 +506,7 @@ func TestGoStreamIntoC(t *testing.T) {
 	}
 	ds := cb.NewDeviceStream()
 	defer cb.Free(ds)
-	if err := cdevice.ExportDeviceArrayStream(list(), ds); err != nil {
+	if err := streams.ExportDeviceArrayStream(list(), ds); err != nil {
 		t.Fatal(err)
 	}
 	if rows, _, errno, msg := cb.ConsumeDeviceStream(ds); rows != 30 || errno != 0 {

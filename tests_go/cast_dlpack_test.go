@@ -8,13 +8,15 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 )
 
-func schemaOf(t *testing.T, f arrow.Field) *cdevice.Schema {
+func schemaOf(t *testing.T, f arrow.Field) *cschema.Schema {
 	t.Helper()
-	s, err := cdevice.SchemaFromField(f)
+	s, err := cschema.SchemaFromField(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +63,11 @@ func TestCasts(t *testing.T) {
 		arrow.StructOf(arrow.Field{Name: "i", Type: arrow.PrimitiveTypes.Int32, Nullable: true}, arrow.Field{Name: "z", Type: arrow.BinaryTypes.String, Nullable: true}),
 		arrow.PrimitiveTypes.Int64,
 	} {
-		if _, err := cdevice.Cast(st, schemaOf(t, arrow.Field{Type: target})); !errors.Is(err, cdevice.ErrInvalid) {
+		if _, err := cdevice.Cast(st, schemaOf(t, arrow.Field{Type: target})); !errors.Is(err, errs.ErrInvalid) {
 			t.Errorf("struct -> %s: got %v, want ErrInvalid", target, err)
 		}
 	}
-	if _, err := cdevice.Cast(ints, schemaOf(t, arrow.Field{Type: arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int64})})); !errors.Is(err, cdevice.ErrInvalid) {
+	if _, err := cdevice.Cast(ints, schemaOf(t, arrow.Field{Type: arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int64})})); !errors.Is(err, errs.ErrInvalid) {
 		t.Errorf("int32 -> struct: got %v", err)
 	}
 }
@@ -77,7 +79,7 @@ func TestDLPackRoundTrip(t *testing.T) {
 	defer cb.Free(s)
 	defer cb.Free(a)
 	cb.ProduceInt32(s, a, 6, 2, false)
-	schema, _ := cdevice.ImportSchema(s)
+	schema, _ := cschema.ImportSchema(s)
 	arr, err := cdevice.ImportArray(a, schema)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 )
 
 // importDevicePair exports a (on any device) and imports it again through
@@ -19,9 +20,9 @@ func importDevicePair(t *testing.T, a *cdevice.Array) (*cdevice.Array, bool) {
 	var back *cdevice.Array
 	var held unsafe.Pointer
 	for round := 0; round < 2; round++ {
-		var cs cdevice.CArrowSchema
+		var cs cschema.CArrowSchema
 		var ca cdevice.CArrowDeviceArray
-		if err := cdevice.ExportSchema(a.Schema(), &cs); err != nil {
+		if err := cschema.ExportSchema(a.Schema(), &cs); err != nil {
 			t.Fatal(err)
 		}
 		if err := cdevice.ExportDeviceArray(a, &ca); err != nil {

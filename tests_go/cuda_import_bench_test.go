@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	fc "github.com/godevarrow/godevarrow/tests_go/fakecudactl"
 )
 
@@ -72,12 +73,12 @@ func benchImport(b *testing.B, a *cdevice.Array) {
 // benchHeldImport: export + ImportDevicePair (held in C once the schema is
 // in the table) + release.
 func benchHeldImport(b *testing.B, a *cdevice.Array) {
-	var cs cdevice.CArrowSchema
+	var cs cschema.CArrowSchema
 	var ca cdevice.CArrowDeviceArray
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := cdevice.ExportSchema(a.Schema(), &cs); err != nil {
+		if err := cschema.ExportSchema(a.Schema(), &cs); err != nil {
 			b.Fatal(err)
 		}
 		if err := cdevice.ExportDeviceArray(a, &ca); err != nil {

@@ -10,7 +10,9 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 	fc "github.com/godevarrow/godevarrow/tests_go/fakecudactl"
 )
@@ -136,7 +138,7 @@ func TestCUDAExportCarriesDeviceEventAndZeroedReserved(t *testing.T) {
 		if err := cdevice.ExportDeviceArray(a, d); err != nil {
 			t.Fatal(err)
 		}
-		if err := cdevice.ExportSchema(a.Schema(), s); err != nil {
+		if err := cschema.ExportSchema(a.Schema(), s); err != nil {
 			t.Fatal(err)
 		}
 		v := (*deviceArrayView)(unsafe.Pointer(d))
@@ -150,7 +152,7 @@ func TestCUDAExportCarriesDeviceEventAndZeroedReserved(t *testing.T) {
 			t.Errorf("reserved not zeroed: %v", v.reserved)
 		}
 		a.Release() // the export keeps the data alive on its own
-		schema, err := cdevice.ImportSchema(s)
+		schema, err := cschema.ImportSchema(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,13 +172,13 @@ func TestCUDAExportCarriesDeviceEventAndZeroedReserved(t *testing.T) {
 	}
 }
 
-func exportToC(t *testing.T, a *cdevice.Array) (*cdevice.CArrowSchema, *cdevice.CArrowDeviceArray) {
+func exportToC(t *testing.T, a *cdevice.Array) (*cschema.CArrowSchema, *cdevice.CArrowDeviceArray) {
 	t.Helper()
 	s, d := cb.NewSchema(), cb.NewDeviceArray()
 	if err := cdevice.ExportDeviceArray(a, d); err != nil {
 		t.Fatal(err)
 	}
-	if err := cdevice.ExportSchema(a.Schema(), s); err != nil {
+	if err := cschema.ExportSchema(a.Schema(), s); err != nil {
 		t.Fatal(err)
 	}
 	return s, d
@@ -198,7 +200,7 @@ func TestCUDAStringImportIsOneBatchedCopy(t *testing.T) {
 		st := arrow.StructOf(fields...)
 		sd := array.NewData(st, cols[0].Len(), []*memory.Buffer{nil}, data, 0, 0)
 		defer sd.Release()
-		s, err := cdevice.SchemaFromField(arrow.Field{Name: "", Type: st})
+		s, err := cschema.SchemaFromField(arrow.Field{Name: "", Type: st})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +217,7 @@ func TestCUDAStringImportIsOneBatchedCopy(t *testing.T) {
 	s, c := exportToC(t, d)
 	defer cb.Free(s)
 	defer cb.Free(c)
-	schema, err := cdevice.ImportSchema(s)
+	schema, err := cschema.ImportSchema(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +251,7 @@ func TestCUDAFixedWidthImportReadsNothing(t *testing.T) {
 	s, c := exportToC(t, d)
 	defer cb.Free(s)
 	defer cb.Free(c)
-	schema, _ := cdevice.ImportSchema(s)
+	schema, _ := cschema.ImportSchema(s)
 	calls := fc.CopyCalls(fc.DeviceToHost)
 	back, err := cdevice.ImportDeviceArray(c, schema)
 	if err != nil {
@@ -268,10 +270,10 @@ func TestCUDADeviceStreamKeepsDevices(t *testing.T) {
 	r := cudaListReader(t, host, 3)
 	cs := cb.NewDeviceStream()
 	defer cb.Free(cs)
-	if err := cdevice.ExportDeviceArrayStream(r, cs); err != nil {
+	if err := streams.ExportDeviceArrayStream(r, cs); err != nil {
 		t.Fatal(err)
 	}
-	in, err := cdevice.ImportDeviceArrayStream(cs)
+	in, err := streams.ImportDeviceArrayStream(cs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,11 +325,11 @@ func TestCUDAFaultInjection(t *testing.T) {
 			if err := cdevice.ExportDeviceArray(d, c); err != nil {
 				return err
 			}
-			if err := cdevice.ExportSchema(d.Schema(), s); err != nil {
+			if err := cschema.ExportSchema(d.Schema(), s); err != nil {
 				cdevice.ReleaseExportedArray(unsafe.Pointer(c), true)
 				return err
 			}
-			schema, err := cdevice.ImportSchema(s)
+			schema, err := cschema.ImportSchema(s)
 			if err != nil {
 				return err
 			}

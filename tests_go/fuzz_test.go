@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 	"github.com/godevarrow/godevarrow/tests_go/cfuzz"
 )
@@ -23,7 +25,7 @@ func FuzzSchemaImport(f *testing.F) {
 		cfuzz.Reset()
 		s := cfuzz.Schema(data)
 		defer cfuzz.Free(s)
-		schema, err := cdevice.ImportSchema(s)
+		schema, err := cschema.ImportSchema(s)
 		if n := cfuzz.Releases(); n != 1 {
 			t.Fatalf("the schema was released %d times (err %v)", n, err)
 		}
@@ -32,10 +34,10 @@ func FuzzSchemaImport(f *testing.F) {
 		}
 		out := cb.NewSchema()
 		defer cb.Free(out)
-		if err := cdevice.ExportSchema(schema, out); err != nil {
+		if err := cschema.ExportSchema(schema, out); err != nil {
 			t.Fatalf("an imported schema does not export: %v", err)
 		}
-		back, err := cdevice.ImportSchema(out)
+		back, err := cschema.ImportSchema(out)
 		if err != nil || !back.Equal(schema) {
 			t.Fatalf("schema %s does not survive export/import: %v", schema, err)
 		}
@@ -60,7 +62,7 @@ func FuzzArrayImport(f *testing.F) {
 		s, a := cfuzz.Array(data)
 		defer cfuzz.Free(s)
 		defer cfuzz.Free(a)
-		schema, err := cdevice.ImportSchema(s) // caches the schema: the fast path knows it
+		schema, err := cschema.ImportSchema(s) // caches the schema: the fast path knows it
 		if err != nil {
 			t.Fatalf("the shapes' schemas are valid: %v", err)
 		}
@@ -83,7 +85,7 @@ func FuzzArrayImport(f *testing.F) {
 					readValues(t, sl)
 					sl.Release()
 					ga.Release()
-				} else if !errors.Is(err, cdevice.ErrNotImplemented) {
+				} else if !errors.Is(err, errs.ErrNotImplemented) {
 					t.Fatalf("ToArrow refuses data that passed full validation: %v", err)
 				}
 			}
@@ -104,14 +106,14 @@ func readValues(t *testing.T, a arrow.Array) {
 
 // heldImportAccepts asks the C fast path about schema (exported again, as a
 // producer would hand it over) and a, touching neither.
-func heldImportAccepts(t *testing.T, schema *cdevice.Schema, a *cdevice.CArrowArray) bool {
+func heldImportAccepts(t *testing.T, schema *cschema.Schema, a *cdevice.CArrowArray) bool {
 	exported := cb.NewSchema()
 	defer cb.Free(exported)
-	if err := cdevice.ExportSchema(schema, exported); err != nil {
+	if err := cschema.ExportSchema(schema, exported); err != nil {
 		t.Fatal(err)
 	}
 	accepted := cdevice.HeldImportAccepts(exported, a)
-	if _, err := cdevice.ImportSchema(exported); err != nil { // releases it
+	if _, err := cschema.ImportSchema(exported); err != nil { // releases it
 		t.Fatal(err)
 	}
 	return accepted

@@ -5,7 +5,10 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
+	"github.com/godevarrow/godevarrow/gosrc/values"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 	"github.com/godevarrow/godevarrow/tests_go/cfuzz"
 )
@@ -31,7 +34,7 @@ func FuzzHostileTree(f *testing.F) {
 		before := cdevice.LiveStats()
 		s, a := cfuzz.Tree(data)
 		defer cfuzz.FreeTree()
-		schema, err := cdevice.ImportSchema(s)
+		schema, err := cschema.ImportSchema(s)
 		if err != nil {
 			cb.ReleaseArray(a) // what the array's capsule destructor would do
 			if n := cfuzz.TreeReleases(); n != 2 {
@@ -51,7 +54,7 @@ func FuzzHostileTree(f *testing.F) {
 		if n := cfuzz.TreeReleases(); n != 2 {
 			t.Fatalf("%d releases of schema and array, want 2 (err %v)", n, err)
 		}
-		if cdevice.Panics() != 0 {
+		if errs.Panics() != 0 {
 			t.Fatal("a panic was recovered")
 		}
 	})
@@ -81,13 +84,13 @@ func followUps(t *testing.T, arr *cdevice.Array, data []byte) {
 		sl.Release()
 	}
 	target := castTargets[len(data)%len(castTargets)]
-	if ts, err := cdevice.NewSchema(target, "", cdevice.FlagNullable, arrow.Metadata{}, nil, nil); err == nil {
+	if ts, err := cschema.NewSchema(target, "", cschema.FlagNullable, arrow.Metadata{}, nil, nil); err == nil {
 		if c, err := cdevice.Cast(arr, ts); err == nil {
 			c.NullN()
 			c.Release()
 		}
 	}
-	relabel, err := cdevice.NewSchema(arr.Schema().Format, "renamed", arr.Schema().Flags&^cdevice.FlagNullable,
+	relabel, err := cschema.NewSchema(arr.Schema().Format, "renamed", arr.Schema().Flags&^cschema.FlagNullable,
 		arr.Schema().Metadata, arr.Schema().Children, arr.Schema().Dictionary)
 	if err == nil {
 		if c, err := cdevice.Cast(arr, relabel); err == nil {
@@ -136,7 +139,7 @@ func followUps(t *testing.T, arr *cdevice.Array, data []byte) {
 	}
 	// the values as a binding sees them (to_pylist) and value equality:
 	// invalid data is refused, valid data never panics
-	if _, err := cdevice.EncodeValues(arr, 0, int64(n)); err == nil && !valid {
+	if _, err := values.EncodeValues(arr, 0, int64(n)); err == nil && !valid {
 		t.Fatal("EncodeValues read data that fails full validation")
 	}
 	if _, err := cdevice.Equal(arr, arr, true); err == nil && !valid {

@@ -13,7 +13,10 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 // countingReader yields n int64 arrays [i], failing at failAt, and counts
@@ -21,7 +24,7 @@ import (
 // entered and then waits for a token on gate: the test decides when a read
 // returns.
 type countingReader struct {
-	schema  *cdevice.Schema
+	schema  *cschema.Schema
 	n, i    int
 	failAt  int
 	entered chan struct{}
@@ -31,7 +34,7 @@ type countingReader struct {
 }
 
 func newCountingReader(t *testing.T, n, failAt int, gated bool) *countingReader {
-	s, err := cdevice.SchemaFromField(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true})
+	s, err := cschema.SchemaFromField(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +61,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func (r *countingReader) Schema() *cdevice.Schema { return r.schema }
+func (r *countingReader) Schema() *cschema.Schema { return r.schema }
 func (r *countingReader) DeviceType() device.Type { return device.CPU }
 func (r *countingReader) Close() error            { r.closed.Add(1); return nil }
 func (r *countingReader) Next() (*cdevice.Array, error) {
@@ -67,7 +70,7 @@ func (r *countingReader) Next() (*cdevice.Array, error) {
 		<-r.gate
 	}
 	if r.i == r.failAt {
-		return nil, &cdevice.StreamError{Errno: syscall.EIO, Msg: "failed on purpose"}
+		return nil, &errs.StreamError{Errno: syscall.EIO, Msg: "failed on purpose"}
 	}
 	if r.i == r.n {
 		return nil, io.EOF
@@ -103,7 +106,7 @@ func TestPrefetchDeliversInOrder(t *testing.T) {
 	baseline(t)
 	for _, depth := range []int{1, 3, 64} {
 		src := newCountingReader(t, 20, -1, false)
-		p := cdevice.Prefetch(src, depth)
+		p := streams.Prefetch(src, depth)
 		got, err := readAll(t, p)
 		if !errors.Is(err, io.EOF) || len(got) != 20 || got[0] != 0 || got[19] != 19 {
 			t.Fatalf("depth %d: got %v, %v", depth, got, err)
@@ -123,15 +126,15 @@ func TestPrefetchDeliversInOrder(t *testing.T) {
 
 func TestPrefetchErrorAfterEarlierArrays(t *testing.T) {
 	baseline(t)
-	p := cdevice.Prefetch(newCountingReader(t, 10, 4, false), 2)
+	p := streams.Prefetch(newCountingReader(t, 10, 4, false), 2)
 	defer p.Close()
 	got, err := readAll(t, p)
-	var se *cdevice.StreamError
+	var se *errs.StreamError
 	if len(got) != 4 || !errors.As(err, &se) || se.Errno != syscall.EIO {
 		t.Fatalf("got %v then %v", got, err)
 	}
 	// reported once; later reads say the stream ended with it
-	if _, err2 := p.Next(); !errors.Is(err2, cdevice.ErrConsumed) || !strings.Contains(err2.Error(), err.Error()) {
+	if _, err2 := p.Next(); !errors.Is(err2, errs.ErrConsumed) || !strings.Contains(err2.Error(), err.Error()) {
 		t.Fatalf("later reads report the end, got %v", err2)
 	}
 }
@@ -139,7 +142,7 @@ func TestPrefetchErrorAfterEarlierArrays(t *testing.T) {
 func TestPrefetchReadsAheadBoundedly(t *testing.T) {
 	baseline(t)
 	src := newCountingReader(t, 1000, -1, false)
-	p := cdevice.Prefetch(src, 3)
+	p := streams.Prefetch(src, 3)
 	// 3 queued plus one read waiting for room
 	waitFor(t, "4 reads ahead", func() bool { return src.reads.Load() >= 4 })
 	// A bound that is too loose shows in this window as a fifth read; the
@@ -168,7 +171,7 @@ func TestPrefetchReadsAheadBoundedly(t *testing.T) {
 	if src.closed.Load() != 1 {
 		t.Fatal("the source is closed by Close")
 	}
-	if _, err := p.Next(); !errors.Is(err, cdevice.ErrConsumed) {
+	if _, err := p.Next(); !errors.Is(err, errs.ErrConsumed) {
 		t.Fatalf("after Close: %v", err)
 	}
 }
@@ -178,7 +181,7 @@ func TestPrefetchReadsAheadBoundedly(t *testing.T) {
 func TestPrefetchCloseDuringSlowRead(t *testing.T) {
 	baseline(t)
 	src := newCountingReader(t, 100, -1, true)
-	p := cdevice.Prefetch(src, 1)
+	p := streams.Prefetch(src, 1)
 	select {
 	case <-src.entered: // the goroutine is inside Next, held there by the gate
 	case <-time.After(hangGuard):

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 )
 
@@ -14,7 +15,7 @@ import (
 // its schema) that nobody imported yet.
 type held struct {
 	a      *cdevice.Array
-	schema *cdevice.CArrowSchema
+	schema *cschema.CArrowSchema
 	c      *cdevice.CArrowArray
 }
 
@@ -64,7 +65,7 @@ func TestStressRandomInterleavings(t *testing.T) {
 				mu.Lock()
 				producedRoots++
 				mu.Unlock()
-				schema, err := cdevice.ImportSchema(s)
+				schema, err := cschema.ImportSchema(s)
 				if err != nil {
 					t.Error(err)
 					return
@@ -84,7 +85,7 @@ func TestStressRandomInterleavings(t *testing.T) {
 						t.Error(err)
 						return
 					}
-					if err := cdevice.ExportSchema(h.a.Schema(), s); err != nil {
+					if err := cschema.ExportSchema(h.a.Schema(), s); err != nil {
 						t.Error(err)
 						return
 					}
@@ -99,7 +100,7 @@ func TestStressRandomInterleavings(t *testing.T) {
 				}
 			case op == 2: // import an exported C array back
 				if h, ok := take(); ok && h.c != nil {
-					schema, err := cdevice.ImportSchema(h.schema)
+					schema, err := cschema.ImportSchema(h.schema)
 					if err != nil {
 						t.Error(err)
 						return

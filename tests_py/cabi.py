@@ -2,7 +2,7 @@
 defines them, with the helpers that reach the structs inside capsules
 (``struct_of``). adversarial/hostile_cases.py and fakecuda.py build producer structs with them.
 
-Member order and types follow gosrc/cdevice/arrow-c-abi.h (the Arrow C data,
+Member order and types follow gosrc/include/arrow-c-abi.h (the Arrow C data,
 device and stream interfaces): ``const char*`` is c_char_p, ``void*`` is
 c_void_p, pointers to structs are typed POINTERs (assign a POINTER instance or
 None, not an int), and every callback member is a typed CFUNCTYPE. A NULL

@@ -7,11 +7,13 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // Array is an Arrow array whose buffers live on a device: an arrow.ArrayData,
-// the exact Schema describing it, the Device, and (for asynchronous devices)
+// the exact cschema.Schema describing it, the Device, and (for asynchronous devices)
 // the event a reader must wait on before touching the buffers. A struct-typed
 // Array is a record batch.
 //
@@ -19,7 +21,7 @@ import (
 // from any goroutine, and releasing the last reference to an imported Array
 // calls the producer's release callback on the releasing goroutine.
 type Array struct {
-	schema *Schema
+	schema *cschema.Schema
 	data   arrow.ArrayData
 	dev    device.Device
 	event  unsafe.Pointer
@@ -36,7 +38,7 @@ type Array struct {
 // NewArray wraps data described by schema on dev. It retains data and checks
 // that the buffer and child structure matches the schema; it does not read the
 // buffers (use Validate for that).
-func NewArray(schema *Schema, data arrow.ArrayData, dev device.Device) (*Array, error) {
+func NewArray(schema *cschema.Schema, data arrow.ArrayData, dev device.Device) (*Array, error) {
 	if err := checkData(schema, data, 0); err != nil {
 		return nil, err
 	}
@@ -50,7 +52,7 @@ func NewArray(schema *Schema, data arrow.ArrayData, dev device.Device) (*Array, 
 }
 
 // newArray takes over one reference of data (and of owner, if any).
-func newArray(schema *Schema, data arrow.ArrayData, dev device.Device, event unsafe.Pointer, owner *foreignOwner) *Array {
+func newArray(schema *cschema.Schema, data arrow.ArrayData, dev device.Device, event unsafe.Pointer, owner *foreignOwner) *Array {
 	a := &Array{schema: schema, data: data, dev: dev, event: event, owner: owner}
 	a.refs.Store(1)
 	liveArrays.Add(1)
@@ -59,7 +61,7 @@ func newArray(schema *Schema, data arrow.ArrayData, dev device.Device, event uns
 
 // FromArrow wraps an Arrow Go array (CPU memory) described by field.
 func FromArrow(field arrow.Field, arr arrow.Array) (*Array, error) {
-	s, err := SchemaFromField(field)
+	s, err := cschema.SchemaFromField(field)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +70,7 @@ func FromArrow(field arrow.Field, arr arrow.Array) (*Array, error) {
 
 // FromRecord wraps an Arrow Go record as a struct-typed Array (a record batch).
 func FromRecord(rec arrow.Record) (*Array, error) {
-	s, err := SchemaFromArrowSchema(rec.Schema())
+	s, err := cschema.SchemaFromArrowSchema(rec.Schema())
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +88,7 @@ func FromRecord(rec arrow.Record) (*Array, error) {
 }
 
 // Schema returns the exact schema of the array.
-func (a *Array) Schema() *Schema { return a.schema }
+func (a *Array) Schema() *cschema.Schema { return a.schema }
 
 // Data returns the array data. The buffers are readable from the host only
 // when Device().Type.HostAccessible().
@@ -172,13 +174,13 @@ func (a *Array) Share() (*Array, error) {
 // retained: its data may be gone.
 func (a *Array) checkLive(op string) error {
 	if a.refs.Load() <= 0 {
-		return errorf(ErrInvalid, "cannot %s an array that was released (Retain it while it is used)", op)
+		return errs.Errorf(errs.ErrInvalid, "cannot %s an array that was released (Retain it while it is used)", op)
 	}
 	return nil
 }
 
 // derive makes an Array that shares this one's device, event and producer.
-func (a *Array) derive(schema *Schema, data arrow.ArrayData) *Array {
+func (a *Array) derive(schema *cschema.Schema, data arrow.ArrayData) *Array {
 	if a.owner != nil {
 		a.owner.ref()
 	}
@@ -189,7 +191,7 @@ func (a *Array) derive(schema *Schema, data arrow.ArrayData) *Array {
 
 // part is derive for a slice or a column: a part of fully validated data
 // is fully valid, and is not validated again before it is read.
-func (a *Array) part(schema *Schema, data arrow.ArrayData) *Array {
+func (a *Array) part(schema *cschema.Schema, data arrow.ArrayData) *Array {
 	d := a.derive(schema, data)
 	d.fullyValid.Store(a.fullyValid.Load())
 	return d
@@ -201,7 +203,7 @@ func (a *Array) Slice(offset, length int64) (*Array, error) {
 		return nil, err
 	}
 	if offset < 0 || length < 0 || offset > int64(a.Len()) || length > int64(a.Len())-offset {
-		return nil, errorf(ErrInvalid, "slice [%d, %d+%d) is out of bounds for an array of length %d", offset, offset, length, a.Len())
+		return nil, errs.Errorf(errs.ErrInvalid, "slice [%d, %d+%d) is out of bounds for an array of length %d", offset, offset, length, a.Len())
 	}
 	sliced := array.NewSliceData(a.data, offset, offset+length)
 	if flat := pushDownStructOffset(a.schema, sliced); flat != nil {
@@ -217,8 +219,8 @@ func (a *Array) Slice(offset, length int64) (*Array, error) {
 // otherwise. Record batches are such structs: consumers (pyarrow) reject
 // record batches with a non-zero offset and take the children's lengths as
 // the columns' lengths.
-func pushDownStructOffset(s *Schema, d arrow.ArrayData) arrow.ArrayData {
-	if s.info.Layout != LayoutStruct || s.Dictionary != nil || d.Buffers()[0] != nil {
+func pushDownStructOffset(s *cschema.Schema, d arrow.ArrayData) arrow.ArrayData {
+	if s.Info().Layout != cschema.LayoutStruct || s.Dictionary != nil || d.Buffers()[0] != nil {
 		return nil
 	}
 	if d.Offset() == 0 && childrenHaveLength(d, d.Len()) {
@@ -254,11 +256,11 @@ func (a *Array) Column(i int) (*Array, error) {
 	if err := a.checkLive("take a column of"); err != nil {
 		return nil, err
 	}
-	if a.schema.info.Layout != LayoutStruct || a.schema.Dictionary != nil {
-		return nil, errorf(ErrInvalid, "columns exist only for struct arrays, not %q", a.schema.Format)
+	if a.schema.Info().Layout != cschema.LayoutStruct || a.schema.Dictionary != nil {
+		return nil, errs.Errorf(errs.ErrInvalid, "columns exist only for struct arrays, not %q", a.schema.Format)
 	}
 	if i < 0 || i >= len(a.schema.Children) {
-		return nil, errorf(ErrInvalid, "column index %d out of range for %d columns", i, len(a.schema.Children))
+		return nil, errs.Errorf(errs.ErrInvalid, "column index %d out of range for %d columns", i, len(a.schema.Children))
 	}
 	child := a.data.Children()[i]
 	off := int64(a.data.Offset())
@@ -269,7 +271,7 @@ func (a *Array) Column(i int) (*Array, error) {
 // validated first (once per Array).
 func (a *Array) ToArrow() (arrow.Array, error) {
 	if !a.dev.Type.HostAccessible() {
-		return nil, errorf(ErrNotImplemented, "array is on %s; copy it to the host first", a.dev)
+		return nil, errs.Errorf(errs.ErrNotImplemented, "array is on %s; copy it to the host first", a.dev)
 	}
 	if err := a.validateForCompute(); err != nil {
 		return nil, err
@@ -281,7 +283,7 @@ func (a *Array) ToArrow() (arrow.Array, error) {
 // The data is fully validated first (once per Array).
 func (a *Array) ToRecord() (arrow.Record, error) {
 	if !a.dev.Type.HostAccessible() {
-		return nil, errorf(ErrNotImplemented, "array is on %s; copy it to the host first", a.dev)
+		return nil, errs.Errorf(errs.ErrNotImplemented, "array is on %s; copy it to the host first", a.dev)
 	}
 	if err := a.validateForCompute(); err != nil {
 		return nil, err
@@ -318,24 +320,24 @@ func (a *Array) ToRecord() (arrow.Record, error) {
 // one event recorded after both.
 func WithValidity(values, validity *Array, nullCount int64) (*Array, error) {
 	s := values.schema
-	if len(s.Children) != 0 || s.Dictionary != nil || !s.info.HasValidity() {
-		return nil, errorf(ErrInvalid, "a validity bitmap can be attached only to a flat array with one, not %s", s)
+	if len(s.Children) != 0 || s.Dictionary != nil || !s.Info().HasValidity() {
+		return nil, errs.Errorf(errs.ErrInvalid, "a validity bitmap can be attached only to a flat array with one, not %s", s)
 	}
 	if values.data.Buffers()[0] != nil {
-		return nil, errorf(ErrInvalid, "the array already has a validity bitmap")
+		return nil, errs.Errorf(errs.ErrInvalid, "the array already has a validity bitmap")
 	}
 	if validity.schema.Format != "C" || validity.Offset() != 0 {
-		return nil, errorf(ErrInvalid, "the validity bitmap must be a uint8 array with offset 0, not %s at offset %d", validity.schema, validity.Offset())
+		return nil, errs.Errorf(errs.ErrInvalid, "the validity bitmap must be a uint8 array with offset 0, not %s at offset %d", validity.schema, validity.Offset())
 	}
 	if validity.dev != values.dev {
-		return nil, errorf(ErrInvalid, "the validity bitmap is on %s but the values are on %s", validity.dev, values.dev)
+		return nil, errs.Errorf(errs.ErrInvalid, "the validity bitmap is on %s but the values are on %s", validity.dev, values.dev)
 	}
 	need := (int64(values.Offset()) + int64(values.Len()) + 7) / 8
 	if int64(validity.Len()) < need {
-		return nil, errorf(ErrInvalid, "the validity bitmap has %d bytes but %d values need %d", validity.Len(), values.Offset()+values.Len(), need)
+		return nil, errs.Errorf(errs.ErrInvalid, "the validity bitmap has %d bytes but %d values need %d", validity.Len(), values.Offset()+values.Len(), need)
 	}
 	if nullCount < -1 || nullCount > int64(values.Len()) {
-		return nil, errorf(ErrInvalid, "null count %d is out of range for %d values", nullCount, values.Len())
+		return nil, errs.Errorf(errs.ErrInvalid, "null count %d is out of range for %d values", nullCount, values.Len())
 	}
 	var event unsafe.Pointer
 	var owner *foreignOwner
@@ -351,7 +353,7 @@ func WithValidity(values, validity *Array, nullCount int64) (*Array, error) {
 	}
 	bufs := append([]*memory.Buffer{validity.data.Buffers()[1]}, values.data.Buffers()[1:]...)
 	data := array.NewData(values.data.DataType(), values.Len(), bufs, nil, int(nullCount), values.Offset())
-	out := newArray(s.withNullable(), data, values.dev, event, owner)
+	out := newArray(s.WithNullable(), data, values.dev, event, owner)
 	out.goMemory = values.goMemory || validity.goMemory
 	return out, nil
 }
@@ -384,7 +386,7 @@ func joinEvents(arrays ...*Array) (unsafe.Pointer, func(), error) {
 // AsRecordBatch returns a one-column record batch (a struct array without
 // validity) whose column is a, zero-copy; the column's field is a's schema.
 func AsRecordBatch(a *Array) (*Array, error) {
-	s, err := NewSchema("+s", "", 0, arrow.Metadata{}, []*Schema{a.schema}, nil)
+	s, err := cschema.NewSchema("+s", "", 0, arrow.Metadata{}, []*cschema.Schema{a.schema}, nil)
 	if err != nil {
 		return nil, err
 	}

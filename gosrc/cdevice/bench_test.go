@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 )
 
 func benchArray(b *testing.B) *cdevice.Array {
@@ -28,7 +29,7 @@ func benchArray(b *testing.B) *cdevice.Array {
 func BenchmarkRoundTrip(b *testing.B) {
 	a := benchArray(b)
 	defer a.Release()
-	var cs cdevice.CArrowSchema
+	var cs cschema.CArrowSchema
 	var ca cdevice.CArrowDeviceArray
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -36,10 +37,10 @@ func BenchmarkRoundTrip(b *testing.B) {
 		if err := cdevice.ExportDeviceArray(a, &ca); err != nil {
 			b.Fatal(err)
 		}
-		if err := cdevice.ExportSchema(a.Schema(), &cs); err != nil {
+		if err := cschema.ExportSchema(a.Schema(), &cs); err != nil {
 			b.Fatal(err)
 		}
-		s, err := cdevice.ImportSchema(&cs)
+		s, err := cschema.ImportSchema(&cs)
 		if err != nil {
 			b.Fatal(err)
 		}

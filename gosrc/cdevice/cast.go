@@ -8,7 +8,9 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/compute"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // Cast returns a with the requested schema, following the PyCapsule
@@ -19,9 +21,9 @@ import (
 // its number of fields and their names. A request for another encoding of
 // the same values that cannot be produced (strings as views or a dictionary,
 // say) is answered with a's own schema, as the PyCapsule spec allows.
-// Incompatible requests fail with ErrInvalid; casts of device memory fail
-// with ErrNotImplemented.
-func Cast(a *Array, target *Schema) (*Array, error) {
+// Incompatible requests fail with errs.ErrInvalid; casts of device memory fail
+// with errs.ErrNotImplemented.
+func Cast(a *Array, target *cschema.Schema) (*Array, error) {
 	if a.schema.Equal(target) {
 		a.Retain()
 		return a, nil
@@ -59,7 +61,7 @@ func Cast(a *Array, target *Schema) (*Array, error) {
 			if err != nil {
 				return nil, err
 			}
-			return nil, errorf(ErrInvalid, "requested schema declares %s non-nullable but the data has %d nulls", target.describe(), nulls)
+			return nil, errs.Errorf(errs.ErrInvalid, "requested schema declares %s non-nullable but the data has %d nulls", target.Describe(), nulls)
 		}
 	}
 	out := a.derive(target, data)
@@ -69,20 +71,20 @@ func Cast(a *Array, target *Schema) (*Array, error) {
 
 // checkCastable rejects requests that are not another representation of the
 // same data, before any work is done.
-func checkCastable(from, to *Schema, dev device.Type) error {
-	if from.info.Layout == LayoutStruct && from.Dictionary == nil {
-		if to.info.Layout != LayoutStruct || to.Dictionary != nil {
-			return errorf(ErrInvalid, "requested schema %s is not compatible with the data's struct type %s", to, from)
+func checkCastable(from, to *cschema.Schema, dev device.Type) error {
+	if from.Info().Layout == cschema.LayoutStruct && from.Dictionary == nil {
+		if to.Info().Layout != cschema.LayoutStruct || to.Dictionary != nil {
+			return errs.Errorf(errs.ErrInvalid, "requested schema %s is not compatible with the data's struct type %s", to, from)
 		}
 		if len(from.Children) != len(to.Children) {
-			return errorf(ErrInvalid, "requested schema has %d fields but the data has %d", len(to.Children), len(from.Children))
+			return errs.Errorf(errs.ErrInvalid, "requested schema has %d fields but the data has %d", len(to.Children), len(from.Children))
 		}
 		for i := range from.Children {
 			// an unnamed field ("", as pylibcudf exports every column:
 			// pylibcudf/interop.pyx, ColumnMetadata defaults) has no name to
 			// contradict: naming it is a relabel
 			if from.Children[i].Name != "" && from.Children[i].Name != to.Children[i].Name {
-				return errorf(ErrInvalid, "requested schema names field %d %q but the data names it %q", i, to.Children[i].Name, from.Children[i].Name)
+				return errs.Errorf(errs.ErrInvalid, "requested schema names field %d %q but the data names it %q", i, to.Children[i].Name, from.Children[i].Name)
 			}
 			if err := checkCastable(from.Children[i], to.Children[i], dev); err != nil {
 				return err
@@ -94,7 +96,7 @@ func checkCastable(from, to *Schema, dev device.Type) error {
 		return nil
 	}
 	if !dev.HostAccessible() {
-		return errorf(ErrNotImplemented, "casting %s to %s is only implemented for host memory, the data is on %s", from, to, dev)
+		return errs.Errorf(errs.ErrNotImplemented, "casting %s to %s is only implemented for host memory, the data is on %s", from, to, dev)
 	}
 	fromType, err := from.DataType()
 	if err != nil {
@@ -105,7 +107,7 @@ func checkCastable(from, to *Schema, dev device.Type) error {
 		return err
 	}
 	if !compute.CanCast(fromType, toType) {
-		return errorf(ErrInvalid, "requested type %s is not compatible with the data's type %s (no cast exists)", to, from)
+		return errs.Errorf(errs.ErrInvalid, "requested type %s is not compatible with the data's type %s (no cast exists)", to, from)
 	}
 	return nil
 }
@@ -115,20 +117,20 @@ func checkCastable(from, to *Schema, dev device.Type) error {
 // values (strings as views or a dictionary, say) which no cast can produce
 // is replaced by the data's own part. The PyCapsule spec lets a producer
 // answer with its own representation; the consumer can still read it.
-func producibleTarget(from, to *Schema, dev device.Type) (*Schema, error) {
+func producibleTarget(from, to *cschema.Schema, dev device.Type) (*cschema.Schema, error) {
 	if sameLayout(from, to) {
 		return to, nil
 	}
-	if from.info.Layout == LayoutStruct && from.Dictionary == nil &&
-		to.info.Layout == LayoutStruct && to.Dictionary == nil && len(from.Children) == len(to.Children) {
-		var children []*Schema
+	if from.Info().Layout == cschema.LayoutStruct && from.Dictionary == nil &&
+		to.Info().Layout == cschema.LayoutStruct && to.Dictionary == nil && len(from.Children) == len(to.Children) {
+		var children []*cschema.Schema
 		for i := range to.Children {
 			c, err := producibleTarget(from.Children[i], to.Children[i], dev)
 			if err != nil {
 				return nil, err
 			}
 			if c != to.Children[i] && children == nil {
-				children = append([]*Schema(nil), to.Children...)
+				children = append([]*cschema.Schema(nil), to.Children...)
 			}
 			if children != nil {
 				children[i] = c
@@ -137,11 +139,11 @@ func producibleTarget(from, to *Schema, dev device.Type) (*Schema, error) {
 		if children == nil {
 			return to, nil
 		}
-		return NewSchema(to.Format, to.Name, to.Flags, to.Metadata, children, nil)
+		return cschema.NewSchema(to.Format, to.Name, to.Flags, to.Metadata, children, nil)
 	}
 	if sameLogicalValues(from, to) && checkCastable(from, to, dev) != nil {
-		flags := from.Flags&^FlagNullable | to.Flags&FlagNullable
-		return NewSchema(from.Format, to.Name, flags, to.Metadata, from.Children, from.Dictionary)
+		flags := from.Flags&^cschema.FlagNullable | to.Flags&cschema.FlagNullable
+		return cschema.NewSchema(from.Format, to.Name, flags, to.Metadata, from.Children, from.Dictionary)
 	}
 	return to, nil
 }
@@ -150,7 +152,7 @@ func producibleTarget(from, to *Schema, dev device.Type) (*Schema, error) {
 // values in possibly different encodings: string, large string and string
 // view are one family (binary likewise); dictionary and run-end encodings
 // stand for their values; list variants compare their children.
-func sameLogicalValues(a, b *Schema) bool {
+func sameLogicalValues(a, b *cschema.Schema) bool {
 	a, b = decoded(a), decoded(b)
 	fa, fb := logicalFamily(a), logicalFamily(b)
 	if fa != fb {
@@ -174,12 +176,12 @@ func sameLogicalValues(a, b *Schema) bool {
 }
 
 // decoded strips dictionary and run-end encodings.
-func decoded(s *Schema) *Schema {
+func decoded(s *cschema.Schema) *cschema.Schema {
 	for {
 		switch {
 		case s.Dictionary != nil:
 			s = s.Dictionary
-		case s.info.Layout == LayoutRunEndEncoded && len(s.Children) == 2:
+		case s.Info().Layout == cschema.LayoutRunEndEncoded && len(s.Children) == 2:
 			s = s.Children[1]
 		default:
 			return s
@@ -187,10 +189,10 @@ func decoded(s *Schema) *Schema {
 	}
 }
 
-func logicalFamily(s *Schema) string {
-	switch s.info.Layout {
-	case LayoutBinary, LayoutLargeBinary, LayoutBinaryView:
-		if s.info.Utf8 {
+func logicalFamily(s *cschema.Schema) string {
+	switch s.Info().Layout {
+	case cschema.LayoutBinary, cschema.LayoutLargeBinary, cschema.LayoutBinaryView:
+		if s.Info().Utf8 {
 			return "string"
 		}
 		return "binary"
@@ -198,9 +200,9 @@ func logicalFamily(s *Schema) string {
 	return ""
 }
 
-func isListLike(s *Schema) bool {
-	switch s.info.Layout {
-	case LayoutList, LayoutLargeList, LayoutListView, LayoutLargeListView:
+func isListLike(s *cschema.Schema) bool {
+	switch s.Info().Layout {
+	case cschema.LayoutList, cschema.LayoutLargeList, cschema.LayoutListView, cschema.LayoutLargeListView:
 		return true
 	}
 	return false
@@ -208,7 +210,7 @@ func isListLike(s *Schema) bool {
 
 // sameLayout reports whether two schemas describe the same physical data, so
 // that the requested one can simply relabel it.
-func sameLayout(a, b *Schema) bool {
+func sameLayout(a, b *cschema.Schema) bool {
 	if a.Format != b.Format || len(a.Children) != len(b.Children) || (a.Dictionary == nil) != (b.Dictionary == nil) {
 		return false
 	}
@@ -222,11 +224,11 @@ func sameLayout(a, b *Schema) bool {
 
 // needsCompute reports whether casting from to to runs an Arrow Go kernel
 // (castData), rather than relabelling the same buffers.
-func needsCompute(from, to *Schema) bool {
+func needsCompute(from, to *cschema.Schema) bool {
 	if sameLayout(from, to) {
 		return false
 	}
-	if from.info.Layout == LayoutStruct && from.Dictionary == nil {
+	if from.Info().Layout == cschema.LayoutStruct && from.Dictionary == nil {
 		for i := range from.Children {
 			if needsCompute(from.Children[i], to.Children[i]) {
 				return true
@@ -237,7 +239,7 @@ func needsCompute(from, to *Schema) bool {
 	return true
 }
 
-func castData(from, to *Schema, d arrow.ArrayData, dev device.Device) (arrow.ArrayData, error) {
+func castData(from, to *cschema.Schema, d arrow.ArrayData, dev device.Device) (arrow.ArrayData, error) {
 	toType, err := to.DataType()
 	if err != nil {
 		return nil, err
@@ -250,7 +252,7 @@ func castData(from, to *Schema, d arrow.ArrayData, dev device.Device) (arrow.Arr
 		}
 		return out, nil
 	}
-	if from.info.Layout == LayoutStruct && from.Dictionary == nil {
+	if from.Info().Layout == cschema.LayoutStruct && from.Dictionary == nil {
 		// Children are cast whole: they are indexed through the parent's
 		// offset, which must stay as it is because the validity bitmap does.
 		children := make([]arrow.ArrayData, len(from.Children))
@@ -293,7 +295,7 @@ func castData(from, to *Schema, d arrow.ArrayData, dev device.Device) (arrow.Arr
 	ctx := compute.WithAllocator(context.Background(), alloc)
 	out, err := compute.CastArray(ctx, in, compute.SafeCastOptions(toType))
 	if err != nil {
-		return nil, errorf(ErrInvalid, "cannot cast %s to the requested %s: %v", from, to, err)
+		return nil, errs.Errorf(errs.ErrInvalid, "cannot cast %s to the requested %s: %v", from, to, err)
 	}
 	defer out.Release()
 	// the result is copied out of the kernels' buffers, whose reference

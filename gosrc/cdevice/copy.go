@@ -28,7 +28,9 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // deviceAllocator owns buffers allocated on a CUDA device by CopyToDevice.
@@ -66,11 +68,11 @@ var hostAlloc = func(n int64) unsafe.Pointer { return C.gda_host_alloc(C.size_t(
 // and a failed allocation must be an error, never a panic.
 func NewHostBuffer(n int64) (*memory.Buffer, error) {
 	if n < 0 || uint64(n) > math.MaxInt64/2 {
-		return nil, errorf(ErrNoMemory, "cannot allocate %d bytes of host memory", n)
+		return nil, errs.Errorf(errs.ErrNoMemory, "cannot allocate %d bytes of host memory", n)
 	}
 	p := hostAlloc(n)
 	if p == nil {
-		return nil, errorf(ErrNoMemory, "out of host memory allocating %d bytes", n)
+		return nil, errs.Errorf(errs.ErrNoMemory, "out of host memory allocating %d bytes", n)
 	}
 	liveAllocatedBytes.Add(n)
 	return memory.NewBufferWithAllocator(unsafe.Slice((*byte)(p), n), hostCopyAllocator{}), nil
@@ -115,7 +117,7 @@ func copyTo(a *Array, dst device.Device) (*Array, error) {
 	src := a.dev
 	srcHost := src.Type.HostAccessible()
 	if !srcHost && src.Type != device.CUDA || dst.Type != device.CPU && dst.Type != device.CUDA {
-		return nil, errorf(ErrNotImplemented, "copies from %s to %s are not implemented", src, dst)
+		return nil, errs.Errorf(errs.ErrNotImplemented, "copies from %s to %s are not implemented", src, dst)
 	}
 	if srcHost && dst.Type == device.CPU {
 		return copyOnHost(a)
@@ -259,8 +261,8 @@ func (c *copier) copyRange(b *memory.Buffer, from, to int64) (*memory.Buffer, er
 }
 
 func (c *copier) copyData(d arrow.ArrayData, depth int) (arrow.ArrayData, error) {
-	if depth > maxNesting {
-		return nil, errorf(ErrInvalid, "array nested deeper than %d levels", maxNesting)
+	if depth > cschema.MaxNesting {
+		return nil, errs.Errorf(errs.ErrInvalid, "array nested deeper than %d levels", cschema.MaxNesting)
 	}
 	var bufs []*memory.Buffer
 	var children []arrow.ArrayData

@@ -1,7 +1,7 @@
 package cdevice
 
 /*
-#include "cdevice.h"
+#include "gda.h"
 */
 import "C"
 
@@ -9,7 +9,9 @@ import (
 	"encoding/binary"
 	"unsafe"
 
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // deviceRead is one small value the importer needs from device memory: the
@@ -27,11 +29,11 @@ type deviceValues map[unsafe.Pointer][]byte
 // there) and lists the device values the import will need. It never reads
 // device memory and tolerates malformed trees: the import walk that follows
 // reports those.
-func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]deviceRead, host deviceValues, failed *error) {
-	if c == nil || s == nil || depth > maxNesting || c.length < 0 || c.offset < 0 {
+func collectDeviceReads(c *C.struct_ArrowArray, s *cschema.Schema, depth int, out *[]deviceRead, host deviceValues, failed *error) {
+	if c == nil || s == nil || depth > cschema.MaxNesting || c.length < 0 || c.offset < 0 {
 		return
 	}
-	info := s.info
+	info := s.Info()
 	nBuf := int64(c.n_buffers)
 	if nBuf > 0 && c.buffers == nil || nBuf > 1<<20 {
 		return
@@ -44,15 +46,15 @@ func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]dev
 		}
 	}
 	switch info.Layout {
-	case LayoutBinary, LayoutList, LayoutMap:
+	case cschema.LayoutBinary, cschema.LayoutList, cschema.LayoutMap:
 		if nBuf == int64(info.BufferCount()) {
 			offsets(4)
 		}
-	case LayoutLargeBinary, LayoutLargeList:
+	case cschema.LayoutLargeBinary, cschema.LayoutLargeList:
 		if nBuf == int64(info.BufferCount()) {
 			offsets(8)
 		}
-	case LayoutBinaryView:
+	case cschema.LayoutBinaryView:
 		// The variadic sizes exist only in the C layout; producers (godevarrow
 		// among them) may keep them in host memory even for device arrays.
 		// Only the driver's "not memory I know" answer, or pinned memory,
@@ -64,7 +66,7 @@ func collectDeviceReads(c *C.struct_ArrowArray, s *Schema, depth int, out *[]dev
 			n := 8 * (nBuf - 3)
 			switch _, kind, err := device.PointerKind(p); {
 			case err != nil:
-				setFailed(failed, errorf(ErrInvalid, "cannot tell where the variadic buffer sizes at %p live: %v", p, err))
+				setFailed(failed, errs.Errorf(errs.ErrInvalid, "cannot tell where the variadic buffer sizes at %p live: %v", p, err))
 			case kind == device.MemoryUnknown || kind == device.MemoryPinned:
 				if b, err := readUnvouched(p, n); err != nil {
 					setFailed(failed, err)
@@ -95,7 +97,7 @@ func setFailed(failed *error, err error) {
 // readUnvouched copies n bytes of what should be host memory at p, although
 // no driver vouched for it (a pointer the CUDA driver does not know, or
 // pinned memory whose extent it does not report): a pointer into unmapped
-// memory fails with ErrInvalid instead of crashing the process.
+// memory fails with errs.ErrInvalid instead of crashing the process.
 func readUnvouched(p unsafe.Pointer, n int64) ([]byte, error) {
 	b := make([]byte, n)
 	if n == 0 {
@@ -103,7 +105,7 @@ func readUnvouched(p unsafe.Pointer, n int64) ([]byte, error) {
 	}
 	// b holds no Go pointers: C may write into it (cgo's rules)
 	if rc := C.gda_read_host_checked(unsafe.Pointer(&b[0]), p, C.size_t(n)); rc != 0 {
-		return nil, errorf(ErrInvalid, "the variadic buffer sizes at %p (%d bytes) are neither device memory the driver knows nor readable host memory (errno %d)", p, n, int(rc))
+		return nil, errs.Errorf(errs.ErrInvalid, "the variadic buffer sizes at %p (%d bytes) are neither device memory the driver knows nor readable host memory (errno %d)", p, n, int(rc))
 	}
 	return b, nil
 }
@@ -112,7 +114,7 @@ func readUnvouched(p unsafe.Pointer, n int64) ([]byte, error) {
 // producer's sync_event and fetches the device values the import needs, all
 // on one stream with one synchronization. For host-accessible device memory
 // (CUDA_HOST, CUDA_MANAGED) it waits for the event on the host.
-func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *Schema, dev device.Device) (deviceValues, error) {
+func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema, dev device.Device) (deviceValues, error) {
 	var event unsafe.Pointer
 	if cell.sync_event != nil {
 		event = *(*unsafe.Pointer)(cell.sync_event) // sync_event points to a CUevent
@@ -162,7 +164,7 @@ func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *Schema, dev de
 	}
 	host := C.malloc(C.size_t(total))
 	if host == nil {
-		return nil, errorf(ErrNoMemory, "out of memory importing a device array")
+		return nil, errs.Errorf(errs.ErrNoMemory, "out of memory importing a device array")
 	}
 	drained := true
 	defer func() {

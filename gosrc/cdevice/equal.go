@@ -2,6 +2,7 @@ package cdevice
 
 import (
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 )
 
@@ -16,41 +17,41 @@ func Equal(a, b *Array, checkMetadata bool) (bool, error) {
 	if a.Len() != b.Len() || !sameType(a.schema, b.schema, checkMetadata, true) {
 		return false, nil
 	}
-	x, err := hostArrowOf(a)
+	x, err := HostArrowOf(a)
 	if err != nil {
 		return false, err
 	}
-	defer x.release()
-	y, err := hostArrowOf(b)
+	defer x.Release()
+	y, err := HostArrowOf(b)
 	if err != nil {
 		return false, err
 	}
-	defer y.release()
-	return dataEqual(x.arr.Data(), 0, y.arr.Data(), 0, a.Len()), nil
+	defer y.Release()
+	return dataEqual(x.Arr.Data(), 0, y.Arr.Data(), 0, a.Len()), nil
 }
 
 // sameType compares two schemas as types: the top node's name and
 // nullability are the array's, not its type's, and are ignored.
-func sameType(s, o *Schema, checkMetadata, top bool) bool {
+func sameType(s, o *cschema.Schema, checkMetadata, top bool) bool {
 	if s.Format != o.Format || len(s.Children) != len(o.Children) || (s.Dictionary == nil) != (o.Dictionary == nil) {
 		return false
 	}
 	if !top && (s.Name != o.Name || s.Nullable() != o.Nullable()) {
 		return false
 	}
-	if s.Flags&^FlagNullable != o.Flags&^FlagNullable {
+	if s.Flags&^cschema.FlagNullable != o.Flags&^cschema.FlagNullable {
 		return false
 	}
-	if checkMetadata && !metadataEqual(s.Metadata, o.Metadata) {
+	if checkMetadata && !cschema.MetadataEqual(s.Metadata, o.Metadata) {
 		return false
 	}
 	// extension types are types: their names and parameters matter always
-	if n, ok := s.extensionName(); ok {
-		m, ok := o.extensionName()
+	if n, ok := s.ExtensionName(); ok {
+		m, ok := o.ExtensionName()
 		if !ok || n != m {
 			return false
 		}
-	} else if _, ok := o.extensionName(); ok {
+	} else if _, ok := o.ExtensionName(); ok {
 		return false
 	}
 	for i := range s.Children {
@@ -61,21 +62,24 @@ func sameType(s, o *Schema, checkMetadata, top bool) bool {
 	return s.Dictionary == nil || sameType(s.Dictionary, o.Dictionary, checkMetadata, true)
 }
 
-// hostView is an Arrow Go array over an Array's data, or over its host copy.
-type hostView struct {
-	arr  arrow.Array
+// HostView is an Arrow Go array (Arr) over an Array's data, or over its
+// host copy; Release releases both.
+type HostView struct {
+	Arr  arrow.Array
 	copy *Array
 }
 
-func (h hostView) release() {
-	h.arr.Release()
+func (h HostView) Release() {
+	h.Arr.Release()
 	if h.copy != nil {
 		h.copy.Release()
 	}
 }
 
-func hostArrowOf(a *Array) (hostView, error) {
-	var v hostView
+// HostArrowOf views a as an Arrow Go array readable on the host, copying it
+// there first when its device is not host-readable.
+func HostArrowOf(a *Array) (HostView, error) {
+	var v HostView
 	if !a.dev.Type.HostAccessible() {
 		c, err := CopyToDevice(a, device.Host)
 		if err != nil {
@@ -90,6 +94,6 @@ func hostArrowOf(a *Array) (hostView, error) {
 		}
 		return v, err
 	}
-	v.arr = arr
+	v.Arr = arr
 	return v, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 )
 
 // An Arrow Go record goes out through the C Device Data Interface and comes
@@ -23,9 +24,9 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	var cSchema cdevice.CArrowSchema
+	var cSchema cschema.CArrowSchema
 	var cArray cdevice.CArrowDeviceArray
-	if err := cdevice.ExportSchema(batch.Schema(), &cSchema); err != nil {
+	if err := cschema.ExportSchema(batch.Schema(), &cSchema); err != nil {
 		panic(err)
 	}
 	if err := cdevice.ExportDeviceArray(batch, &cArray); err != nil {
@@ -33,7 +34,7 @@ func Example() {
 	}
 	batch.Release() // the exported structs keep the data alive
 
-	imported, err := cdevice.ImportSchema(&cSchema)
+	imported, err := cschema.ImportSchema(&cSchema)
 	if err != nil {
 		panic(err)
 	}
@@ -60,7 +61,7 @@ func ExampleCast() {
 	defer arr.Release()
 	a, _ := cdevice.FromArrow(arrow.Field{Name: "n", Type: arrow.PrimitiveTypes.Int32, Nullable: true}, arr)
 	defer a.Release()
-	target, _ := cdevice.NewSchema("l", "n", cdevice.FlagNullable, arrow.Metadata{}, nil, nil)
+	target, _ := cschema.NewSchema("l", "n", cschema.FlagNullable, arrow.Metadata{}, nil, nil)
 	cast, err := cdevice.Cast(a, target)
 	if err != nil {
 		panic(err)

@@ -1,7 +1,7 @@
 package cdevice
 
 /*
-#include "cdevice.h"
+#include "gda.h"
 */
 import "C"
 
@@ -13,7 +13,9 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
 )
 
@@ -31,7 +33,7 @@ var exports handle.Table
 
 //export godevarrowReleaseExport
 func godevarrowReleaseExport(h C.uintptr_t) {
-	defer recoverInto(func(error) {})
+	defer errs.RecoverInto(func(error) {})
 	v, ok := exports.Delete(handle.Handle(h))
 	if !ok {
 		panic("cdevice: an exported array's record was released twice")
@@ -50,23 +52,19 @@ func godevarrowReleaseExport(h C.uintptr_t) {
 	liveExports.Add(-1)
 }
 
-// ExportArray fills out with an ArrowArray of a host-memory array; the
-// schema is exported separately with ExportSchema(a.Schema(), ...). Every call
-// gives an independent struct tree that keeps the data alive until released.
-func ExportArray(a *Array, out *CArrowArray) error {
+func exportArray(a *Array, out *CArrowArray) error {
 	if out == nil {
-		return errorf(ErrInvalid, "output ArrowArray pointer is NULL")
+		return errs.Errorf(errs.ErrInvalid, "output ArrowArray pointer is NULL")
 	}
 	if a.dev.Type != device.CPU {
-		return errorf(ErrNotImplemented, "ArrowArray can only carry CPU memory; the array is on %s (copy it to the host first)", a.dev)
+		return errs.Errorf(errs.ErrNotImplemented, "ArrowArray can only carry CPU memory; the array is on %s (copy it to the host first)", a.dev)
 	}
 	return exportTree(a, out)
 }
 
-// ExportDeviceArray fills out with an ArrowDeviceArray of a on its device.
-func ExportDeviceArray(a *Array, out *CArrowDeviceArray) error {
+func exportDeviceArray(a *Array, out *CArrowDeviceArray) error {
 	if out == nil {
-		return errorf(ErrInvalid, "output ArrowDeviceArray pointer is NULL")
+		return errs.Errorf(errs.ErrInvalid, "output ArrowDeviceArray pointer is NULL")
 	}
 	*out = C.struct_ArrowDeviceArray{}
 	if err := exportTree(a, &out.array); err != nil {
@@ -78,10 +76,7 @@ func ExportDeviceArray(a *Array, out *CArrowDeviceArray) error {
 	return nil
 }
 
-// ReleaseExportedArray releases an ArrowArray (device == false) or
-// ArrowDeviceArray at p if it is not released yet: for undoing an export the
-// consumer never received.
-func ReleaseExportedArray(p unsafe.Pointer, device bool) {
+func releaseExportedArray(p unsafe.Pointer, device bool) {
 	var a *C.struct_ArrowArray
 	if device {
 		a = &(*C.struct_ArrowDeviceArray)(p).array
@@ -102,7 +97,7 @@ func exportTree(a *Array, out *C.struct_ArrowArray) error {
 	shared := C.gda_shared_new(C.uintptr_t(h))
 	if shared == nil {
 		exports.Delete(h)
-		return errorf(ErrNoMemory, "out of memory exporting an array")
+		return errs.Errorf(errs.ErrNoMemory, "out of memory exporting an array")
 	}
 	a.Retain()
 	liveExports.Add(1)
@@ -139,7 +134,7 @@ const (
 )
 
 // of is the part child i of a node that is p, with schema s, is.
-func (p mapPart) of(s *Schema, i int) mapPart {
+func (p mapPart) of(s *cschema.Schema, i int) mapPart {
 	switch {
 	case s.Format == "+m":
 		return mapEntries
@@ -161,16 +156,16 @@ func exportedNullCount(d arrow.ArrayData, part mapPart, onHost bool) int {
 	return d.Len() - bitutil.CountSetBits(bufs[0].Bytes(), d.Offset(), d.Len())
 }
 
-func exportNode(dst *C.struct_ArrowArray, s *Schema, part mapPart, d arrow.ArrayData, shared *C.gda_shared, rec *exportRecord, depth int) error {
-	info := s.info
+func exportNode(dst *C.struct_ArrowArray, s *cschema.Schema, part mapPart, d arrow.ArrayData, shared *C.gda_shared, rec *exportRecord, depth int) error {
+	info := s.Info()
 	goBufs := d.Buffers()
 	var cBufs []*memory.Buffer
 	var sizes []int64 // binary view variadic sizes
 	switch info.Layout {
-	case LayoutNull, LayoutRunEndEncoded:
-	case LayoutSparseUnion, LayoutDenseUnion:
+	case cschema.LayoutNull, cschema.LayoutRunEndEncoded:
+	case cschema.LayoutSparseUnion, cschema.LayoutDenseUnion:
 		cBufs = goBufs[1:]
-	case LayoutBinaryView:
+	case cschema.LayoutBinaryView:
 		cBufs = goBufs
 		for _, b := range goBufs[2:] {
 			sizes = append(sizes, int64(b.Len()))
@@ -179,14 +174,14 @@ func exportNode(dst *C.struct_ArrowArray, s *Schema, part mapPart, d arrow.Array
 		cBufs = goBufs
 	}
 	nBuf := len(cBufs)
-	if info.Layout == LayoutBinaryView {
+	if info.Layout == cschema.LayoutBinaryView {
 		nBuf++
 	}
 	children := d.Children()
 	hasDict := s.Dictionary != nil
 	bufs := C.gda_array_node_init(dst, shared, C.int64_t(nBuf), C.int64_t(len(children)), boolInt(hasDict))
 	if bufs == nil {
-		return errorf(ErrNoMemory, "out of memory exporting an array")
+		return errs.Errorf(errs.ErrNoMemory, "out of memory exporting an array")
 	}
 	dst.length = C.int64_t(d.Len())
 	dst.offset = C.int64_t(d.Offset())
@@ -196,14 +191,14 @@ func exportNode(dst *C.struct_ArrowArray, s *Schema, part mapPart, d arrow.Array
 	for i, b := range cBufs {
 		slots[i] = bufferPointer(b, i == 0 && info.HasValidity(), onHost, rec.pinner)
 	}
-	if info.Layout == LayoutBinaryView {
+	if info.Layout == cschema.LayoutBinaryView {
 		// the variadic sizes buffer exists only in the C layout: C memory owned by the export
 		if len(sizes) == 0 {
 			slots[nBuf-1] = C.gda_zero_block()
 		} else {
 			p := C.malloc(C.size_t(8 * len(sizes)))
 			if p == nil {
-				return errorf(ErrNoMemory, "out of memory exporting an array")
+				return errs.Errorf(errs.ErrNoMemory, "out of memory exporting an array")
 			}
 			rec.cAlloc = append(rec.cAlloc, p)
 			copy(unsafe.Slice((*int64)(p), len(sizes)), sizes)
@@ -254,32 +249,32 @@ func boolInt(b bool) C.int {
 
 // checkData verifies that Go-built array data has the buffer and child
 // structure the schema implies (Arrow Go's conventions) before it is wrapped.
-func checkData(s *Schema, d arrow.ArrayData, depth int) error {
-	if depth > maxNesting {
-		return errorf(ErrInvalid, "array nested deeper than %d levels", maxNesting)
+func checkData(s *cschema.Schema, d arrow.ArrayData, depth int) error {
+	if depth > cschema.MaxNesting {
+		return errs.Errorf(errs.ErrInvalid, "array nested deeper than %d levels", cschema.MaxNesting)
 	}
 	if d == nil {
-		return errorf(ErrInvalid, "%s: array data is nil", s.describe())
+		return errs.Errorf(errs.ErrInvalid, "%s: array data is nil", s.Describe())
 	}
-	info := s.info
+	info := s.Info()
 	want := info.BufferCount()
 	switch info.Layout {
-	case LayoutNull, LayoutRunEndEncoded:
+	case cschema.LayoutNull, cschema.LayoutRunEndEncoded:
 		want = 1
-	case LayoutSparseUnion, LayoutDenseUnion:
+	case cschema.LayoutSparseUnion, cschema.LayoutDenseUnion:
 		want++
-	case LayoutBinaryView:
+	case cschema.LayoutBinaryView:
 		want = 2
 	}
 	got := len(d.Buffers())
-	if (info.Layout == LayoutNull || info.Layout == LayoutRunEndEncoded) && got == 0 {
+	if (info.Layout == cschema.LayoutNull || info.Layout == cschema.LayoutRunEndEncoded) && got == 0 {
 		got = want // Arrow Go builds these with or without their nil validity slot
 	}
-	if got < want || (got != want && info.Layout != LayoutBinaryView) {
-		return errorf(ErrInvalid, "%s: expected %d buffers in Arrow Go array data, got %d", s.describe(), want, got)
+	if got < want || (got != want && info.Layout != cschema.LayoutBinaryView) {
+		return errs.Errorf(errs.ErrInvalid, "%s: expected %d buffers in Arrow Go array data, got %d", s.Describe(), want, got)
 	}
 	if len(d.Children()) != len(s.Children) {
-		return errorf(ErrInvalid, "%s: schema has %d children, data has %d", s.describe(), len(s.Children), len(d.Children()))
+		return errs.Errorf(errs.ErrInvalid, "%s: schema has %d children, data has %d", s.Describe(), len(s.Children), len(d.Children()))
 	}
 	for i, ch := range d.Children() {
 		if err := checkData(s.Children[i], ch, depth+1); err != nil {
@@ -287,7 +282,7 @@ func checkData(s *Schema, d arrow.ArrayData, depth int) error {
 		}
 	}
 	if (s.Dictionary != nil) != hasDictionary(d) {
-		return errorf(ErrInvalid, "%s: dictionary presence differs between schema and data", s.describe())
+		return errs.Errorf(errs.ErrInvalid, "%s: dictionary presence differs between schema and data", s.Describe())
 	}
 	if s.Dictionary != nil {
 		return checkData(s.Dictionary, d.Dictionary(), depth+1)

@@ -1,36 +1,21 @@
 package cdevice
 
 /*
-#include "cdevice.h"
+#include "gda.h"
 */
 import "C"
 
 import (
 	"unsafe"
 
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // Two operations on a foreign producer's structs that a binding needs to
 // work around what a known consumer or producer gets wrong (the cuDF bridge:
 // docs/cuda.md, "cuDF as it really is"). Neither moves anything.
-
-// BorrowSchema fills out with a shallow copy of the schema at src whose
-// release frees nothing (it only marks out released). It is for a consumer
-// that takes a schema and never releases it (libcudf's from_arrow_device
-// keeps the schema it is handed and never calls its release): losing the
-// copy then costs nothing, while src stays its producer's, to be released
-// as usual once the consumer is done reading it. out must not be read after
-// src is released.
-func BorrowSchema(src, out *CArrowSchema) error {
-	if src.release == nil {
-		return errorf(ErrInvalid, "cannot borrow a schema that was released")
-	}
-	*out = *src
-	out.release = (*[0]byte)(C.gda_borrowed_schema_release)
-	out.private_data = nil
-	return nil
-}
 
 // StampDeviceOfData sets the device_id of the CUDA device array at d (still
 // its producer's) to the device that owns its first buffer. It is for a
@@ -40,7 +25,7 @@ func BorrowSchema(src, out *CArrowSchema) error {
 // buffers, are left as they are.
 func StampDeviceOfData(d *CArrowDeviceArray) error {
 	if d.array.release == nil {
-		return errorf(ErrInvalid, "cannot stamp a device array that was released")
+		return errs.Errorf(errs.ErrInvalid, "cannot stamp a device array that was released")
 	}
 	if device.Type(d.device_type) != device.CUDA {
 		return nil
@@ -63,7 +48,7 @@ func StampDeviceOfData(d *CArrowDeviceArray) error {
 // own buffers, then its children's, then its dictionary's), reading only the
 // structs, which live in host memory.
 func firstBuffer(c *C.struct_ArrowArray, depth int) unsafe.Pointer {
-	if c == nil || depth > maxNesting || c.n_buffers < 0 || c.n_buffers > 1<<20 || c.n_children < 0 || c.n_children > 1<<20 {
+	if c == nil || depth > cschema.MaxNesting || c.n_buffers < 0 || c.n_buffers > 1<<20 || c.n_children < 0 || c.n_children > 1<<20 {
 		return nil
 	}
 	if c.n_buffers > 0 && c.buffers != nil {

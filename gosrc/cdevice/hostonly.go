@@ -10,7 +10,9 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // hostArray is the one way this package turns ArrayData (described by s)
@@ -20,9 +22,9 @@ import (
 // caller forgot. The data must have passed full validation: only then are
 // Arrow Go's constructors and kernels safe on it (forKernels prepares it for
 // compute kernels as well, see withKnownNullCounts).
-func hostArray(dev device.Device, s *Schema, d arrow.ArrayData, forKernels bool) (arrow.Array, error) {
+func hostArray(dev device.Device, s *cschema.Schema, d arrow.ArrayData, forKernels bool) (arrow.Array, error) {
 	if !dev.Type.HostAccessible() {
-		return nil, errorf(ErrNotImplemented, "array is on %s; copy it to the host first", dev)
+		return nil, errs.Errorf(errs.ErrNotImplemented, "array is on %s; copy it to the host first", dev)
 	}
 	known := withKnownNullCounts(s, d, forKernels)
 	defer known.Release()
@@ -34,11 +36,11 @@ func hostArray(dev device.Device, s *Schema, d arrow.ArrayData, forKernels bool)
 // for host-readable memory (nullCount, after the array's event), else by
 // copying the validity bits to the host (after waiting on event, the
 // array's sync_event cell, when there is one).
-func countNulls(dev device.Device, s *Schema, d arrow.ArrayData, event unsafe.Pointer) (int, error) {
+func countNulls(dev device.Device, s *cschema.Schema, d arrow.ArrayData, event unsafe.Pointer) (int, error) {
 	if n := d.NullN(); n >= 0 {
 		return n, nil
 	}
-	if s.info.Layout == LayoutNull {
+	if s.Info().Layout == cschema.LayoutNull {
 		return d.Len(), nil
 	}
 	if !needsBitmap(s, d) {
@@ -51,7 +53,7 @@ func countNulls(dev device.Device, s *Schema, d arrow.ArrayData, event unsafe.Po
 		if n := nullCount(s, d); n >= 0 {
 			return n, nil
 		}
-		return 0, errorf(ErrInvalid, "the validity bitmap is too short to count the nulls of %d values", d.Len())
+		return 0, errs.Errorf(errs.ErrInvalid, "the validity bitmap is too short to count the nulls of %d values", d.Len())
 	}
 	p, n, start := validityRange(d)
 	bits, err := deviceBytes(dev, event, []unsafe.Pointer{p}, []int64{n})
@@ -63,9 +65,9 @@ func countNulls(dev device.Device, s *Schema, d arrow.ArrayData, event unsafe.Po
 
 // needsBitmap says whether d's (described by s) null count must be read
 // from its validity bitmap.
-func needsBitmap(s *Schema, d arrow.ArrayData) bool {
+func needsBitmap(s *cschema.Schema, d arrow.ArrayData) bool {
 	bufs := d.Buffers()
-	return s.info.HasValidity() && len(bufs) > 0 && bufs[0] != nil && d.Len() > 0
+	return s.Info().HasValidity() && len(bufs) > 0 && bufs[0] != nil && d.Len() > 0
 }
 
 // validityRange is the whole bytes of d's bitmap that hold its values' bits
@@ -118,7 +120,7 @@ func deviceBytes(dev device.Device, event unsafe.Pointer, p []unsafe.Pointer, n 
 	}
 	host := C.malloc(C.size_t(max(total, 1)))
 	if host == nil {
-		return nil, errorf(ErrInvalid, "out of memory counting nulls")
+		return nil, errs.Errorf(errs.ErrInvalid, "out of memory counting nulls")
 	}
 	dst := make([]unsafe.Pointer, len(p))
 	at := int64(0)
@@ -182,12 +184,12 @@ type unknownNullCounter struct {
 	fetched [][]byte
 }
 
-func (c *unknownNullCounter) count(s *Schema, d arrow.ArrayData) (int, error) {
+func (c *unknownNullCounter) count(s *cschema.Schema, d arrow.ArrayData) (int, error) {
 	if n := d.NullN(); n >= 0 || c.dev.Type.HostAccessible() || !needsBitmap(s, d) {
 		return countNulls(c.dev, s, d, c.event)
 	}
 	if len(c.fetched) == 0 {
-		return 0, errorf(ErrInvalid, "internal: no fetched validity bits left for a node of length %d", d.Len())
+		return 0, errs.Errorf(errs.ErrInvalid, "internal: no fetched validity bits left for a node of length %d", d.Len())
 	}
 	bits := c.fetched[0]
 	c.fetched = c.fetched[1:]
@@ -197,7 +199,7 @@ func (c *unknownNullCounter) count(s *Schema, d arrow.ArrayData) (int, error) {
 
 // collectUnknownBitmaps lists the validity bytes of every node of d whose
 // null count is unknown, in knownNullCounts' order (children, then the node).
-func collectUnknownBitmaps(s *Schema, d arrow.ArrayData, ptrs *[]unsafe.Pointer, sizes *[]int64) {
+func collectUnknownBitmaps(s *cschema.Schema, d arrow.ArrayData, ptrs *[]unsafe.Pointer, sizes *[]int64) {
 	for i, c := range d.Children() {
 		collectUnknownBitmaps(s.Children[i], c, ptrs, sizes)
 	}
@@ -210,7 +212,7 @@ func collectUnknownBitmaps(s *Schema, d arrow.ArrayData, ptrs *[]unsafe.Pointer,
 
 // knownNullCounts returns d, or a new ArrayData (changed) sharing d's buffers
 // with every unknown null count counted.
-func knownNullCounts(counter *unknownNullCounter, s *Schema, d arrow.ArrayData) (arrow.ArrayData, bool, error) {
+func knownNullCounts(counter *unknownNullCounter, s *cschema.Schema, d arrow.ArrayData) (arrow.ArrayData, bool, error) {
 	children := d.Children()
 	var fixed []arrow.ArrayData
 	for i, c := range children {

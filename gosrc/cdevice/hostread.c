@@ -9,7 +9,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "cdevice.h"
+#include "gda.h"
 
 static int read_through_pipe(void* dst, const void* src, size_t n) {
   int fds[2];

@@ -1,7 +1,7 @@
 package cdevice
 
 /*
-#include "cdevice.h"
+#include "gda.h"
 */
 import "C"
 
@@ -16,7 +16,9 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // foreignOwner holds a moved ArrowDeviceArray (in a C-allocated cell) and
@@ -53,20 +55,17 @@ func (o *foreignOwner) Reallocate(int, []byte) []byte {
 }
 func (o *foreignOwner) Free([]byte) { o.unref() }
 
-// ImportArray imports a CPU ArrowArray described by schema. The struct is
-// moved: on return c is marked released, whatever the outcome, and the
-// producer's release callback will be called exactly once.
-func ImportArray(c *CArrowArray, schema *Schema) (*Array, error) {
+func importArray(c *CArrowArray, schema *cschema.Schema) (*Array, error) {
 	if c == nil {
-		return nil, errorf(ErrInvalid, "ArrowArray pointer is NULL")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowArray pointer is NULL")
 	}
 	if c.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowArray was already released (consumed twice?)")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowArray was already released (consumed twice?)")
 	}
 	cell := (*C.struct_ArrowDeviceArray)(C.calloc(1, C.sizeof_struct_ArrowDeviceArray))
 	if cell == nil {
 		C.gda_call_array_release(c)
-		return nil, errorf(ErrNoMemory, "out of memory importing an array")
+		return nil, errs.Errorf(errs.ErrNoMemory, "out of memory importing an array")
 	}
 	cell.array = *c
 	c.release = nil
@@ -75,33 +74,30 @@ func ImportArray(c *CArrowArray, schema *Schema) (*Array, error) {
 	return importCell(cell, schema)
 }
 
-// ImportDeviceArray imports an ArrowDeviceArray described by schema, moving it
-// as ImportArray does. Non-CPU device types need a device backend; without
-// one the import fails cleanly (and the producer's release is still called).
-func ImportDeviceArray(c *CArrowDeviceArray, schema *Schema) (*Array, error) {
+func importDeviceArray(c *CArrowDeviceArray, schema *cschema.Schema) (*Array, error) {
 	if c == nil {
-		return nil, errorf(ErrInvalid, "ArrowDeviceArray pointer is NULL")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray pointer is NULL")
 	}
 	if c.array.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowDeviceArray was already released (consumed twice?)")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray was already released (consumed twice?)")
 	}
 	cell := (*C.struct_ArrowDeviceArray)(C.calloc(1, C.sizeof_struct_ArrowDeviceArray))
 	if cell == nil {
 		C.gda_call_array_release(&c.array)
-		return nil, errorf(ErrNoMemory, "out of memory importing an array")
+		return nil, errs.Errorf(errs.ErrNoMemory, "out of memory importing an array")
 	}
 	*cell = *c
 	c.array.release = nil
 	return importCell(cell, schema)
 }
 
-func importCell(cell *C.struct_ArrowDeviceArray, schema *Schema) (*Array, error) {
+func importCell(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema) (*Array, error) {
 	return importOwned(cell, schema, &foreignOwner{cell: cell})
 }
 
 // importOwned imports the array in cell, which owner (fresh, unreferenced)
 // releases: on failure at once, else when the Array and its buffers are gone.
-func importOwned(cell *C.struct_ArrowDeviceArray, schema *Schema, owner *foreignOwner) (*Array, error) {
+func importOwned(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema, owner *foreignOwner) (*Array, error) {
 	owner.refs.Store(1) // the Array's own reference
 	liveImports.Add(1)
 	fail := func(err error) (*Array, error) {
@@ -109,21 +105,21 @@ func importOwned(cell *C.struct_ArrowDeviceArray, schema *Schema, owner *foreign
 		return nil, err
 	}
 	if schema == nil {
-		return fail(errorf(ErrInvalid, "no schema given for the imported array"))
+		return fail(errs.Errorf(errs.ErrInvalid, "no schema given for the imported array"))
 	}
 	dev := device.Device{Type: device.Type(cell.device_type), ID: int64(cell.device_id)}
-	im := importer{owner: owner, hostReadable: true, cudaDevice: -1, buffersLeft: maxImportBuffers}
+	im := importer{owner: owner, hostReadable: true, cudaDevice: -1, buffersLeft: cschema.MaxImportBuffers}
 	switch {
 	case !dev.Type.Known():
-		return fail(errorf(ErrInvalid, "ArrowDeviceArray has unknown device_type %d", int32(dev.Type)))
+		return fail(errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray has unknown device_type %d", int32(dev.Type)))
 	case dev.Type == device.CPU:
 		if cell.sync_event != nil {
-			return fail(errorf(ErrInvalid, "ArrowDeviceArray on the CPU must have a NULL sync_event"))
+			return fail(errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray on the CPU must have a NULL sync_event"))
 		}
 		dev.ID = -1
 	default:
 		if dev.ID < 0 && dev.Type == device.CUDA {
-			return fail(errorf(ErrInvalid, "ArrowDeviceArray on %s has a negative device_id %d", dev.Type, dev.ID))
+			return fail(errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray on %s has a negative device_id %d", dev.Type, dev.ID))
 		}
 		values, err := prepareDeviceImport(cell, schema, dev)
 		if err != nil {
@@ -155,7 +151,7 @@ type importer struct {
 	values       deviceValues // device values fetched before the walk (device memory only)
 	cudaDevice   int          // >= 0: check that every buffer belongs to this CUDA device
 	err          error        // the first buffer-ownership problem found
-	buffersLeft  int64        // of the maxImportBuffers an import may take
+	buffersLeft  int64        // of the cschema.MaxImportBuffers an import may take
 	// the CUDA buffers to check, all at once after the walk (one driver call
 	// sequence for the whole import)
 	cudaBuffers []uintptr
@@ -168,9 +164,9 @@ func (im *importer) checkCUDABuffers() error {
 	case bad < 0:
 		return nil
 	case err != nil:
-		return errorf(ErrInvalid, "a buffer at %#x is not CUDA memory the driver knows: %v", im.cudaBuffers[bad], err)
+		return errs.Errorf(errs.ErrInvalid, "a buffer at %#x is not CUDA memory the driver knows: %v", im.cudaBuffers[bad], err)
 	default:
-		return errorf(ErrInvalid, "a buffer at %#x is on CUDA device %d, but the array declares device %d", im.cudaBuffers[bad], badDev, im.cudaDevice)
+		return errs.Errorf(errs.ErrInvalid, "a buffer at %#x is on CUDA device %d, but the array declares device %d", im.cudaBuffers[bad], badDev, im.cudaDevice)
 	}
 }
 
@@ -217,16 +213,16 @@ func (p *nodePath) String() string {
 	return p.parent.String() + ".children[" + strconv.Itoa(p.child) + "]"
 }
 
-func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nodePath) (arrow.ArrayData, error) {
-	if depth > maxNesting {
-		return nil, errorf(ErrInvalid, "array nested deeper than %d levels (cyclic?)", maxNesting)
+func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, path *nodePath) (arrow.ArrayData, error) {
+	if depth > cschema.MaxNesting {
+		return nil, errs.Errorf(errs.ErrInvalid, "array nested deeper than %d levels (cyclic?)", cschema.MaxNesting)
 	}
 	bad := func(format string, args ...any) (arrow.ArrayData, error) {
 		where := "ArrowArray" + path.String()
 		if s.Name != "" {
 			where = fmt.Sprintf("%s (field %q)", where, s.Name)
 		}
-		return nil, errorf(ErrInvalid, "%s: %s", where, fmt.Sprintf(format, args...))
+		return nil, errs.Errorf(errs.ErrInvalid, "%s: %s", where, fmt.Sprintf(format, args...))
 	}
 	if depth > 0 && c.release == nil {
 		return bad("child is marked released")
@@ -245,11 +241,11 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 		return bad("offset %d + length %d overflows", offset, length)
 	}
 	end := offset + length
-	info := s.info
+	info := s.Info()
 	indexInfo := info
 	nBuf := int64(c.n_buffers)
 	wantBuf := int64(info.BufferCount())
-	if info.Layout == LayoutBinaryView {
+	if info.Layout == cschema.LayoutBinaryView {
 		if nBuf < 3 {
 			return bad("binary view arrays need at least 3 buffers, got n_buffers=%d", nBuf)
 		}
@@ -258,7 +254,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 	}
 	// sizes taken from the struct are bounded before anything is allocated
 	if im.buffersLeft -= nBuf; im.buffersLeft < 0 {
-		return bad("n_buffers=%d: the array has more than %d buffers in all", nBuf, maxImportBuffers)
+		return bad("n_buffers=%d: the array has more than %d buffers in all", nBuf, cschema.MaxImportBuffers)
 	}
 	var cbufs []unsafe.Pointer
 	if nBuf > 0 {
@@ -319,7 +315,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 		} else {
 			buffers = append(buffers, im.buffer(cbufs[0], (end+7)/8))
 		}
-	} else if info.Layout != LayoutRunEndEncoded && info.Layout != LayoutNull {
+	} else if info.Layout != cschema.LayoutRunEndEncoded && info.Layout != cschema.LayoutNull {
 		buffers = append(buffers, nil) // Arrow Go keeps a validity slot for unions
 	}
 	// required data buffer i of n bytes; NULL is accepted only when n == 0
@@ -368,27 +364,27 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 	childLen := func(i int) int64 { return int64(unsafe.Slice(c.children, nChildren)[i].length) }
 	var err error
 	switch info.Layout {
-	case LayoutNull:
+	case cschema.LayoutNull:
 		buffers = append(buffers, nil)
 		nulls = length // every slot of a null array is null, whatever the producer counted
-	case LayoutBool:
+	case cschema.LayoutBool:
 		err = required(1, (end+7)/8, "values")
-	case LayoutFixedWidth:
+	case cschema.LayoutFixedWidth:
 		n, ok := checkedMul(end, int64(info.ByteWidth))
 		if !ok {
 			return failf("values size overflows")
 		}
 		err = required(1, n, "values")
-	case LayoutBinary, LayoutLargeBinary:
+	case cschema.LayoutBinary, cschema.LayoutLargeBinary:
 		w := int64(4)
-		if info.Layout == LayoutLargeBinary {
+		if info.Layout == cschema.LayoutLargeBinary {
 			w = 8
 		}
 		var last int64
 		if _, last, err = offsetsRange(1, w); err == nil {
 			err = required(2, last, "data")
 		}
-	case LayoutBinaryView:
+	case cschema.LayoutBinaryView:
 		views, ok := checkedMul(end, 16)
 		if !ok {
 			return failf("views size overflows")
@@ -416,18 +412,18 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 			}
 			err = required(int(2+k), size, fmt.Sprintf("variadic data %d", k))
 		}
-	case LayoutList, LayoutLargeList, LayoutMap:
+	case cschema.LayoutList, cschema.LayoutLargeList, cschema.LayoutMap:
 		w := int64(4)
-		if info.Layout == LayoutLargeList {
+		if info.Layout == cschema.LayoutLargeList {
 			w = 8
 		}
 		var last int64
 		if _, last, err = offsetsRange(1, w); err == nil && last > childLen(0) {
 			return failf("last offset %d is past the child's length %d", last, childLen(0))
 		}
-	case LayoutListView, LayoutLargeListView:
+	case cschema.LayoutListView, cschema.LayoutLargeListView:
 		w := int64(4)
-		if info.Layout == LayoutLargeListView {
+		if info.Layout == cschema.LayoutLargeListView {
 			w = 8
 		}
 		n, ok := checkedMul(end, w)
@@ -437,7 +433,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 		if err = required(1, n, "offsets"); err == nil {
 			err = required(2, n, "sizes")
 		}
-	case LayoutFixedSizeList:
+	case cschema.LayoutFixedSizeList:
 		need, ok := checkedMul(end, int64(info.ListSize))
 		if !ok {
 			return failf("child length overflows")
@@ -445,17 +441,17 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 		if childLen(0) < need {
 			return failf("fixed-size list of %d x %d needs a child of length >= %d, got %d", end, info.ListSize, need, childLen(0))
 		}
-	case LayoutStruct:
+	case cschema.LayoutStruct:
 		for i := 0; i < int(nChildren); i++ {
 			if childLen(i) < end {
 				return failf("child %d has length %d, shorter than the struct's offset+length %d", i, childLen(i), end)
 			}
 		}
-	case LayoutSparseUnion, LayoutDenseUnion:
+	case cschema.LayoutSparseUnion, cschema.LayoutDenseUnion:
 		if err = required(0, end, "type ids"); err != nil {
 			break
 		}
-		if info.Layout == LayoutDenseUnion {
+		if info.Layout == cschema.LayoutDenseUnion {
 			err = required(1, end*4, "offsets")
 		} else {
 			for i := 0; i < int(nChildren); i++ {
@@ -468,7 +464,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 			return failf("union arrays have no validity bitmap; null_count must be 0 or -1, got %d", nulls)
 		}
 		nulls = 0
-	case LayoutRunEndEncoded:
+	case cschema.LayoutRunEndEncoded:
 		buffers = append(buffers, nil)
 		if nulls > 0 {
 			return failf("run-end encoded arrays have no validity bitmap; null_count must be 0 or -1, got %d", nulls)
@@ -522,7 +518,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *Schema, depth int, path *nod
 // ready: the producer's pending writes were queued there (the CUDA Array
 // Interface's stream) or ordered before it (the stream a DLPack consumer
 // hands the producer), so later readers wait on the event.
-func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buffers []unsafe.Pointer, sizes []int64, ready *device.Stream, release func()) (*Array, error) {
+func WrapForeign(schema *cschema.Schema, dev device.Device, length, nullCount int64, buffers []unsafe.Pointer, sizes []int64, ready *device.Stream, release func()) (*Array, error) {
 	owner := &foreignOwner{release: release}
 	owner.refs.Store(1)
 	liveImports.Add(1)
@@ -530,25 +526,25 @@ func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buf
 		owner.unref()
 		return nil, err
 	}
-	if len(schema.Children) != 0 || schema.Dictionary != nil || len(buffers) != schema.info.BufferCount() || len(sizes) != len(buffers) {
-		return fail(errorf(ErrInvalid, "WrapForeign needs a flat type and one size per buffer (format %q)", schema.Format))
+	if len(schema.Children) != 0 || schema.Dictionary != nil || len(buffers) != schema.Info().BufferCount() || len(sizes) != len(buffers) {
+		return fail(errs.Errorf(errs.ErrInvalid, "WrapForeign needs a flat type and one size per buffer (format %q)", schema.Format))
 	}
-	if !schema.info.HasValidity() {
-		return fail(errorf(ErrInvalid, "WrapForeign supports types with a validity bitmap, not %q", schema.Format))
+	if !schema.Info().HasValidity() {
+		return fail(errs.Errorf(errs.ErrInvalid, "WrapForeign supports types with a validity bitmap, not %q", schema.Format))
 	}
 	if ready != nil && dev.Type != device.CUDA && dev.Type != device.CUDAHost && dev.Type != device.CUDAManaged {
-		return fail(errorf(ErrInvalid, "a ready stream is meaningful only for CUDA, pinned or managed memory, not %s", dev))
+		return fail(errs.Errorf(errs.ErrInvalid, "a ready stream is meaningful only for CUDA, pinned or managed memory, not %s", dev))
 	}
 	if length < 0 || nullCount < -1 || nullCount > length {
-		return fail(errorf(ErrInvalid, "length %d with null count %d is not a valid array", length, nullCount))
+		return fail(errs.Errorf(errs.ErrInvalid, "length %d with null count %d is not a valid array", length, nullCount))
 	}
 	for i, n := range sizes {
 		if n < 0 || (buffers[i] == nil && n > 0) {
-			return fail(errorf(ErrInvalid, "buffer %d of %d bytes at %p is not a valid buffer", i, n, buffers[i]))
+			return fail(errs.Errorf(errs.ErrInvalid, "buffer %d of %d bytes at %p is not a valid buffer", i, n, buffers[i]))
 		}
 	}
-	if need, ok := valuesBytes(schema.info, length); !ok || sizes[1] < need {
-		return fail(errorf(ErrInvalid, "%d values of %s need %d bytes, the buffer has %d", length, schema.Format, need, sizes[1]))
+	if need, ok := valuesBytes(schema.Info(), length); !ok || sizes[1] < need {
+		return fail(errs.Errorf(errs.ErrInvalid, "%d values of %s need %d bytes, the buffer has %d", length, schema.Format, need, sizes[1]))
 	}
 	dt, err := schema.DataType()
 	if err != nil {
@@ -596,11 +592,11 @@ func WrapForeign(schema *Schema, dev device.Device, length, nullCount int64, buf
 
 // valuesBytes is the size of the values buffer of length flat values of a
 // fixed-width or boolean layout (0 for others); false when it overflows.
-func valuesBytes(info *FormatInfo, length int64) (int64, bool) {
+func valuesBytes(info *cschema.FormatInfo, length int64) (int64, bool) {
 	switch info.Layout {
-	case LayoutFixedWidth:
+	case cschema.LayoutFixedWidth:
 		return checkedMul(length, int64(info.ByteWidth))
-	case LayoutBool:
+	case cschema.LayoutBool:
 		return (length + 7) / 8, length <= math.MaxInt64-7
 	}
 	return 0, true
@@ -622,8 +618,8 @@ func recordEvent(s *device.Stream) (unsafe.Pointer, func(), error) {
 		return nil, nil, err
 	}
 	cell := C.malloc(C.size_t(unsafe.Sizeof(uintptr(0))))
-	// an integer store into malloc'd memory (see storeCPointer)
-	storeCPointer(cell, ev.Handle())
+	// an integer store into malloc'd memory (see StoreCPointer)
+	StoreCPointer(cell, ev.Handle())
 	return cell, func() {
 		_ = ev.Destroy()
 		C.free(cell)

@@ -5,6 +5,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 )
 
 // nullCount returns the null count of d (described by s), counting the
@@ -12,14 +13,14 @@ import (
 // is legal everywhere. It builds no Arrow Go array, whose constructors check
 // invariants with panics. Host memory only; -1 when a bitmap is too short
 // to count (an inconsistent array built in Go).
-func nullCount(s *Schema, d arrow.ArrayData) int {
+func nullCount(s *cschema.Schema, d arrow.ArrayData) int {
 	if n := d.NullN(); n >= 0 {
 		return n
 	}
 	switch {
-	case s.info.Layout == LayoutNull:
+	case s.Info().Layout == cschema.LayoutNull:
 		return d.Len()
-	case !s.info.HasValidity():
+	case !s.Info().HasValidity():
 		return 0 // unions and run-end encodings have no validity of their own
 	}
 	bufs := d.Buffers()
@@ -40,13 +41,13 @@ func nullCount(s *Schema, d arrow.ArrayData) int {
 // (all valid, in Go memory, where the producer left it out): some of Arrow
 // Go v17's cast kernels read the bitmap unchecked (fixed-size binary to
 // binary), on a goroutine of their own where no recover reaches the panic.
-func withKnownNullCounts(s *Schema, d arrow.ArrayData, bitmaps bool) arrow.ArrayData {
+func withKnownNullCounts(s *cschema.Schema, d arrow.ArrayData, bitmaps bool) arrow.ArrayData {
 	children := make([]arrow.ArrayData, len(d.Children()))
 	for i, c := range d.Children() {
 		children[i] = withKnownNullCounts(s.Children[i], c, bitmaps)
 	}
 	buffers := d.Buffers()
-	if bitmaps && s.info.HasValidity() && len(buffers) > 0 && buffers[0] == nil {
+	if bitmaps && s.Info().HasValidity() && len(buffers) > 0 && buffers[0] == nil {
 		buffers = append([]*memory.Buffer{allValid(int64(d.Offset()) + int64(d.Len()))}, buffers[1:]...)
 	}
 	if bitmaps && s.Dictionary != nil {
@@ -72,11 +73,11 @@ func withKnownNullCounts(s *Schema, d arrow.ArrayData, bitmaps bool) arrow.Array
 // have any index in a null slot, and an all-null array an empty dictionary.
 // kernelSafeIndices gives null slots index 0 (in a Go copy of the indices);
 // kernelSafeDictionary gives an empty dictionary one null value.
-func kernelSafeIndices(s *Schema, d arrow.ArrayData, buffers []*memory.Buffer) []*memory.Buffer {
+func kernelSafeIndices(s *cschema.Schema, d arrow.ArrayData, buffers []*memory.Buffer) []*memory.Buffer {
 	if d.Len() == 0 || buffers[0] == nil {
 		return buffers
 	}
-	w := int64(s.info.ByteWidth)
+	w := int64(s.Info().ByteWidth)
 	off, n := int64(d.Offset()), int64(d.Len())
 	indices := append([]byte(nil), buffers[1].Bytes()[:(off+n)*w]...)
 	for i := off; i < off+n; i++ {

@@ -3,15 +3,12 @@ package cdevice
 import (
 	"unsafe"
 
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
-// ExportPair exports a as the (schema, array) pair of one exchange:
-// arrayOut is an ArrowDeviceArray when isDevice, else an ArrowArray. With
-// target not nil the array is cast to it first (see Cast). On error nothing
-// is left for the consumer: an array exported before the schema failed is
-// released again.
-func ExportPair(a *Array, target *Schema, schemaOut, arrayOut unsafe.Pointer, isDevice bool) error {
+func exportPair(a *Array, target *cschema.Schema, schemaOut, arrayOut unsafe.Pointer, isDevice bool) error {
 	if target != nil {
 		cast, err := Cast(a, target)
 		if err != nil {
@@ -29,7 +26,7 @@ func ExportPair(a *Array, target *Schema, schemaOut, arrayOut unsafe.Pointer, is
 	if err != nil {
 		return err
 	}
-	if err = ExportSchema(a.Schema(), SchemaAt(schemaOut)); err != nil {
+	if err = cschema.ExportSchema(a.Schema(), cschema.SchemaAt(schemaOut)); err != nil {
 		ReleaseExportedArray(arrayOut, isDevice)
 	}
 	return err
@@ -38,7 +35,7 @@ func ExportPair(a *Array, target *Schema, schemaOut, arrayOut unsafe.Pointer, is
 // ReaderOver returns a stream of arrays already in memory, of schema (nil:
 // the first array's) and the first array's device type (the CPU when there
 // is none). The reader takes a reference on each array.
-func ReaderOver(schema *Schema, arrays []*Array) (*ListReader, error) {
+func ReaderOver(schema *cschema.Schema, arrays []*Array) (*ListReader, error) {
 	devType := device.CPU
 	if len(arrays) > 0 {
 		devType = arrays[0].Device().Type
@@ -47,7 +44,7 @@ func ReaderOver(schema *Schema, arrays []*Array) (*ListReader, error) {
 		}
 	}
 	if schema == nil {
-		return nil, errorf(ErrInvalid, "a stream of no arrays needs a schema")
+		return nil, errs.Errorf(errs.ErrInvalid, "a stream of no arrays needs a schema")
 	}
 	return NewListReader(schema, devType, arrays...)
 }

@@ -1,7 +1,7 @@
 package cdevice
 
 /*
-#include "cdevice.h"
+#include "gda.h"
 */
 import "C"
 
@@ -16,8 +16,6 @@ var (
 	liveArrays         atomic.Int64
 	liveExports        atomic.Int64
 	liveImports        atomic.Int64
-	liveStreamExports  atomic.Int64
-	liveStreamImports  atomic.Int64
 	liveAllocatedBytes atomic.Int64
 	liveDeviceBytes    atomic.Int64
 )
@@ -29,14 +27,10 @@ type Stats struct {
 	Arrays          int64 // Array values not yet released
 	ExportedSchemas int64 // exported ArrowSchema trees not yet released by their consumer
 	ExportedArrays  int64 // exported ArrowArray/ArrowDeviceArray trees not yet fully released
-	ExportedStreams int64 // exported streams not yet released
 	ImportedArrays  int64 // foreign arrays we hold (their release not yet called)
 	HeldImports     int64 // of those, held imports: kept in C by the fast path (held.c)
-	ImportedStreams int64 // foreign streams we hold
 	AllocatedBytes  int64 // bytes allocated by Allocator and not yet freed
 	DeviceBytes     int64 // device bytes allocated by CopyToDevice and not yet freed
-	AsyncTasks      int64 // async tasks offered and not yet extracted
-	AsyncHandlers   int64 // async handlers of NewAsyncReader not yet released by their producer
 }
 
 // LiveStats returns the current counters.
@@ -45,14 +39,10 @@ func LiveStats() Stats {
 		Arrays:          liveArrays.Load(),
 		ExportedSchemas: int64(C.gda_live_exported_schemas()),
 		ExportedArrays:  liveExports.Load() + int64(C.gda_live_held_exports()),
-		ExportedStreams: liveStreamExports.Load(),
 		ImportedArrays:  liveImports.Load() + int64(C.gda_live_held()),
 		HeldImports:     int64(C.gda_live_held()),
-		ImportedStreams: liveStreamImports.Load(),
 		AllocatedBytes:  liveAllocatedBytes.Load(),
 		DeviceBytes:     liveDeviceBytes.Load(),
-		AsyncTasks:      liveAsyncTasks.Load(),
-		AsyncHandlers:   liveAsyncHandlers.Load(),
 	}
 }
 

@@ -6,7 +6,9 @@ import (
 	"math"
 	"sync/atomic"
 
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // ChunkedArray is a sequence of arrays (chunks) of one type on one kind of
@@ -18,7 +20,7 @@ import (
 // A ChunkedArray is immutable; its methods may be called from several
 // goroutines. Release it when done (the chunks are released with it).
 type ChunkedArray struct {
-	schema  *Schema
+	schema  *cschema.Schema
 	devType device.Type
 	chunks  []*Array
 	length  int64
@@ -33,14 +35,14 @@ type Table = ChunkedArray
 // each), of schema (nil: the first chunk's). Every chunk must have the
 // schema's type and the first chunk's device type. A ChunkedArray of no
 // chunks needs a schema; its device type is the CPU.
-func NewChunkedArray(schema *Schema, chunks []*Array) (*ChunkedArray, error) {
+func NewChunkedArray(schema *cschema.Schema, chunks []*Array) (*ChunkedArray, error) {
 	var length int64
 	for _, a := range chunks {
 		// each chunk's length is valid, their sum need not be: four chunks
 		// of 2^62 rows would wrap to a length of 0
 		n := int64(a.Len())
 		if n > math.MaxInt64-length {
-			return nil, errorf(ErrInvalid, "chunk lengths add up to more than %d elements", int64(math.MaxInt64))
+			return nil, errs.Errorf(errs.ErrInvalid, "chunk lengths add up to more than %d elements", int64(math.MaxInt64))
 		}
 		length += n
 	}
@@ -54,11 +56,11 @@ func NewChunkedArray(schema *Schema, chunks []*Array) (*ChunkedArray, error) {
 }
 
 // NewTable is NewChunkedArray for record batches: the schema must be a struct.
-func NewTable(schema *Schema, batches []*Array) (*Table, error) {
+func NewTable(schema *cschema.Schema, batches []*Array) (*Table, error) {
 	t, err := NewChunkedArray(schema, batches)
 	if err == nil && !t.schema.IsRecordBatch() {
 		t.Release()
-		return nil, errorf(ErrInvalid, "a table's chunks are record batches (struct arrays), not %s", t.schema)
+		return nil, errs.Errorf(errs.ErrInvalid, "a table's chunks are record batches (struct arrays), not %s", t.schema)
 	}
 	return t, err
 }
@@ -98,7 +100,7 @@ func ReadChunkedArray(r ArrayReader) (c *ChunkedArray, err error) {
 }
 
 // Schema is the type (and field) every chunk has.
-func (c *ChunkedArray) Schema() *Schema { return c.schema }
+func (c *ChunkedArray) Schema() *cschema.Schema { return c.schema }
 
 // DeviceType is the kind of device the chunks live on.
 func (c *ChunkedArray) DeviceType() device.Type { return c.devType }
@@ -112,7 +114,7 @@ func (c *ChunkedArray) NumChunks() int { return len(c.chunks) }
 // Chunk returns chunk i, valid while c is (Retain it to keep it longer).
 func (c *ChunkedArray) Chunk(i int) (*Array, error) {
 	if i < 0 || i >= len(c.chunks) {
-		return nil, errorf(ErrInvalid, "chunk index %d out of range for %d chunks", i, len(c.chunks))
+		return nil, errs.Errorf(errs.ErrInvalid, "chunk index %d out of range for %d chunks", i, len(c.chunks))
 	}
 	return c.chunks[i], nil
 }
@@ -129,7 +131,7 @@ func (c *ChunkedArray) Reader() ArrayReader {
 // zero-copy slices of the chunks they fall in (no empty chunks).
 func (c *ChunkedArray) Slice(offset, length int64) (*ChunkedArray, error) {
 	if offset < 0 || length < 0 || offset > c.length || length > c.length-offset {
-		return nil, errorf(ErrInvalid, "slice [%d, %d+%d) is out of bounds for a chunked array of length %d", offset, offset, length, c.length)
+		return nil, errs.Errorf(errs.ErrInvalid, "slice [%d, %d+%d) is out of bounds for a chunked array of length %d", offset, offset, length, c.length)
 	}
 	return c.mapChunks(c.schema, c.devType, func(a *Array) (*Array, error) {
 		n := int64(a.Len())
@@ -147,10 +149,10 @@ func (c *ChunkedArray) Slice(offset, length int64) (*ChunkedArray, error) {
 // Column returns field i of a table as a ChunkedArray, chunk by chunk; zero-copy.
 func (c *ChunkedArray) Column(i int) (*ChunkedArray, error) {
 	if !c.schema.IsRecordBatch() {
-		return nil, errorf(ErrInvalid, "only a table (struct type) has columns, not %s", c.schema)
+		return nil, errs.Errorf(errs.ErrInvalid, "only a table (struct type) has columns, not %s", c.schema)
 	}
 	if i < 0 || i >= len(c.schema.Children) {
-		return nil, errorf(ErrInvalid, "column index %d out of range for %d columns", i, len(c.schema.Children))
+		return nil, errs.Errorf(errs.ErrInvalid, "column index %d out of range for %d columns", i, len(c.schema.Children))
 	}
 	return c.mapChunks(c.schema.Children[i], c.devType, func(a *Array) (*Array, error) { return a.Column(i) })
 }
@@ -162,9 +164,9 @@ func (c *ChunkedArray) CopyToDevice(dst device.Device) (*ChunkedArray, error) {
 
 // mapChunks is the ChunkedArray of schema on devType over op of every chunk
 // in order (a nil result leaves the chunk out).
-func (c *ChunkedArray) mapChunks(schema *Schema, devType device.Type, op func(*Array) (*Array, error)) (*ChunkedArray, error) {
+func (c *ChunkedArray) mapChunks(schema *cschema.Schema, devType device.Type, op func(*Array) (*Array, error)) (*ChunkedArray, error) {
 	if c.refs.Load() <= 0 {
-		return nil, errorf(ErrInvalid, "cannot use a chunked array that was released (Retain it while it is used)")
+		return nil, errs.Errorf(errs.ErrInvalid, "cannot use a chunked array that was released (Retain it while it is used)")
 	}
 	parts := make([]*Array, 0, len(c.chunks))
 	defer func() {
@@ -192,7 +194,7 @@ func (c *ChunkedArray) mapChunks(schema *Schema, devType device.Type, op func(*A
 func (c *ChunkedArray) Validate(full bool) error {
 	for i, a := range c.chunks {
 		if err := Validate(a, full); err != nil {
-			return errorf(ErrInvalid, "chunk %d: %v", i, err)
+			return errs.Errorf(errs.ErrInvalid, "chunk %d: %v", i, err)
 		}
 	}
 	return nil
@@ -258,7 +260,7 @@ func (c *ChunkedArray) RefCount() int64 { return c.refs.Load() }
 // count of its own, which the caller owns (see Array.Share).
 func (c *ChunkedArray) Share() (*ChunkedArray, error) {
 	if c.refs.Load() <= 0 {
-		return nil, errorf(ErrInvalid, "cannot share a chunked array that was released (Retain it while it is used)")
+		return nil, errs.Errorf(errs.ErrInvalid, "cannot share a chunked array that was released (Retain it while it is used)")
 	}
 	for _, a := range c.chunks {
 		a.Retain()

@@ -158,15 +158,3 @@ func TestReadChunkedArrayHoldsTheArraysOfAStream(t *testing.T) {
 		t.Fatal("the stream's arrays were not held as they came")
 	}
 }
-
-func TestEncodeValuesRefusesOutOfRange(t *testing.T) {
-	a := batchOf(t, 1, 2)
-	defer a.Release()
-	if _, err := cdevice.EncodeValues(a, 1, 2); !errors.Is(err, cdevice.ErrInvalid) {
-		t.Fatalf("values [1, 3) of 2: %v", err)
-	}
-	b, err := cdevice.EncodeValues(a, 0, 2)
-	if err != nil || b[0] != cdevice.GDAValueList {
-		t.Fatalf("%v %v", b, err)
-	}
-}

@@ -8,17 +8,19 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // Validate checks an array. The structural checks (buffer sizes, child
 // lengths, offsets of the array's range) always run; full validation also
 // reads every value: offsets monotonic and within the data, UTF-8 of strings,
 // union type ids and offsets, dictionary indices, run ends, views. It returns
-// an ErrInvalid error describing the first problem. Full validation needs
+// an errs.ErrInvalid error describing the first problem. Full validation needs
 // host-readable memory.
 func Validate(a *Array, full bool) error {
 	if full && !a.dev.Type.HostAccessible() {
-		return errorf(ErrNotImplemented, "full validation of an array on %s needs a copy to the host first", a.dev)
+		return errs.Errorf(errs.ErrNotImplemented, "full validation of an array on %s needs a copy to the host first", a.dev)
 	}
 	v := validator{full: full && a.dev.Type.HostAccessible(), host: a.dev.Type.HostAccessible()}
 	return v.node(a.schema, a.data, "", 0)
@@ -26,16 +28,16 @@ func Validate(a *Array, full bool) error {
 
 type validator struct{ full, host bool }
 
-func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) error {
-	if depth > maxNesting {
-		return errorf(ErrInvalid, "array nested deeper than %d levels", maxNesting)
+func (v *validator) node(s *cschema.Schema, d arrow.ArrayData, path string, depth int) error {
+	if depth > cschema.MaxNesting {
+		return errs.Errorf(errs.ErrInvalid, "array nested deeper than %d levels", cschema.MaxNesting)
 	}
-	where := s.describe()
+	where := s.Describe()
 	if path != "" {
 		where = path + " " + where
 	}
 	bad := func(format string, args ...any) error {
-		return errorf(ErrInvalid, "%s: %s", where, fmt.Sprintf(format, args...))
+		return errs.Errorf(errs.ErrInvalid, "%s: %s", where, fmt.Sprintf(format, args...))
 	}
 	if err := checkData(s, d, depth); err != nil {
 		return err
@@ -55,7 +57,7 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 		}
 		return nil
 	}
-	info := s.info
+	info := s.Info()
 	if info.HasValidity() && bufs[0] != nil {
 		if err := need(0, (end+7)/8, "validity"); err != nil {
 			return err
@@ -86,17 +88,17 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 	}
 
 	switch info.Layout {
-	case LayoutBool:
+	case cschema.LayoutBool:
 		if err := need(1, (end+7)/8, "values"); err != nil {
 			return err
 		}
-	case LayoutFixedWidth:
+	case cschema.LayoutFixedWidth:
 		if err := need(1, end*int64(info.ByteWidth), "values"); err != nil {
 			return err
 		}
-	case LayoutBinary, LayoutLargeBinary, LayoutList, LayoutLargeList, LayoutMap:
+	case cschema.LayoutBinary, cschema.LayoutLargeBinary, cschema.LayoutList, cschema.LayoutLargeList, cschema.LayoutMap:
 		w := int64(4)
-		if info.Layout == LayoutLargeBinary || info.Layout == LayoutLargeList {
+		if info.Layout == cschema.LayoutLargeBinary || info.Layout == cschema.LayoutLargeList {
 			w = 8
 		}
 		if err := need(1, (end+1)*w, "offsets"); err != nil {
@@ -106,7 +108,7 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 			break
 		}
 		limit := int64(-1)
-		if info.Layout == LayoutBinary || info.Layout == LayoutLargeBinary {
+		if info.Layout == cschema.LayoutBinary || info.Layout == cschema.LayoutLargeBinary {
 			limit = size(2)
 		} else {
 			limit = childLen(0)
@@ -125,7 +127,7 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 		if !v.full {
 			break
 		}
-		if info.Layout == LayoutMap {
+		if info.Layout == cschema.LayoutMap {
 			// Arrow Go's map constructor panics on either
 			entries := children[0]
 			if nullCount(s.Children[0], entries) != 0 {
@@ -146,7 +148,7 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 			}
 			prev = cur
 		}
-	case LayoutBinaryView:
+	case cschema.LayoutBinaryView:
 		if err := need(1, end*16, "views"); err != nil {
 			return err
 		}
@@ -185,9 +187,9 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 				return bad("invalid UTF-8 in value %d", i-off)
 			}
 		}
-	case LayoutListView, LayoutLargeListView:
+	case cschema.LayoutListView, cschema.LayoutLargeListView:
 		w := int64(4)
-		if info.Layout == LayoutLargeListView {
+		if info.Layout == cschema.LayoutLargeListView {
 			w = 8
 		}
 		if err := need(1, end*w, "offsets"); err != nil {
@@ -214,21 +216,21 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 				return bad("list view %d ([%d, %d)) is out of the child's bounds [0, %d)", i-off, o, o+sz, childLen(0))
 			}
 		}
-	case LayoutFixedSizeList:
+	case cschema.LayoutFixedSizeList:
 		if childLen(0) < end*int64(info.ListSize) {
 			return bad("child of length %d is too short for %d lists of %d", childLen(0), end, info.ListSize)
 		}
-	case LayoutStruct:
+	case cschema.LayoutStruct:
 		for i := range children {
 			if childLen(i) < end {
 				return bad("child %d has length %d, needs %d", i, childLen(i), end)
 			}
 		}
-	case LayoutSparseUnion, LayoutDenseUnion:
+	case cschema.LayoutSparseUnion, cschema.LayoutDenseUnion:
 		if err := need(1, end, "type ids"); err != nil {
 			return err
 		}
-		if info.Layout == LayoutDenseUnion {
+		if info.Layout == cschema.LayoutDenseUnion {
 			if err := need(2, end*4, "offsets"); err != nil {
 				return err
 			}
@@ -253,7 +255,7 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 			if !ok {
 				return bad("type id %d at index %d is not one of the union's type codes %v", int8(ids[i]), i-off, info.TypeCodes)
 			}
-			if info.Layout == LayoutDenseUnion {
+			if info.Layout == cschema.LayoutDenseUnion {
 				o := int64(int32(binary.NativeEndian.Uint32(bytesOf(bufs[2])[i*4:])))
 				if o < 0 || o >= childLen(child) {
 					return bad("dense union offset %d at index %d is out of child %d's bounds [0, %d)", o, i-off, child, childLen(child))
@@ -264,7 +266,7 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 				lastOffset[child] = o
 			}
 		}
-	case LayoutRunEndEncoded:
+	case cschema.LayoutRunEndEncoded:
 		if !v.full {
 			break
 		}
@@ -273,7 +275,7 @@ func (v *validator) node(s *Schema, d arrow.ArrayData, path string, depth int) e
 			return bad("run ends must not be null")
 		}
 		reBytes := bytesOf(re.Buffers()[1])
-		w := int64(s.Children[0].info.ByteWidth)
+		w := int64(s.Children[0].Info().ByteWidth)
 		prev := int64(0)
 		for i := int64(re.Offset()); i < int64(re.Offset()+re.Len()); i++ {
 			var cur int64

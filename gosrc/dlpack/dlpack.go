@@ -56,7 +56,9 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
 )
 
@@ -91,15 +93,15 @@ var dtypeToFormat = func() map[dtype]string {
 }()
 
 func errorf(kind error, format string, args ...any) error {
-	return &cdevice.Error{Kind: kind, Msg: sprintf(format, args...)}
+	return &errs.Error{Kind: kind, Msg: sprintf(format, args...)}
 }
 
 // ErrNotExportable is wrapped by errors about arrays that DLPack cannot
 // describe (nulls, nested or non-numeric types); Python raises BufferError.
-var ErrNotExportable = &cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "not exportable through DLPack"}
+var ErrNotExportable = &errs.Error{Kind: errs.ErrInvalid, Msg: "not exportable through DLPack"}
 
 func notExportable(format string, args ...any) error {
-	return &cdevice.Error{Kind: ErrNotExportable, Msg: sprintf(format, args...)}
+	return &errs.Error{Kind: ErrNotExportable, Msg: sprintf(format, args...)}
 }
 
 // DeviceOf returns the DLPack (device_type, device_id) of an array: DLPack's
@@ -186,7 +188,7 @@ func Export(a *cdevice.Array, opts ExportOptions) (unsafe.Pointer, error) {
 	e := C.gda_dlpack_new(C.uintptr_t(h))
 	if e == nil {
 		exports.Delete(h)
-		return nil, errorf(cdevice.ErrNoMemory, "out of memory exporting a DLPack tensor")
+		return nil, errorf(errs.ErrNoMemory, "out of memory exporting a DLPack tensor")
 	}
 	a.Retain()
 	liveExports.add(1)
@@ -225,7 +227,7 @@ var exports handle.Table
 
 //export godevarrowDLPackRelease
 func godevarrowDLPackRelease(h C.uintptr_t) {
-	defer cdevice.RecoverInto(func(error) {})
+	defer errs.RecoverInto(func(error) {})
 	v, ok := exports.Delete(handle.Handle(h))
 	if !ok {
 		return // a deleter called twice, or a foreign value: nothing of ours to release
@@ -256,14 +258,14 @@ func Delete(p unsafe.Pointer, versioned bool) {
 // was told not to, with stream -1).
 func Import(p unsafe.Pointer, versioned bool, stream *device.Stream) (*cdevice.Array, error) {
 	if p == nil {
-		return nil, errorf(cdevice.ErrInvalid, "DLPack tensor pointer is NULL")
+		return nil, errorf(errs.ErrInvalid, "DLPack tensor pointer is NULL")
 	}
 	var t *C.DLTensor
 	if versioned {
 		v := (*C.struct_DLManagedTensorVersioned)(p)
 		if int(v.version.major) != Version[0] {
 			Delete(p, true)
-			return nil, errorf(cdevice.ErrInvalid, "DLPack tensor has major version %d; this build reads version %d", int(v.version.major), Version[0])
+			return nil, errorf(errs.ErrInvalid, "DLPack tensor has major version %d; this build reads version %d", int(v.version.major), Version[0])
 		}
 		t = &v.dl_tensor
 	} else {
@@ -275,20 +277,20 @@ func Import(p unsafe.Pointer, versioned bool, stream *device.Stream) (*cdevice.A
 		return nil, err
 	}
 	if t.ndim != 1 {
-		return fail(errorf(cdevice.ErrInvalid, "only 1-D tensors become Arrow arrays; this one has %d dimensions", int(t.ndim)))
+		return fail(errorf(errs.ErrInvalid, "only 1-D tensors become Arrow arrays; this one has %d dimensions", int(t.ndim)))
 	}
 	if t.dtype.lanes != 1 {
-		return fail(errorf(cdevice.ErrInvalid, "vector dtypes (lanes=%d) have no Arrow equivalent", int(t.dtype.lanes)))
+		return fail(errorf(errs.ErrInvalid, "vector dtypes (lanes=%d) have no Arrow equivalent", int(t.dtype.lanes)))
 	}
 	if t.shape == nil {
-		return fail(errorf(cdevice.ErrInvalid, "a 1-D tensor has a NULL shape"))
+		return fail(errorf(errs.ErrInvalid, "a 1-D tensor has a NULL shape"))
 	}
 	n := int64(*t.shape)
 	if n < 0 {
-		return fail(errorf(cdevice.ErrInvalid, "negative tensor shape %d", n))
+		return fail(errorf(errs.ErrInvalid, "negative tensor shape %d", n))
 	}
 	if t.strides != nil && n > 1 && int64(*t.strides) != 1 {
-		return fail(errorf(cdevice.ErrInvalid, "strided tensors (stride %d elements) are not contiguous; make a contiguous copy first", int64(*t.strides)))
+		return fail(errorf(errs.ErrInvalid, "strided tensors (stride %d elements) are not contiguous; make a contiguous copy first", int64(*t.strides)))
 	}
 	dev := device.Device{Type: device.Type(t.device.device_type), ID: int64(t.device.device_id)}
 	switch dev.Type {
@@ -307,11 +309,11 @@ func Import(p unsafe.Pointer, versioned bool, stream *device.Stream) (*cdevice.A
 	d := dtype{uint8(t.dtype.code), uint8(t.dtype.bits)}
 	base := unsafe.Add(t.data, uintptr(t.byte_offset))
 	if d.code == codeBool && d.bits == 8 && !dev.Type.HostAccessible() {
-		return fail(errorf(cdevice.ErrNotImplemented, "boolean tensors on %s are one byte per value and Arrow packs bits: copy the tensor to the host first", dev))
+		return fail(errorf(errs.ErrNotImplemented, "boolean tensors on %s are one byte per value and Arrow packs bits: copy the tensor to the host first", dev))
 	}
 	if d.code == codeBool && d.bits == 8 {
 		if n > 0 && t.data == nil {
-			return fail(errorf(cdevice.ErrInvalid, "a tensor of %d values has a NULL data pointer", n))
+			return fail(errorf(errs.ErrInvalid, "a tensor of %d values has a NULL data pointer", n))
 		}
 		a, err := packBooleans(base, n)
 		release() // the booleans were copied
@@ -319,9 +321,9 @@ func Import(p unsafe.Pointer, versioned bool, stream *device.Stream) (*cdevice.A
 	}
 	format, ok := dtypeToFormat[d]
 	if !ok {
-		return fail(errorf(cdevice.ErrNotImplemented, "DLPack dtype (code %d, %d bits) has no Arrow equivalent", d.code, d.bits))
+		return fail(errorf(errs.ErrNotImplemented, "DLPack dtype (code %d, %d bits) has no Arrow equivalent", d.code, d.bits))
 	}
-	schema, err := cdevice.NewSchema(format, "", cdevice.FlagNullable, arrow.Metadata{}, nil, nil)
+	schema, err := cschema.NewSchema(format, "", cschema.FlagNullable, arrow.Metadata{}, nil, nil)
 	if err != nil {
 		return fail(err)
 	}
@@ -329,11 +331,11 @@ func Import(p unsafe.Pointer, versioned bool, stream *device.Stream) (*cdevice.A
 	if n == 0 {
 		base = nil
 	} else if t.data == nil {
-		return fail(errorf(cdevice.ErrInvalid, "a tensor of %d values has a NULL data pointer", n))
+		return fail(errorf(errs.ErrInvalid, "a tensor of %d values has a NULL data pointer", n))
 	}
 	width := int64(d.bits) / 8
 	if n > math.MaxInt64/width {
-		return fail(errorf(cdevice.ErrInvalid, "a tensor of %d values of %d bits is larger than memory", n, d.bits))
+		return fail(errorf(errs.ErrInvalid, "a tensor of %d values of %d bits is larger than memory", n, d.bits))
 	}
 	return cdevice.WrapForeign(schema, dev, n, 0, []unsafe.Pointer{nil, base}, []int64{0, n * width}, stream, release)
 }
@@ -358,7 +360,7 @@ func packBooleans(p unsafe.Pointer, n int64) (*cdevice.Array, error) {
 	data := array.NewData(arrow.FixedWidthTypes.Boolean, int(n), []*memory.Buffer{nil, buf}, nil, 0, 0)
 	buf.Release()
 	defer data.Release()
-	schema, err := cdevice.NewSchema("b", "", cdevice.FlagNullable, arrow.Metadata{}, nil, nil)
+	schema, err := cschema.NewSchema("b", "", cschema.FlagNullable, arrow.Metadata{}, nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,9 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // The consumer side of the tensor protocols' synchronization: which stream a
@@ -59,16 +61,16 @@ func WrapCUDAArrayInterface(format string, ptr uintptr, length int64, stream uin
 		release()
 		return nil, err
 	}
-	schema, err := cdevice.NewSchema(format, "", cdevice.FlagNullable, arrow.Metadata{}, nil, nil)
+	schema, err := cschema.NewSchema(format, "", cschema.FlagNullable, arrow.Metadata{}, nil, nil)
 	if err != nil {
 		return fail(err)
 	}
-	info, err := cdevice.ParseFormat(format)
-	if err != nil || info.Layout != cdevice.LayoutFixedWidth {
-		return fail(&cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "the CUDA Array Interface carries fixed-width numbers only, not " + format})
+	info, err := cschema.ParseFormat(format)
+	if err != nil || info.Layout != cschema.LayoutFixedWidth {
+		return fail(&errs.Error{Kind: errs.ErrInvalid, Msg: "the CUDA Array Interface carries fixed-width numbers only, not " + format})
 	}
 	if length < 0 {
-		return fail(&cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "__cuda_array_interface__ has a negative length"})
+		return fail(&errs.Error{Kind: errs.ErrInvalid, Msg: "__cuda_array_interface__ has a negative length"})
 	}
 	if err := device.OpenCUDA(); err != nil {
 		return fail(err)
@@ -78,7 +80,7 @@ func WrapCUDAArrayInterface(format string, ptr uintptr, length int64, stream uin
 	if ptr != 0 {
 		id, kind, err := device.PointerDevice(p)
 		if err != nil {
-			return fail(&cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "__cuda_array_interface__ data pointer is not memory the CUDA driver knows: " + err.Error()})
+			return fail(&errs.Error{Kind: errs.ErrInvalid, Msg: "__cuda_array_interface__ data pointer is not memory the CUDA driver knows: " + err.Error()})
 		}
 		dev.ID = int64(id)
 		switch kind {
@@ -88,7 +90,7 @@ func WrapCUDAArrayInterface(format string, ptr uintptr, length int64, stream uin
 			dev.Type = device.CUDAManaged
 		}
 	} else if length != 0 {
-		return fail(&cdevice.Error{Kind: cdevice.ErrInvalid, Msg: "__cuda_array_interface__ has a NULL data pointer for a non-empty array"})
+		return fail(&errs.Error{Kind: errs.ErrInvalid, Msg: "__cuda_array_interface__ has a NULL data pointer for a non-empty array"})
 	}
 	var ready *device.Stream
 	if stream != 0 && dev.Type == device.CUDA {

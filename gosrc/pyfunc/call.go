@@ -11,7 +11,10 @@ import (
 	"sync"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 // ErrArgument is wrapped by the errors of arguments that do not fit a
@@ -42,13 +45,13 @@ func (e *Error) IsPanic() bool { return e.Err == nil }
 // Call checks args against the function's parameters and runs the function
 // on the calling goroutine, with a context derived from ctx if it takes
 // one. Each argument is a *cdevice.Array, a *cdevice.ChunkedArray, a stream
-// (a *cdevice.OneShotStream, which is moved into the call, or a
+// (a *streams.OneShotStream, which is moved into the call, or a
 // cdevice.ArrayReader, which the call then owns), or a bool, int64, uint64,
 // float64 or string. Arrays are retained for the call. When an argument is
 // refused (an error wrapping ErrArgument), nothing was retained or moved.
 //
 // The result is the caller's: nil, a *cdevice.Array, a
-// *cdevice.ChunkedArray, a *cdevice.OneShotStream (a returned reader, read
+// *cdevice.ChunkedArray, a *streams.OneShotStream (a returned reader, read
 // lazily), a bool, int64, uint64, float64 or string.
 func (f *Function) Call(ctx context.Context, args []any) (any, error) {
 	in, err := f.check(args)
@@ -75,7 +78,7 @@ func (f *Function) Call(ctx context.Context, args []any) (any, error) {
 		case KindStream:
 			r, isReader := args[i].(cdevice.ArrayReader)
 			if !isReader { // check() let only these two through
-				if r, err = args[i].(*cdevice.OneShotStream).Take(); err != nil {
+				if r, err = args[i].(*streams.OneShotStream).Take(); err != nil {
 					closeReaders()
 					return nil, fmt.Errorf("%s: argument %d (%s): %w", f.Name, i+1, p.Name, err)
 				}
@@ -168,7 +171,7 @@ func (f *Function) convert(p Param, arg any) (reflect.Value, error) {
 	case KindStream:
 		var t device.Type
 		switch r := arg.(type) {
-		case *cdevice.OneShotStream:
+		case *streams.OneShotStream:
 			t = r.DeviceType()
 		case cdevice.ArrayReader:
 			t = r.DeviceType()
@@ -245,7 +248,7 @@ func (f *Function) checkDevice(t device.Type, where string) error {
 		names[i] = d.String()
 	}
 	return fmt.Errorf("%w: %s accepts data on %v, and this is on %s (copy it with .to_device() first, or declare the device type with pyfunc.Devices)",
-		cdevice.ErrNotImplemented, f.Name, names, where)
+		errs.ErrNotImplemented, f.Name, names, where)
 }
 
 func describe(arg any) string {
@@ -259,7 +262,7 @@ func describe(arg any) string {
 		return "an array"
 	case *cdevice.ChunkedArray:
 		return "a chunked array or table"
-	case cdevice.ArrayReader, *cdevice.OneShotStream:
+	case cdevice.ArrayReader, *streams.OneShotStream:
 		return "a stream"
 	case bool:
 		return "a bool"
@@ -301,7 +304,7 @@ func (f *Function) take(out []reflect.Value, settle func(), lent *lentArgs) (any
 	}
 	if f.Result == KindStream && !v.IsNil() {
 		r := v.Interface().(cdevice.ArrayReader)
-		return cdevice.NewOneShotStream(&resultReader{r: r, name: f.Name, settle: settle}), nil
+		return streams.NewOneShotStream(&resultReader{r: r, name: f.Name, settle: settle}), nil
 	}
 	settle()
 	switch f.Result {
@@ -394,7 +397,7 @@ type resultReader struct {
 	once   sync.Once
 }
 
-func (r *resultReader) Schema() *cdevice.Schema { return r.r.Schema() }
+func (r *resultReader) Schema() *cschema.Schema { return r.r.Schema() }
 func (r *resultReader) DeviceType() device.Type { return r.r.DeviceType() }
 
 // recovered is deferred directly (recover works only there).

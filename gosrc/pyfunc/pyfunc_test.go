@@ -13,7 +13,9 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/pyfunc"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 func batch(t testing.TB, values ...int64) *cdevice.Array {
@@ -73,7 +75,7 @@ func TestCallAndErrors(t *testing.T) {
 	if !errors.As(err, &fe) || !fe.IsPanic() || !strings.HasPrefix(err.Error(), "test_panic panicked: n is 7") {
 		t.Fatalf("panic: %v", err)
 	}
-	if cdevice.Panics() != 0 {
+	if errs.Panics() != 0 {
 		t.Fatal("a panic in a user's function counted as godevarrow's")
 	}
 
@@ -149,7 +151,7 @@ func TestCancelAndLazyStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := v.(*cdevice.OneShotStream)
+	out := v.(*streams.OneShotStream)
 	if closed || ctxAfter.Err() != nil {
 		t.Fatal("the input of a returned stream was settled before the stream was read")
 	}

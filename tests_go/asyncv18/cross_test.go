@@ -18,6 +18,7 @@ import (
 	m17 "github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 const batches = 5
@@ -100,7 +101,7 @@ func rows17(rec v17.Record) []string {
 func TestOurProducerIntoArrowGoV18Consumer(t *testing.T) {
 	h := NewHandler()
 	ch := cdata.CreateAsyncDeviceStreamHandler(context.Background(), 2, (*cdata.CArrowAsyncDeviceStreamHandler)(h))
-	if err := cdevice.ExportAsyncDeviceStream(ourStream(t), cdevice.AsyncHandlerAt(h), cdevice.AsyncExportOptions{}); err != nil {
+	if err := streams.ExportAsyncDeviceStream(ourStream(t), streams.AsyncHandlerAt(h), streams.AsyncExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	stream := <-ch
@@ -146,7 +147,7 @@ func TestArrowGoV18ProducerIntoOurConsumer(t *testing.T) {
 		b.Release()
 	}
 	close(recs)
-	reader, h, err := cdevice.NewAsyncReader(2)
+	reader, h, err := streams.NewAsyncReader(2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,8 +191,8 @@ func TestArrowGoV18ProducerIntoOurConsumer(t *testing.T) {
 func waitIdle(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		st := cdevice.LiveStats()
-		if st.AsyncHandlers == 0 && st.AsyncTasks == 0 && st.Arrays == 0 && st.ImportedArrays == 0 && st.ExportedArrays == 0 {
+		st, as := cdevice.LiveStats(), streams.LiveStats()
+		if as.AsyncHandlers == 0 && as.AsyncTasks == 0 && st.Arrays == 0 && st.ImportedArrays == 0 && st.ExportedArrays == 0 {
 			return
 		}
 		time.Sleep(time.Millisecond)

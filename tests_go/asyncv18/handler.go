@@ -5,7 +5,7 @@ package asyncv18
 
 /*
 #include <stdlib.h>
-#include "../../gosrc/cdevice/arrow-c-abi.h"
+#include "../../gosrc/include/arrow-c-abi.h"
 */
 import "C"
 

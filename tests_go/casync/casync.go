@@ -13,7 +13,7 @@ import "C"
 import (
 	"unsafe"
 
-	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 // Consumer is a C handler and what it observed.
@@ -45,8 +45,8 @@ func NewConsumer(cfg Config) *Consumer {
 }
 
 // Handler is the C handler to give to a producer.
-func (c *Consumer) Handler() *cdevice.CArrowAsyncDeviceStreamHandler {
-	return cdevice.AsyncHandlerAt(unsafe.Pointer(&c.c.handler))
+func (c *Consumer) Handler() *streams.CArrowAsyncDeviceStreamHandler {
+	return streams.AsyncHandlerAt(unsafe.Pointer(&c.c.handler))
 }
 
 // Observed is what the consumer saw.
@@ -82,7 +82,7 @@ type ProducerResult struct{ Requests, Cancels int }
 
 // RunProducer drives h from C with n int64 arrays [k] (an error at failAt,
 // -1 for none) and returns after it called release.
-func RunProducer(h *cdevice.CArrowAsyncDeviceStreamHandler, n, failAt int) ProducerResult {
+func RunProducer(h *streams.CArrowAsyncDeviceStreamHandler, n, failAt int) ProducerResult {
 	p := (*C.ca_producer)(C.calloc(1, C.sizeof_ca_producer))
 	defer C.free(unsafe.Pointer(p))
 	p.n, p.fail_at = C.int(n), C.int(failAt)

@@ -1,7 +1,7 @@
 #pragma once
 #include <stdint.h>
 
-#include "../../gosrc/cdevice/arrow-c-abi.h"
+#include "../../gosrc/include/arrow-c-abi.h"
 
 // A C consumer handler that checks the producer's side of the rules.
 typedef struct {

@@ -4,7 +4,7 @@
 package cboundary
 
 /*
-#cgo CFLAGS: -std=gnu11 -Wall -I${SRCDIR}/../../gosrc/cdevice
+#cgo CFLAGS: -std=gnu11 -Wall -I${SRCDIR}/../../gosrc/include
 #include <stdlib.h>
 #include "cboundary.h"
 */
@@ -14,27 +14,29 @@ import (
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 // Structs are allocated in C memory and freed with Free.
-func NewSchema() *cdevice.CArrowSchema {
-	return cdevice.SchemaAt(C.calloc(1, C.sizeof_struct_ArrowSchema))
+func NewSchema() *cschema.CArrowSchema {
+	return cschema.SchemaAt(C.calloc(1, C.sizeof_struct_ArrowSchema))
 }
 func NewArray() *cdevice.CArrowArray { return cdevice.ArrayAt(C.calloc(1, C.sizeof_struct_ArrowArray)) }
 func NewDeviceArray() *cdevice.CArrowDeviceArray {
 	return cdevice.DeviceArrayAt(C.calloc(1, C.sizeof_struct_ArrowDeviceArray))
 }
-func NewStream() *cdevice.CArrowArrayStream {
-	return cdevice.StreamAt(C.calloc(1, C.sizeof_struct_ArrowArrayStream))
+func NewStream() *streams.CArrowArrayStream {
+	return streams.StreamAt(C.calloc(1, C.sizeof_struct_ArrowArrayStream))
 }
-func NewDeviceStream() *cdevice.CArrowDeviceArrayStream {
-	return cdevice.DeviceStreamAt(C.calloc(1, C.sizeof_struct_ArrowDeviceArrayStream))
+func NewDeviceStream() *streams.CArrowDeviceArrayStream {
+	return streams.DeviceStreamAt(C.calloc(1, C.sizeof_struct_ArrowDeviceArrayStream))
 }
 
 // Free frees a struct allocated here (it does not release it).
 func Free[T any](p *T) { C.free(unsafe.Pointer(p)) }
 
-func cs(s *cdevice.CArrowSchema) *C.struct_ArrowSchema {
+func cs(s *cschema.CArrowSchema) *C.struct_ArrowSchema {
 	return (*C.struct_ArrowSchema)(unsafe.Pointer(s))
 }
 func ca(a *cdevice.CArrowArray) *C.struct_ArrowArray {
@@ -64,7 +66,7 @@ const (
 )
 
 // Produce fills s and a with the named C-built array.
-func Produce(p Producer, s *cdevice.CArrowSchema, a *cdevice.CArrowArray) {
+func Produce(p Producer, s *cschema.CArrowSchema, a *cdevice.CArrowArray) {
 	switch p {
 	case Int32:
 		C.cb_make_int32(cs(s), ca(a), 10, 0, 1)
@@ -83,7 +85,7 @@ func Produce(p Producer, s *cdevice.CArrowSchema, a *cdevice.CArrowArray) {
 
 // ProduceInt32 fills an int32 array of n values 0..offset+n-1 starting at
 // offset; every third value is null when withNulls.
-func ProduceInt32(s *cdevice.CArrowSchema, a *cdevice.CArrowArray, n, offset int64, withNulls bool) {
+func ProduceInt32(s *cschema.CArrowSchema, a *cdevice.CArrowArray, n, offset int64, withNulls bool) {
 	nulls := 0
 	if withNulls {
 		nulls = 1
@@ -92,7 +94,7 @@ func ProduceInt32(s *cdevice.CArrowSchema, a *cdevice.CArrowArray, n, offset int
 }
 
 // ProduceDeviceInt32 fills a device array of 4 int32 with the given device fields.
-func ProduceDeviceInt32(s *cdevice.CArrowSchema, a *cdevice.CArrowDeviceArray, deviceType int32, deviceID int64, syncEvent unsafe.Pointer) {
+func ProduceDeviceInt32(s *cschema.CArrowSchema, a *cdevice.CArrowDeviceArray, deviceType int32, deviceID int64, syncEvent unsafe.Pointer) {
 	C.cb_make_device_int32(cs(s), cda(a), C.int32_t(deviceType), C.int64_t(deviceID), syncEvent)
 }
 
@@ -100,12 +102,12 @@ func ProduceDeviceInt32(s *cdevice.CArrowSchema, a *cdevice.CArrowDeviceArray, d
 func MalformedKinds() int { return int(C.cb_malformed_count()) }
 
 // ProduceMalformed fills a malformed int32 array of the given kind.
-func ProduceMalformed(kind int, s *cdevice.CArrowSchema, a *cdevice.CArrowArray) {
+func ProduceMalformed(kind int, s *cschema.CArrowSchema, a *cdevice.CArrowArray) {
 	C.cb_make_malformed(C.int(kind), cs(s), ca(a))
 }
 
 // ProduceStream fills a stream of n int32 batches failing at failAt (-1: never).
-func ProduceStream(s *cdevice.CArrowArrayStream, n, failAt int, schemaFails bool) {
+func ProduceStream(s *streams.CArrowArrayStream, n, failAt int, schemaFails bool) {
 	f := 0
 	if schemaFails {
 		f = 1
@@ -114,20 +116,20 @@ func ProduceStream(s *cdevice.CArrowArrayStream, n, failAt int, schemaFails bool
 }
 
 // GetSchema calls the stream's get_schema, as a consumer that looks at the
-// schema before importing the stream (cdevice.ImportPeekedArrayStream).
-func GetSchema(s *cdevice.CArrowArrayStream, out *cdevice.CArrowSchema) int {
+// schema before importing the stream (streams.ImportPeekedArrayStream).
+func GetSchema(s *streams.CArrowArrayStream, out *cschema.CArrowSchema) int {
 	return int(C.cb_get_schema((*C.struct_ArrowArrayStream)(unsafe.Pointer(s)), cs(out)))
 }
 
 // ProduceDeviceStream fills a device stream declaring one device type whose
 // arrays carry another.
-func ProduceDeviceStream(s *cdevice.CArrowDeviceArrayStream, declared, actual int32) {
+func ProduceDeviceStream(s *streams.CArrowDeviceArrayStream, declared, actual int32) {
 	C.cb_make_device_stream((*C.struct_ArrowDeviceArrayStream)(unsafe.Pointer(s)), C.int32_t(declared), C.int32_t(actual))
 }
 
 // Walk checks a whole exported tree in C; it returns the number of nodes or
 // an explanation.
-func Walk(s *cdevice.CArrowSchema, a *cdevice.CArrowDeviceArray) (int64, string) {
+func Walk(s *cschema.CArrowSchema, a *cdevice.CArrowDeviceArray) (int64, string) {
 	var why [256]C.char
 	n := int64(C.cb_walk(cs(s), cda(a), &why[0], C.int(len(why))))
 	if n < 0 {
@@ -145,7 +147,7 @@ func MoveChild0AndRelease(parent, out *cdevice.CArrowArray) {
 }
 
 // ConsumeStream reads a stream in C until its end and releases it.
-func ConsumeStream(s *cdevice.CArrowArrayStream) (rows, batches int64, errno int, msg string) {
+func ConsumeStream(s *streams.CArrowArrayStream) (rows, batches int64, errno int, msg string) {
 	var buf [256]C.char
 	var b C.int64_t
 	r := int64(C.cb_consume_stream((*C.struct_ArrowArrayStream)(unsafe.Pointer(s)), &buf[0], C.int(len(buf)), &b))
@@ -156,7 +158,7 @@ func ConsumeStream(s *cdevice.CArrowArrayStream) (rows, batches int64, errno int
 }
 
 // ConsumeDeviceStream reads a device stream in C until its end and releases it.
-func ConsumeDeviceStream(s *cdevice.CArrowDeviceArrayStream) (rows, batches int64, errno int, msg string) {
+func ConsumeDeviceStream(s *streams.CArrowDeviceArrayStream) (rows, batches int64, errno int, msg string) {
 	var buf [256]C.char
 	var b C.int64_t
 	r := int64(C.cb_consume_device_stream((*C.struct_ArrowDeviceArrayStream)(unsafe.Pointer(s)), &buf[0], C.int(len(buf)), &b))
@@ -167,7 +169,7 @@ func ConsumeDeviceStream(s *cdevice.CArrowDeviceArrayStream) (rows, batches int6
 }
 
 // ReleaseSchema and ReleaseArray call the release callback if set.
-func ReleaseSchema(s *cdevice.CArrowSchema) { C.cb_release_schema(cs(s)) }
+func ReleaseSchema(s *cschema.CArrowSchema) { C.cb_release_schema(cs(s)) }
 func ReleaseArray(a *cdevice.CArrowArray)   { C.cb_release_array(ca(a)) }
 
 // LeaveInFreedMemory mallocs blocks of size bytes, fills them with word and

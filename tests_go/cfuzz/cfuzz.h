@@ -1,7 +1,7 @@
 #pragma once
 #include <stddef.h>
 
-#include "../../gosrc/cdevice/arrow-c-abi.h"
+#include "../../gosrc/include/arrow-c-abi.h"
 
 long long cfz_releases(void);
 void cfz_reset(void);

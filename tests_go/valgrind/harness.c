@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../gosrc/cdevice/arrow-c-abi.h"
+#include "../../gosrc/include/arrow-c-abi.h"
 
 extern int vgExport(struct ArrowSchema*, struct ArrowArray*);
 extern int vgImport(struct ArrowSchema*, struct ArrowArray*);

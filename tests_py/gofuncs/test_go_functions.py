@@ -278,7 +278,7 @@ def test_the_installed_package_carries_the_go_source():
         "capsule/module.c",
         "gosrc/pyfunc/register.go",
         "gosrc/pyfunc/internal/gendoc/main.go",
-        "gosrc/cdevice/arrow-c-abi.h",
+        "gosrc/include/arrow-c-abi.h",
     ):
         assert (source / f).is_file(), f
     assert not list(source.rglob("*_test.go")) and not list(source.rglob("testdata"))

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/pyfunc"
 )
@@ -104,7 +105,7 @@ type filtered struct {
 	min    int64
 }
 
-func (f *filtered) Schema() *cdevice.Schema { return f.in.Schema() }
+func (f *filtered) Schema() *cschema.Schema { return f.in.Schema() }
 
 func (f *filtered) DeviceType() device.Type { return f.in.DeviceType() }
 

@@ -4,7 +4,7 @@
 package main
 
 /*
-#include "../../../gosrc/cdevice/arrow-c-abi.h"
+#include "../../../gosrc/include/arrow-c-abi.h"
 */
 import "C"
 
@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 )
 
 func batch() *cdevice.Array {
@@ -50,7 +51,7 @@ func vgExport(s *C.struct_ArrowSchema, a *C.struct_ArrowArray) C.int {
 	if cdevice.ExportArray(arr, cdevice.ArrayAt(unsafePointer(a))) != nil {
 		return 1
 	}
-	if cdevice.ExportSchema(arr.Schema(), cdevice.SchemaAt(unsafePointer(s))) != nil {
+	if cschema.ExportSchema(arr.Schema(), cschema.SchemaAt(unsafePointer(s))) != nil {
 		return 1
 	}
 	return 0
@@ -58,7 +59,7 @@ func vgExport(s *C.struct_ArrowSchema, a *C.struct_ArrowArray) C.int {
 
 //export vgImport
 func vgImport(s *C.struct_ArrowSchema, a *C.struct_ArrowArray) C.int {
-	schema, err := cdevice.ImportSchema(cdevice.SchemaAt(unsafePointer(s)))
+	schema, err := cschema.ImportSchema(cschema.SchemaAt(unsafePointer(s)))
 	if err != nil {
 		return 1
 	}

@@ -1,7 +1,8 @@
-package cdevice
+package cschema
 
 /*
-#include "cdevice.h"
+#cgo CFLAGS: -O2 -std=c11 -I${SRCDIR}/../include
+#include "gda.h"
 */
 import "C"
 
@@ -16,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // Schema flags (ArrowSchema.flags).
@@ -31,20 +33,20 @@ const (
 // 1,000 pointers to one node walk as 10^9 nodes. So the nodes and metadata
 // bytes of one schema import are counted over the whole walk (gda_schema_hash
 // in cdevice.c keeps the same budgets), and an array import takes at most
-// maxImportBuffers buffers.
+// MaxImportBuffers buffers.
 const (
-	// maxNesting bounds the depth of schema and array trees, so a cyclic or
+	// MaxNesting bounds the depth of schema and array trees, so a cyclic or
 	// absurdly deep tree is an error, not a stack overflow.
-	maxNesting = 256
+	MaxNesting = 256
 	// maxSchemaNodes bounds the nodes of one schema tree (children and
 	// dictionaries, aliased ones counted each time they are reached).
 	maxSchemaNodes = 1 << 20
 	// maxSchemaMetadataBytes bounds the metadata keys and values of one
 	// schema tree, together.
 	maxSchemaMetadataBytes = 1 << 28
-	// maxImportBuffers bounds the buffers of one array import (binary
+	// MaxImportBuffers bounds the buffers of one array import (binary
 	// views carry any number of variadic buffers).
-	maxImportBuffers = 1 << 20
+	MaxImportBuffers = 1 << 20
 )
 
 // schemaBudget is what is left of the budgets during one schema walk.
@@ -95,7 +97,7 @@ func (s *Schema) check() error {
 	// fail later, as a decode error far from the import, so they are
 	// refused here (ParseFormat does the same for format strings)
 	if !utf8.ValidString(s.Name) {
-		return errorf(ErrInvalid, "the field name %q is not valid UTF-8", s.Name)
+		return errs.Errorf(errs.ErrInvalid, "the field name %q is not valid UTF-8", s.Name)
 	}
 	info, err := ParseFormat(s.Format)
 	if err != nil {
@@ -103,47 +105,48 @@ func (s *Schema) check() error {
 	}
 	s.info = info
 	if s.Flags&^knownFlags != 0 {
-		return errorf(ErrInvalid, "%s: unknown flag bits 0x%x", s.describe(), s.Flags&^knownFlags)
+		return errs.Errorf(errs.ErrInvalid, "%s: unknown flag bits 0x%x", s.Describe(), s.Flags&^knownFlags)
 	}
 	for _, c := range s.Children {
 		if c == nil || c.info == nil {
-			return errorf(ErrInvalid, "%s: missing or unchecked child", s.describe())
+			return errs.Errorf(errs.ErrInvalid, "%s: missing or unchecked child", s.Describe())
 		}
 	}
 	if s.Dictionary != nil {
 		if !integerFormats[s.Format] {
-			return errorf(ErrInvalid, "%s: dictionary-encoded field needs an integer index format, not %q", s.describe(), s.Format)
+			return errs.Errorf(errs.ErrInvalid, "%s: dictionary-encoded field needs an integer index format, not %q", s.Describe(), s.Format)
 		}
 		if s.Dictionary.info == nil {
-			return errorf(ErrInvalid, "%s: unchecked dictionary", s.describe())
+			return errs.Errorf(errs.ErrInvalid, "%s: unchecked dictionary", s.Describe())
 		}
 	} else if s.Flags&FlagDictionaryOrdered != 0 {
-		return errorf(ErrInvalid, "%s: flag DICTIONARY_ORDERED set on a field that is not dictionary-encoded", s.describe())
+		return errs.Errorf(errs.ErrInvalid, "%s: flag DICTIONARY_ORDERED set on a field that is not dictionary-encoded", s.Describe())
 	}
 	if s.Flags&FlagMapKeysSorted != 0 && info.Layout != LayoutMap {
-		return errorf(ErrInvalid, "%s: flag MAP_KEYS_SORTED set on a field that is not a map", s.describe())
+		return errs.Errorf(errs.ErrInvalid, "%s: flag MAP_KEYS_SORTED set on a field that is not a map", s.Describe())
 	}
 	if want := info.ChildCount(); want >= 0 && len(s.Children) != want {
-		return errorf(ErrInvalid, "%s: format %q needs %d children, got %d", s.describe(), s.Format, want, len(s.Children))
+		return errs.Errorf(errs.ErrInvalid, "%s: format %q needs %d children, got %d", s.Describe(), s.Format, want, len(s.Children))
 	}
 	switch info.Layout {
 	case LayoutMap:
 		e := s.Children[0]
 		if e.info.Layout != LayoutStruct || len(e.Children) != 2 || e.Dictionary != nil {
-			return errorf(ErrInvalid, "%s: a map's child must be a struct of two fields (key, value)", s.describe())
+			return errs.Errorf(errs.ErrInvalid, "%s: a map's child must be a struct of two fields (key, value)", s.Describe())
 		}
 		if e.Children[0].Flags&FlagNullable != 0 {
-			return errorf(ErrInvalid, "%s: map keys must not be nullable", s.describe())
+			return errs.Errorf(errs.ErrInvalid, "%s: map keys must not be nullable", s.Describe())
 		}
 	case LayoutRunEndEncoded:
 		if re := s.Children[0]; re.Dictionary != nil || (re.Format != "s" && re.Format != "i" && re.Format != "l") {
-			return errorf(ErrInvalid, "%s: run ends must be int16, int32 or int64, not %q", s.describe(), re.Format)
+			return errs.Errorf(errs.ErrInvalid, "%s: run ends must be int16, int32 or int64, not %q", s.Describe(), re.Format)
 		}
 	}
 	return nil
 }
 
-func (s *Schema) describe() string {
+// Describe names the field for error messages: its name, or its format.
+func (s *Schema) Describe() string {
 	if s.Name == "" {
 		return fmt.Sprintf("field of format %q", s.Format)
 	}
@@ -161,8 +164,8 @@ func (s *Schema) IsRecordBatch() bool { return s.Format == "+s" && s.Dictionary 
 // Nullable reports the NULLABLE flag.
 func (s *Schema) Nullable() bool { return s.Flags&FlagNullable != 0 }
 
-// withNullable returns s with the NULLABLE flag set (s itself if it is).
-func (s *Schema) withNullable() *Schema {
+// WithNullable returns s with the NULLABLE flag set (s itself if it is).
+func (s *Schema) WithNullable() *Schema {
 	if s.Nullable() {
 		return s
 	}
@@ -184,15 +187,11 @@ func (s *Schema) Field() (arrow.Field, error) {
 // ArrowSchema returns the Arrow Go schema of a struct-typed schema (a record batch).
 func (s *Schema) ArrowSchema() (*arrow.Schema, error) {
 	if s.info.Layout != LayoutStruct || s.Dictionary != nil {
-		return nil, errorf(ErrInvalid, "a record batch schema must be a struct, not %q", s.Format)
+		return nil, errs.Errorf(errs.ErrInvalid, "a record batch schema must be a struct, not %q", s.Format)
 	}
-	fields := make([]arrow.Field, len(s.Children))
-	for i, c := range s.Children {
-		f, err := c.Field()
-		if err != nil {
-			return nil, err
-		}
-		fields[i] = f
+	fields, err := s.childFields()
+	if err != nil {
+		return nil, err
 	}
 	md := s.Metadata
 	return arrow.NewSchema(fields, &md), nil
@@ -255,12 +254,12 @@ func (s *Schema) computeDataType() (arrow.DataType, error) {
 	f := s.Format
 	switch {
 	case strings.HasPrefix(f, "d:"):
-		d, _ := parseDecimal(f)
-		switch d.bits {
+		d, _ := ParseDecimal(f)
+		switch d.Bits {
 		case 128:
-			return &arrow.Decimal128Type{Precision: int32(d.precision), Scale: int32(d.scale)}, nil
+			return &arrow.Decimal128Type{Precision: int32(d.Precision), Scale: int32(d.Scale)}, nil
 		case 256:
-			return &arrow.Decimal256Type{Precision: int32(d.precision), Scale: int32(d.scale)}, nil
+			return &arrow.Decimal256Type{Precision: int32(d.Precision), Scale: int32(d.Scale)}, nil
 		}
 		return NewForeignFixedWidthType(f)
 	case strings.HasPrefix(f, "w:"):
@@ -277,7 +276,7 @@ func (s *Schema) computeDataType() (arrow.DataType, error) {
 		return arrow.LargeListViewOfField(fields[0]), nil
 	case strings.HasPrefix(f, "+w:"):
 		if s.info.ListSize <= 0 || s.info.ListSize > math.MaxInt32 {
-			return nil, errorf(ErrNotImplemented, "%s: Arrow Go has no fixed-size list of %d values", s.describe(), s.info.ListSize)
+			return nil, errs.Errorf(errs.ErrNotImplemented, "%s: Arrow Go has no fixed-size list of %d values", s.Describe(), s.info.ListSize)
 		}
 		return arrow.FixedSizeListOfField(int32(s.info.ListSize), fields[0]), nil
 	case f == "+s":
@@ -303,7 +302,7 @@ func (s *Schema) computeDataType() (arrow.DataType, error) {
 	if info := s.info; info.Layout == LayoutFixedWidth {
 		return NewForeignFixedWidthType(f)
 	}
-	return nil, errorf(ErrNotImplemented, "%s: no Arrow Go type for format %q", s.describe(), f)
+	return nil, errs.Errorf(errs.ErrNotImplemented, "%s: no Arrow Go type for format %q", s.Describe(), f)
 }
 
 // Equal reports whether two schemas are identical: formats, names, flags,
@@ -313,7 +312,7 @@ func (s *Schema) Equal(o *Schema) bool {
 		return true
 	}
 	if s == nil || o == nil || s.Format != o.Format || s.Name != o.Name || s.Flags != o.Flags ||
-		!metadataEqual(s.Metadata, o.Metadata) || len(s.Children) != len(o.Children) ||
+		!MetadataEqual(s.Metadata, o.Metadata) || len(s.Children) != len(o.Children) ||
 		(s.Dictionary == nil) != (o.Dictionary == nil) {
 		return false
 	}
@@ -341,7 +340,9 @@ func (s *Schema) EqualType(o *Schema) bool {
 	return s.Dictionary == nil || s.Dictionary.Equal(o.Dictionary)
 }
 
-func metadataEqual(a, b arrow.Metadata) bool {
+// MetadataEqual reports whether a and b hold the same keys and values in
+// the same order.
+func MetadataEqual(a, b arrow.Metadata) bool {
 	if a.Len() != b.Len() {
 		return false
 	}
@@ -389,7 +390,7 @@ func (s *Schema) write(b *strings.Builder) {
 	if !s.Nullable() {
 		b.WriteString(" not null")
 	}
-	if ext, ok := s.extensionName(); ok {
+	if ext, ok := s.ExtensionName(); ok {
 		fmt.Fprintf(b, " [extension %s]", ext)
 	}
 }
@@ -402,7 +403,8 @@ func layoutName(s *Schema) string {
 	return dt.Name()
 }
 
-func (s *Schema) extensionName() (string, bool) {
+// ExtensionName returns the ARROW:extension:name of the field, if it has one.
+func (s *Schema) ExtensionName() (string, bool) {
 	i := s.Metadata.FindKey("ARROW:extension:name")
 	if i < 0 {
 		return "", false
@@ -417,10 +419,10 @@ func (s *Schema) extensionName() (string, bool) {
 // the schema is invalid; a schema that was already released is an error.
 func ImportSchema(c *CArrowSchema) (*Schema, error) {
 	if c == nil {
-		return nil, errorf(ErrInvalid, "ArrowSchema pointer is NULL")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema pointer is NULL")
 	}
 	if c.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowSchema was already released (consumed twice?)")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema was already released (consumed twice?)")
 	}
 	defer C.gda_call_schema_release(c)
 	return readSchemaCached(c)
@@ -431,49 +433,49 @@ func ImportSchema(c *CArrowSchema) (*Schema, error) {
 // consumer lends to the producer).
 func CopySchema(c *CArrowSchema) (*Schema, error) {
 	if c == nil {
-		return nil, errorf(ErrInvalid, "ArrowSchema pointer is NULL")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema pointer is NULL")
 	}
 	if c.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowSchema was already released (consumed twice?)")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema was already released (consumed twice?)")
 	}
 	return readSchemaCached(c)
 }
 
 func readSchema(c *C.struct_ArrowSchema, depth int, path string, budget *schemaBudget) (*Schema, error) {
-	if depth > maxNesting {
-		return nil, errorf(ErrInvalid, "schema nested deeper than %d levels (cyclic?)", maxNesting)
+	if depth > MaxNesting {
+		return nil, errs.Errorf(errs.ErrInvalid, "schema nested deeper than %d levels (cyclic?)", MaxNesting)
 	}
 	if budget.nodes--; budget.nodes < 0 {
-		return nil, errorf(ErrInvalid, "schema has more than %d nodes (children aliased many times?)", maxSchemaNodes)
+		return nil, errs.Errorf(errs.ErrInvalid, "schema has more than %d nodes (children aliased many times?)", maxSchemaNodes)
 	}
 	if c.format == nil {
-		return nil, errorf(ErrInvalid, "ArrowSchema%s has a NULL format string", path)
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema%s has a NULL format string", path)
 	}
 	s := &Schema{Format: C.GoString(c.format), Flags: int64(c.flags)}
 	if c.name != nil {
 		s.Name = C.GoString(c.name)
 	}
 	if depth > 0 && c.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowSchema%s (child) is marked released", path)
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema%s (child) is marked released", path)
 	}
 	md, err := decodeMetadata(c.metadata, &budget.metadataBytes)
 	if err != nil {
-		return nil, errorf(ErrInvalid, "ArrowSchema%s: %v", path, err)
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema%s: %v", path, err)
 	}
 	s.Metadata = md
 	if c.n_children < 0 || c.n_children > 1<<20 {
-		return nil, errorf(ErrInvalid, "ArrowSchema%s has n_children=%d", path, int64(c.n_children))
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema%s has n_children=%d", path, int64(c.n_children))
 	}
 	if c.n_children > 0 {
 		if c.children == nil {
-			return nil, errorf(ErrInvalid, "ArrowSchema%s has n_children=%d but children is NULL", path, int64(c.n_children))
+			return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema%s has n_children=%d but children is NULL", path, int64(c.n_children))
 		}
 		kids := unsafe.Slice(c.children, c.n_children)
 		s.Children = make([]*Schema, len(kids))
 		for i, k := range kids {
 			cp := fmt.Sprintf("%s.children[%d]", path, i)
 			if k == nil {
-				return nil, errorf(ErrInvalid, "ArrowSchema%s is NULL", cp)
+				return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema%s is NULL", cp)
 			}
 			if s.Children[i], err = readSchema(k, depth+1, cp, budget); err != nil {
 				return nil, err
@@ -487,7 +489,7 @@ func readSchema(c *C.struct_ArrowSchema, depth int, path string, budget *schemaB
 	}
 	if err := s.check(); err != nil {
 		if path != "" {
-			return nil, errorf(ErrInvalid, "ArrowSchema%s: %v", path, err)
+			return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema%s: %v", path, err)
 		}
 		return nil, err
 	}
@@ -610,14 +612,14 @@ func EncodeMetadata(md arrow.Metadata) []byte {
 // it. out is overwritten without being released first.
 func ExportSchema(s *Schema, out *CArrowSchema) error {
 	if out == nil {
-		return errorf(ErrInvalid, "output ArrowSchema pointer is NULL")
+		return errs.Errorf(errs.ErrInvalid, "output ArrowSchema pointer is NULL")
 	}
 	tmpl, err := s.cTemplate()
 	if err != nil {
 		return err
 	}
 	if C.gda_schema_copy(tmpl, out) != 0 {
-		return errorf(ErrNoMemory, "out of memory exporting a schema")
+		return errs.Errorf(errs.ErrNoMemory, "out of memory exporting a schema")
 	}
 	return nil
 }
@@ -628,7 +630,7 @@ func (s *Schema) cTemplate() (*C.struct_ArrowSchema, error) {
 	s.templateOnce.Do(func() {
 		t := (*C.struct_ArrowSchema)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_ArrowSchema{}))))
 		if t == nil {
-			s.templateErr = errorf(ErrNoMemory, "out of memory exporting a schema")
+			s.templateErr = errs.Errorf(errs.ErrNoMemory, "out of memory exporting a schema")
 			return
 		}
 		if err := fillSchemaNode(t, s); err != nil {
@@ -643,7 +645,7 @@ func (s *Schema) cTemplate() (*C.struct_ArrowSchema, error) {
 }
 
 func fillSchemaNode(dst *C.struct_ArrowSchema, s *Schema) error {
-	oom := errorf(ErrNoMemory, "out of memory exporting a schema")
+	oom := errs.Errorf(errs.ErrNoMemory, "out of memory exporting a schema")
 	if C.gda_schema_node_init(dst, C.int64_t(len(s.Children))) != 0 {
 		return oom
 	}
@@ -677,5 +679,20 @@ func (s *Schema) Child(i int) (*Schema, error) {
 	case i >= 0 && i < len(s.Children):
 		return s.Children[i], nil
 	}
-	return nil, errorf(ErrInvalid, "child index %d out of range for %d children", i, len(s.Children))
+	return nil, errs.Errorf(errs.ErrInvalid, "child index %d out of range for %d children", i, len(s.Children))
+}
+
+// MetadataBlobCopy copies a metadata blob of the C Data Interface at p, in
+// this package's encoding (EncodeMetadata); "" for none or a malformed one.
+func MetadataBlobCopy(blob unsafe.Pointer) string {
+	p := (*C.char)(blob)
+	if p == nil {
+		return ""
+	}
+	left := int64(maxSchemaMetadataBytes)
+	md, err := decodeMetadata(p, &left)
+	if err != nil {
+		return ""
+	}
+	return string(EncodeMetadata(md))
 }

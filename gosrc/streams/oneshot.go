@@ -1,7 +1,8 @@
-package cdevice
+package streams
 
 /*
-#include "cdevice.h"
+#cgo CFLAGS: -O2 -std=c11 -I${SRCDIR}/../include
+#include "gda.h"
 */
 import "C"
 
@@ -12,11 +13,14 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // OneShotStream is a stream that is read once: its arrays go to whoever
-// calls Next, in order, or the whole stream is moved out once (Export, Cast,
+// calls Next, in order, or the whole stream is moved out once (Export, cdevice.Cast,
 // Prefetch). It is what a language binding holds for a stream its user may
 // read from several threads and close from yet another.
 //
@@ -33,15 +37,15 @@ import (
 //   - Close during a read changes nothing and reports false: the caller waits
 //     with Settle, without its own locks, and calls Close again, so that the
 //     producer's release runs on the caller's thread (never on the reader's);
-//   - Export, Cast and Prefetch during a read fail and leave the stream as
+//   - Export, cdevice.Cast and Prefetch during a read fail and leave the stream as
 //     it was.
 //
 // States: open → (reading ⇄ open) → closed, where "closed" covers moved out,
-// closed and released; every use after that reports ErrConsumed.
+// closed and released; every use after that reports errs.ErrConsumed.
 //
 // The zero value is not usable; make one with NewOneShotStream.
 type OneShotStream struct {
-	reader   ArrayReader
+	reader   cdevice.ArrayReader
 	prefetch *PrefetchReader // the read-ahead under reader, if any (see Settle)
 
 	mu       sync.Mutex
@@ -54,26 +58,26 @@ type OneShotStream struct {
 	// unread is an array read but not delivered (its reader was interrupted,
 	// by Ctrl-C say): the next read returns it, so nothing is lost. At most
 	// one of unread and unreadHeld (a held record, see NextHeld) is set.
-	unread     *Array
+	unread     *cdevice.Array
 	unreadHeld unsafe.Pointer
 }
 
 // heldReader is a reader that can hand out arrays held in C (StreamReader).
 type heldReader interface {
-	NextHeld() (unsafe.Pointer, *Array, error)
+	NextHeld() (unsafe.Pointer, *cdevice.Array, error)
 }
 
 // NewOneShotStream makes a OneShotStream that owns r.
-func NewOneShotStream(r ArrayReader) *OneShotStream {
+func NewOneShotStream(r cdevice.ArrayReader) *OneShotStream {
 	return &OneShotStream{reader: r}
 }
 
 func errStreamConsumed() error {
-	return errorf(ErrConsumed, "the stream was already consumed (exported or closed); a stream can be read only once")
+	return errs.Errorf(errs.ErrConsumed, "the stream was already consumed (exported or closed); a stream can be read only once")
 }
 
 // Schema returns the schema of every array of the stream.
-func (s *OneShotStream) Schema() *Schema { return s.reader.Schema() }
+func (s *OneShotStream) Schema() *cschema.Schema { return s.reader.Schema() }
 
 // DeviceType returns the device type of every array of the stream.
 func (s *OneShotStream) DeviceType() device.Type { return s.reader.DeviceType() }
@@ -85,34 +89,34 @@ func (s *OneShotStream) DeviceType() device.Type { return s.reader.DeviceType() 
 // is lost), so that a caller can attend to signals while a producer blocks.
 // Other streams are read on the calling goroutine, where a foreign producer
 // expects its reads.
-func (s *OneShotStream) Next(wait time.Duration) (a *Array, err error, ready bool) {
+func (s *OneShotStream) Next(wait time.Duration) (a *cdevice.Array, err error, ready bool) {
 	held, a, err, ready := s.next(wait, false, 0)
 	if held != nil {
-		a, err = ImportHeld(held)
-		ReleaseHeld(held)
+		a, err = cdevice.ImportHeld(held)
+		cdevice.ReleaseHeld(held)
 	}
 	return a, err, ready
 }
 
 // NextHeld is Next for a binding that holds arrays in C (held.h): an array
 // of a foreign stream that the held gate takes comes back as a held record
-// (the caller owns its reference), any other as an Array. Per array that
+// (the caller owns its reference), any other as an cdevice.Array. Per array that
 // saves building Go data, which is most of the cost of reading a stream of
 // small batches (docs/performance.md).
 //
 // thread names the calling OS thread (CurrentThread; 0: unnamed). A named
 // read from the thread on which this stream's producer is running — a
-// producer that reads the stream it feeds — fails with ErrInvalid instead
+// producer that reads the stream it feeds — fails with errs.ErrInvalid instead
 // of waiting for itself.
-func (s *OneShotStream) NextHeld(wait time.Duration, thread ThreadID) (held unsafe.Pointer, a *Array, err error, ready bool) {
+func (s *OneShotStream) NextHeld(wait time.Duration, thread ThreadID) (held unsafe.Pointer, a *cdevice.Array, err error, ready bool) {
 	return s.next(wait, true, thread)
 }
 
 func errReentrantRead() error {
-	return errorf(ErrInvalid, "the stream's producer read the stream it feeds: a read from inside its own get_next would wait for itself")
+	return errs.Errorf(errs.ErrInvalid, "the stream's producer read the stream it feeds: a read from inside its own get_next would wait for itself")
 }
 
-func (s *OneShotStream) next(wait time.Duration, wantHeld bool, thread ThreadID) (held unsafe.Pointer, a *Array, err error, ready bool) {
+func (s *OneShotStream) next(wait time.Duration, wantHeld bool, thread ThreadID) (held unsafe.Pointer, a *cdevice.Array, err error, ready bool) {
 	s.mu.Lock()
 	for s.reading {
 		if thread != 0 && s.readerThread == thread {
@@ -141,7 +145,7 @@ func (s *OneShotStream) next(wait time.Duration, wantHeld bool, thread ThreadID)
 	s.reading, s.readerThread = true, thread
 	s.mu.Unlock()
 	defer s.endRead()
-	if s.prefetch != nil && s.reader == ArrayReader(s.prefetch) {
+	if s.prefetch != nil && s.reader == cdevice.ArrayReader(s.prefetch) {
 		if wantHeld {
 			return s.prefetch.NextWithinHeld(wait)
 		}
@@ -160,13 +164,13 @@ func (s *OneShotStream) next(wait time.Duration, wantHeld bool, thread ThreadID)
 // ok is false when nothing is ready now, and always for a stream that does
 // not read ahead (see Prefetch), whose reads call the producer. It never
 // calls the producer.
-func (s *OneShotStream) TryNextHeld() (held unsafe.Pointer, a *Array, err error, ok bool) {
+func (s *OneShotStream) TryNextHeld() (held unsafe.Pointer, a *cdevice.Array, err error, ok bool) {
 	s.mu.Lock()
 	switch {
 	case s.closed:
 		s.mu.Unlock()
 		return nil, nil, errStreamConsumed(), true
-	case s.reading || s.prefetch == nil || s.reader != ArrayReader(s.prefetch):
+	case s.reading || s.prefetch == nil || s.reader != cdevice.ArrayReader(s.prefetch):
 		s.mu.Unlock()
 		return nil, nil, nil, false
 	case s.unread != nil || s.unreadHeld != nil:
@@ -221,7 +225,7 @@ func (s *OneShotStream) waitIdleLocked(wait time.Duration) bool {
 func (s *OneShotStream) SetWakeFD(fd int) error {
 	p, ok := s.readAhead()
 	if !ok {
-		return errorf(ErrInvalid, "only an open stream that reads ahead (prefetch) can wake an event loop")
+		return errs.Errorf(errs.ErrInvalid, "only an open stream that reads ahead (prefetch) can wake an event loop")
 	}
 	p.SetWakeFD(fd)
 	return nil
@@ -237,13 +241,13 @@ func (s *OneShotStream) ArmWake(on bool) {
 func (s *OneShotStream) readAhead() (*PrefetchReader, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.prefetch, !s.closed && s.prefetch != nil && s.reader == ArrayReader(s.prefetch)
+	return s.prefetch, !s.closed && s.prefetch != nil && s.reader == cdevice.ArrayReader(s.prefetch)
 }
 
 // Unread gives back an array that Next returned but that could not be
 // delivered: the next Next returns it. It is released when the stream is
 // closed first, or when an array is already waiting.
-func (s *OneShotStream) Unread(a *Array) {
+func (s *OneShotStream) Unread(a *cdevice.Array) {
 	s.mu.Lock()
 	keep := !s.closed && s.unread == nil && s.unreadHeld == nil
 	if keep {
@@ -264,7 +268,7 @@ func (s *OneShotStream) UnreadHeld(held unsafe.Pointer) {
 	}
 	s.mu.Unlock()
 	if !keep {
-		ReleaseHeld(held)
+		cdevice.ReleaseHeld(held)
 	}
 }
 
@@ -313,7 +317,7 @@ func (s *OneShotStream) Close() (closed bool, err error) {
 		a.Release()
 	}
 	if held != nil {
-		ReleaseHeld(held)
+		cdevice.ReleaseHeld(held)
 	}
 	return true, s.reader.Close()
 }
@@ -321,19 +325,19 @@ func (s *OneShotStream) Close() (closed bool, err error) {
 // Take moves the reader out: the caller owns it (and closes it), and the
 // stream is consumed. It fails, leaving the stream as it was, during a read
 // or after an interrupted one.
-func (s *OneShotStream) Take() (ArrayReader, error) { return s.take() }
+func (s *OneShotStream) Take() (cdevice.ArrayReader, error) { return s.take() }
 
 // take moves the reader out (the stream is then consumed).
-func (s *OneShotStream) take() (ArrayReader, error) {
+func (s *OneShotStream) take() (cdevice.ArrayReader, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case s.reading:
-		return nil, errorf(ErrInvalid, "the stream is being read in another thread; it can be moved only between reads")
+		return nil, errs.Errorf(errs.ErrInvalid, "the stream is being read in another thread; it can be moved only between reads")
 	case s.closed:
 		return nil, errStreamConsumed()
 	case s.unread != nil || s.unreadHeld != nil:
-		return nil, errorf(ErrInvalid, "a read of this stream was interrupted; read the next array before moving the stream")
+		return nil, errs.Errorf(errs.ErrInvalid, "a read of this stream was interrupted; read the next array before moving the stream")
 	}
 	s.closed = true
 	return s.reader, nil
@@ -341,22 +345,22 @@ func (s *OneShotStream) take() (ArrayReader, error) {
 
 // castTarget checks a requested schema against the stream (nil: none)
 // before anything moves, so a bad request leaves the stream usable.
-func (s *OneShotStream) castTarget(target *Schema) error {
+func (s *OneShotStream) castTarget(target *cschema.Schema) error {
 	if target == nil {
 		return nil
 	}
-	_, err := CastReader(schemaOnly{s.reader}, target)
+	_, err := cdevice.CastReader(schemaOnly{s.reader}, target)
 	return err
 }
 
 // Export moves the stream out into out: an ArrowDeviceArrayStream when
 // isDevice, else an ArrowArrayStream, whose consumer gets arrays on another
 // device copied to the host (the C stream interface carries CPU memory).
-// With target not nil every array is cast to it (see Cast). An unread
+// With target not nil every array is cast to it (see cdevice.Cast). An unread
 // imported stream exported unchanged is the producer's own stream (see
 // ExportArrayStream). On error the stream is as it was, unless it had
 // already been moved.
-func (s *OneShotStream) Export(target *Schema, out unsafe.Pointer, isDevice bool) error {
+func (s *OneShotStream) Export(target *cschema.Schema, out unsafe.Pointer, isDevice bool) error {
 	if err := s.castTarget(target); err != nil {
 		return err
 	}
@@ -365,7 +369,7 @@ func (s *OneShotStream) Export(target *Schema, out unsafe.Pointer, isDevice bool
 		return err
 	}
 	if target != nil {
-		if r, err = CastReader(r, target); err != nil {
+		if r, err = cdevice.CastReader(r, target); err != nil {
 			r.Close()
 			return err
 		}
@@ -373,7 +377,7 @@ func (s *OneShotStream) Export(target *Schema, out unsafe.Pointer, isDevice bool
 	if isDevice {
 		err = ExportDeviceArrayStream(r, DeviceStreamAt(out))
 	} else {
-		err = ExportArrayStream(ToHostReader(r), StreamAt(out))
+		err = ExportArrayStream(cdevice.ToHostReader(r), StreamAt(out))
 	}
 	if err != nil {
 		r.Close()
@@ -382,7 +386,7 @@ func (s *OneShotStream) Export(target *Schema, out unsafe.Pointer, isDevice bool
 }
 
 // Cast moves the stream into a new one whose arrays are cast to target.
-func (s *OneShotStream) Cast(target *Schema) (*OneShotStream, error) {
+func (s *OneShotStream) Cast(target *cschema.Schema) (*OneShotStream, error) {
 	if err := s.castTarget(target); err != nil {
 		return nil, err
 	}
@@ -390,7 +394,7 @@ func (s *OneShotStream) Cast(target *Schema) (*OneShotStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	cast, err := CastReader(r, target)
+	cast, err := cdevice.CastReader(r, target)
 	if err != nil {
 		r.Close()
 		return nil, err
@@ -405,7 +409,7 @@ func (s *OneShotStream) Cast(target *Schema) (*OneShotStream, error) {
 // than MaxPrefetchDepth reads that many).
 func (s *OneShotStream) Prefetch(depth int64) (*OneShotStream, error) {
 	if depth < 1 {
-		return nil, errorf(ErrInvalid, "prefetch depth must be at least 1, got %d", depth)
+		return nil, errs.Errorf(errs.ErrInvalid, "prefetch depth must be at least 1, got %d", depth)
 	}
 	depth = min(depth, MaxPrefetchDepth)
 	r, err := s.take()
@@ -418,27 +422,27 @@ func (s *OneShotStream) Prefetch(depth int64) (*OneShotStream, error) {
 	return out, nil
 }
 
-// schemaOnly lets CastReader check a request against a stream without touching it.
-type schemaOnly struct{ r ArrayReader }
+// schemaOnly lets cdevice.CastReader check a request against a stream without touching it.
+type schemaOnly struct{ r cdevice.ArrayReader }
 
-func (o schemaOnly) Schema() *Schema         { return o.r.Schema() }
-func (o schemaOnly) DeviceType() device.Type { return o.r.DeviceType() }
-func (o schemaOnly) Next() (*Array, error)   { return nil, io.EOF }
-func (o schemaOnly) Close() error            { return nil }
+func (o schemaOnly) Schema() *cschema.Schema       { return o.r.Schema() }
+func (o schemaOnly) DeviceType() device.Type       { return o.r.DeviceType() }
+func (o schemaOnly) Next() (*cdevice.Array, error) { return nil, io.EOF }
+func (o schemaOnly) Close() error                  { return nil }
 
 // String describes the stream for debugging.
 func (s *OneShotStream) String() string {
 	return fmt.Sprintf("OneShotStream<%s> on %s", s.Schema(), s.DeviceType())
 }
 
-// ReadAll moves the stream into a ChunkedArray holding every remaining
-// array (see ReadChunkedArray).
-func (s *OneShotStream) ReadAll() (*ChunkedArray, error) {
+// ReadAll moves the stream into a cdevice.ChunkedArray holding every remaining
+// array (see cdevice.ReadChunkedArray).
+func (s *OneShotStream) ReadAll() (*cdevice.ChunkedArray, error) {
 	r, err := s.take()
 	if err != nil {
 		return nil, err
 	}
-	return ReadChunkedArray(r)
+	return cdevice.ReadChunkedArray(r)
 }
 
 // ThreadID names an OS thread for the re-entry check of NextHeld: what

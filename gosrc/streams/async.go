@@ -1,9 +1,9 @@
-package cdevice
+package streams
 
 /*
 #include <stdlib.h>
 #include "async.h"
-#include "cdevice.h"
+#include "gda.h"
 */
 import "C"
 
@@ -17,7 +17,10 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
 )
 
@@ -32,7 +35,7 @@ var (
 
 // errOutOfMemory reports a failed C allocation of the async interface.
 func errOutOfMemory(what string) error {
-	return &StreamError{Errno: syscall.ENOMEM, Msg: "out of memory allocating " + what}
+	return &errs.StreamError{Errno: syscall.ENOMEM, Msg: "out of memory allocating " + what}
 }
 
 // failAsyncAllocation makes the n-th C allocation of the async interface
@@ -46,6 +49,23 @@ var (
 	liveAsyncTasks    atomic.Int64
 	liveAsyncHandlers atomic.Int64
 )
+
+// Stats counts the streams and async objects of this package that are alive, for leak
+// checks (LiveStats counts the arrays and exports).
+type Stats struct {
+	ExportedStreams int64 // exported streams not yet released
+	ImportedStreams int64 // foreign streams we hold
+	AsyncTasks      int64 // async tasks offered and not yet extracted
+	AsyncHandlers   int64 // async handlers of NewAsyncReader not yet released by their producer
+}
+
+// LiveStats returns the current counters.
+func LiveStats() Stats {
+	return Stats{
+		ExportedStreams: liveStreamExports.Load(), ImportedStreams: liveStreamImports.Load(),
+		AsyncTasks: liveAsyncTasks.Load(), AsyncHandlers: liveAsyncHandlers.Load(),
+	}
+}
 
 // CArrowAsyncDeviceStreamHandler and its companions are the canonical structs.
 type (
@@ -70,7 +90,7 @@ type AsyncExportOptions struct {
 }
 
 type asyncProducer struct {
-	r       ArrayReader
+	r       cdevice.ArrayReader
 	handler *C.struct_ArrowAsyncDeviceStreamHandler
 	opts    AsyncExportOptions
 
@@ -92,12 +112,12 @@ type asyncProducer struct {
 // a non-zero return of on_schema or on_next_task stops the stream (only
 // release follows). cancel stops it without on_error. handler must not be
 // used by the caller afterwards.
-func ExportAsyncDeviceStream(r ArrayReader, handler *CArrowAsyncDeviceStreamHandler, opts AsyncExportOptions) error {
+func ExportAsyncDeviceStream(r cdevice.ArrayReader, handler *CArrowAsyncDeviceStreamHandler, opts AsyncExportOptions) error {
 	if handler == nil {
-		return errorf(ErrInvalid, "ArrowAsyncDeviceStreamHandler pointer is NULL")
+		return errs.Errorf(errs.ErrInvalid, "ArrowAsyncDeviceStreamHandler pointer is NULL")
 	}
 	if handler.on_schema == nil || handler.on_next_task == nil || handler.on_error == nil || handler.release == nil {
-		return errorf(ErrInvalid, "the ArrowAsyncDeviceStreamHandler lacks a mandatory callback")
+		return errs.Errorf(errs.ErrInvalid, "the ArrowAsyncDeviceStreamHandler lacks a mandatory callback")
 	}
 	p := &asyncProducer{r: r, handler: handler, opts: opts, wake: make(chan struct{}, 1)}
 	go p.drive()
@@ -118,7 +138,7 @@ func encodeMetadataMap(md map[string]string) []byte {
 		keys = append(keys, k)
 		vals = append(vals, v)
 	}
-	return EncodeMetadata(arrow.NewMetadata(keys, vals))
+	return cschema.EncodeMetadata(arrow.NewMetadata(keys, vals))
 }
 
 func metadataCString(md map[string]string) *C.char {
@@ -157,7 +177,7 @@ func (p *asyncProducer) start() error {
 		return errOutOfMemory("an ArrowAsyncProducer")
 	}
 	// the handler is the consumer's memory: its producer member may hold anything
-	storeCPointer(unsafe.Pointer(&p.handler.producer), unsafe.Pointer(p.prod))
+	cdevice.StoreCPointer(unsafe.Pointer(&p.handler.producer), unsafe.Pointer(p.prod))
 	return nil
 }
 
@@ -198,7 +218,7 @@ func (p *asyncProducer) drive() {
 	onError := func(err error) {
 		msg := C.CString(err.Error())
 		defer C.free(unsafe.Pointer(msg))
-		C.gda_async_call_on_error(p.handler, C.int(errnoOf(err)), msg, nil)
+		C.gda_async_call_on_error(p.handler, C.int(errs.Errno(err)), msg, nil)
 	}
 	if err := p.start(); err != nil {
 		onError(err)
@@ -210,7 +230,7 @@ func (p *asyncProducer) drive() {
 		return
 	}
 	defer C.gda_async_free(unsafe.Pointer(schema))
-	if err := ExportSchema(p.r.Schema(), schema); err != nil {
+	if err := cschema.ExportSchema(p.r.Schema(), cschema.SchemaAt(unsafe.Pointer(schema))); err != nil {
 		onError(err)
 		return
 	}
@@ -238,7 +258,7 @@ func (p *asyncProducer) drive() {
 		case cancelled:
 			return
 		case badN != 0:
-			onError(&StreamError{Errno: syscall.EINVAL, Msg: fmt.Sprintf("ArrowAsyncProducer.request(%d): n must be positive", badN)})
+			onError(&errs.StreamError{Errno: syscall.EINVAL, Msg: fmt.Sprintf("ArrowAsyncProducer.request(%d): n must be positive", badN)})
 			return
 		}
 		a, err := p.r.Next()
@@ -252,7 +272,7 @@ func (p *asyncProducer) drive() {
 		}
 		if a.Device().Type != p.r.DeviceType() {
 			a.Release()
-			onError(errorf(ErrInvalid, "array %d is on %s but the stream is on %s", k, a.Device(), p.r.DeviceType()))
+			onError(errs.Errorf(errs.ErrInvalid, "array %d is on %s but the stream is on %s", k, a.Device(), p.r.DeviceType()))
 			return
 		}
 		task, err := p.newTask(a)
@@ -286,7 +306,7 @@ func producerOf(h C.uintptr_t) (*asyncProducer, bool) {
 
 //export godevarrowAsyncRequest
 func godevarrowAsyncRequest(h C.uintptr_t, n C.int64_t) {
-	defer recoverInto(func(error) {})
+	defer errs.RecoverInto(func(error) {})
 	p, ok := producerOf(h)
 	if !ok {
 		return // retired: request is a no-op
@@ -310,7 +330,7 @@ func godevarrowAsyncRequest(h C.uintptr_t, n C.int64_t) {
 
 //export godevarrowAsyncCancel
 func godevarrowAsyncCancel(h C.uintptr_t) {
-	defer recoverInto(func(error) {})
+	defer errs.RecoverInto(func(error) {})
 	p, ok := producerOf(h)
 	if !ok {
 		return // retired: cancel is a no-op
@@ -325,7 +345,7 @@ func godevarrowAsyncCancel(h C.uintptr_t) {
 // out (or just drops it, for NULL), exactly once.
 type asyncTask struct {
 	mu        sync.Mutex
-	a         *Array
+	a         *cdevice.Array
 	producer  *asyncProducer
 	c         *C.struct_ArrowAsyncTask
 	extracted bool
@@ -333,7 +353,7 @@ type asyncTask struct {
 
 // newTask wraps a for on_next_task; the producer struct stays in service
 // until the task is extracted.
-func (p *asyncProducer) newTask(a *Array) (*asyncTask, error) {
+func (p *asyncProducer) newTask(a *cdevice.Array) (*asyncTask, error) {
 	t := &asyncTask{a: a, producer: p}
 	h := asyncTasks.Put(t)
 	t.c = C.gda_async_task_new(C.uintptr_t(h))
@@ -364,7 +384,7 @@ func (t *asyncTask) handedOver(accepted bool) {
 
 //export godevarrowAsyncExtract
 func godevarrowAsyncExtract(h C.uintptr_t, out *C.struct_ArrowDeviceArray) (rc C.int) {
-	defer recoverInto(func(error) { rc = C.int(syscall.EIO) })
+	defer errs.RecoverInto(func(error) { rc = C.int(syscall.EIO) })
 	v, ok := asyncTasks.Delete(handle.Handle(h))
 	if !ok {
 		return C.int(syscall.EINVAL) // extracted already, or no task of ours
@@ -383,8 +403,8 @@ func godevarrowAsyncExtract(h C.uintptr_t, out *C.struct_ArrowDeviceArray) (rc C
 	if out == nil {
 		return 0
 	}
-	if err := ExportDeviceArray(t.a, (*CArrowDeviceArray)(unsafe.Pointer(out))); err != nil {
-		return C.int(errnoOf(err))
+	if err := cdevice.ExportDeviceArray(t.a, (*cdevice.CArrowDeviceArray)(unsafe.Pointer(out))); err != nil {
+		return C.int(errs.Errno(err))
 	}
 	return 0
 }
@@ -392,8 +412,8 @@ func godevarrowAsyncExtract(h C.uintptr_t, out *C.struct_ArrowDeviceArray) (rc C
 // ------------------------------------------------------------- consumer
 
 // AsyncReader reads what a producer hands to the handler of NewAsyncReader.
-// It is an ArrayReader: Next blocks until the next array, the end (io.EOF)
-// or the producer's error (a *StreamError with its code and message), each
+// It is an cdevice.ArrayReader: Next blocks until the next array, the end (io.EOF)
+// or the producer's error (a *errs.StreamError with its code and message), each
 // delivered in the producer's order.
 type AsyncReader struct {
 	queue int
@@ -402,7 +422,7 @@ type AsyncReader struct {
 
 	mu       sync.Mutex
 	producer *C.struct_ArrowAsyncProducer // valid between on_schema and release
-	schema   *Schema
+	schema   *cschema.Schema
 	devType  device.Type
 	md       string // producer's additional metadata (encoded)
 	released bool
@@ -414,7 +434,7 @@ type AsyncReader struct {
 }
 
 type asyncItem struct {
-	a   *Array
+	a   *cdevice.Array
 	md  string
 	err error
 }
@@ -449,7 +469,7 @@ func (r *AsyncReader) Wait() error {
 }
 
 // Schema returns the stream's schema (nil until Wait returns nil).
-func (r *AsyncReader) Schema() *Schema {
+func (r *AsyncReader) Schema() *cschema.Schema {
 	<-r.ready
 	return r.schema
 }
@@ -467,13 +487,13 @@ func (r *AsyncReader) AdditionalMetadata() map[string]string {
 }
 
 // Next returns the next array, io.EOF at the end, or the producer's error.
-func (r *AsyncReader) Next() (*Array, error) {
+func (r *AsyncReader) Next() (*cdevice.Array, error) {
 	a, _, err := r.NextWithMetadata()
 	return a, err
 }
 
 // NextWithMetadata is Next with the metadata the producer passed with the task.
-func (r *AsyncReader) NextWithMetadata() (*Array, map[string]string, error) {
+func (r *AsyncReader) NextWithMetadata() (*cdevice.Array, map[string]string, error) {
 	if err := r.Wait(); err != nil {
 		return nil, nil, err
 	}
@@ -510,7 +530,7 @@ func (r *AsyncReader) Close() error {
 			C.gda_async_call_cancel(r.producer)
 		}
 		if r.final == nil {
-			r.final = errorf(ErrConsumed, "the async stream was closed")
+			r.final = errs.Errorf(errs.ErrConsumed, "the async stream was closed")
 		}
 	}
 	r.mu.Unlock()
@@ -531,7 +551,7 @@ func decodeToMap(encoded string) map[string]string {
 	if encoded == "" {
 		return nil
 	}
-	md, err := DecodeMetadata([]byte(encoded))
+	md, err := cschema.DecodeMetadata([]byte(encoded))
 	if err != nil {
 		return nil
 	}
@@ -540,19 +560,6 @@ func decodeToMap(encoded string) map[string]string {
 		out[k] = md.Values()[i]
 	}
 	return out
-}
-
-// rawMetadata copies a metadata blob of the C Data Interface (or nothing).
-func rawMetadata(p *C.char) string {
-	if p == nil {
-		return ""
-	}
-	left := int64(maxSchemaMetadataBytes)
-	md, err := decodeMetadata(p, &left)
-	if err != nil {
-		return ""
-	}
-	return string(EncodeMetadata(md))
 }
 
 func readerOf(h C.uintptr_t) (*AsyncReader, bool) {
@@ -565,14 +572,14 @@ func readerOf(h C.uintptr_t) (*AsyncReader, bool) {
 
 //export godevarrowAsyncOnSchema
 func godevarrowAsyncOnSchema(h C.uintptr_t, prod *C.struct_ArrowAsyncProducer, s *C.struct_ArrowSchema) (rc C.int) {
-	defer recoverInto(func(error) { rc = C.int(syscall.EIO) })
+	defer errs.RecoverInto(func(error) { rc = C.int(syscall.EIO) })
 	r, ok := readerOf(h)
 	if !ok {
 		return C.int(syscall.EINVAL) // the handler was released
 	}
-	schema, err := ImportSchema((*CArrowSchema)(unsafe.Pointer(s)))
+	schema, err := cschema.ImportSchema((*cschema.CArrowSchema)(unsafe.Pointer(s)))
 	if err == nil && prod == nil {
-		err = errorf(ErrInvalid, "on_schema was called before the producer populated handler->producer")
+		err = errs.Errorf(errs.ErrInvalid, "on_schema was called before the producer populated handler->producer")
 	}
 	if err != nil {
 		r.markReady(err)
@@ -581,12 +588,12 @@ func godevarrowAsyncOnSchema(h C.uintptr_t, prod *C.struct_ArrowAsyncProducer, s
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		r.markReady(errorf(ErrConsumed, "the async stream was closed"))
+		r.markReady(errs.Errorf(errs.ErrConsumed, "the async stream was closed"))
 		return C.int(syscall.ECANCELED)
 	}
 	r.schema, r.producer = schema, prod
 	r.devType = device.Type(prod.device_type)
-	r.md = rawMetadata(prod.additional_metadata)
+	r.md = cschema.MetadataBlobCopy(unsafe.Pointer(prod.additional_metadata))
 	r.mu.Unlock()
 	r.markReady(nil)
 	// allowed from inside on_schema by the spec
@@ -624,7 +631,7 @@ var asyncImportedHook atomic.Pointer[func()]
 
 //export godevarrowAsyncOnNextTask
 func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.char) (rc C.int) {
-	defer recoverInto(func(error) { rc = C.int(syscall.EIO) })
+	defer errs.RecoverInto(func(error) { rc = C.int(syscall.EIO) })
 	r, ok := readerOf(h)
 	if !ok {
 		return C.int(syscall.EINVAL) // the handler was released
@@ -653,9 +660,9 @@ func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.
 	if code := C.gda_async_call_extract(t, out); code != 0 {
 		return 0 // the producer follows with on_error
 	}
-	a, err := ImportDeviceArray((*CArrowDeviceArray)(unsafe.Pointer(out)), schema)
+	a, err := cdevice.ImportDeviceArray((*cdevice.CArrowDeviceArray)(unsafe.Pointer(out)), schema)
 	if err == nil && a.Device().Type != r.devType {
-		err = errorf(ErrInvalid, "a task's array is on %s but the producer declared %s", a.Device(), r.devType)
+		err = errs.Errorf(errs.ErrInvalid, "a task's array is on %s but the producer declared %s", a.Device(), r.devType)
 		a.Release()
 	}
 	if err != nil {
@@ -668,7 +675,7 @@ func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.
 	// Close may have run since the check above and drained the queue: it
 	// never drains again, so the array is queued only while r.closed is
 	// false under r.mu (Close sets it under r.mu before draining).
-	it := asyncItem{a: a, md: rawMetadata(md)}
+	it := asyncItem{a: a, md: cschema.MetadataBlobCopy(unsafe.Pointer(md))}
 	r.mu.Lock()
 	closed = r.closed
 	queued := false
@@ -688,13 +695,13 @@ func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.
 		return C.int(syscall.ECANCELED)
 	}
 	a.Release()
-	r.push(asyncItem{err: &StreamError{Errno: syscall.EOVERFLOW, Msg: "the async producer sent more arrays than were requested"}})
+	r.push(asyncItem{err: &errs.StreamError{Errno: syscall.EOVERFLOW, Msg: "the async producer sent more arrays than were requested"}})
 	return C.int(syscall.EOVERFLOW)
 }
 
 //export godevarrowAsyncOnError
 func godevarrowAsyncOnError(h C.uintptr_t, code C.int, msg, md *C.char) {
-	defer recoverInto(func(error) {})
+	defer errs.RecoverInto(func(error) {})
 	r, ok := readerOf(h)
 	if !ok {
 		return // the handler was released
@@ -703,7 +710,7 @@ func godevarrowAsyncOnError(h C.uintptr_t, code C.int, msg, md *C.char) {
 	if msg != nil {
 		text = C.GoString(msg)
 	}
-	err := &StreamError{Errno: syscall.Errno(code), Msg: text}
+	err := &errs.StreamError{Errno: syscall.Errno(code), Msg: text}
 	r.end()
 	r.markReady(err)
 	r.push(asyncItem{err: err})
@@ -711,7 +718,7 @@ func godevarrowAsyncOnError(h C.uintptr_t, code C.int, msg, md *C.char) {
 
 //export godevarrowAsyncRelease
 func godevarrowAsyncRelease(h C.uintptr_t) {
-	defer recoverInto(func(error) {})
+	defer errs.RecoverInto(func(error) {})
 	v, ok := asyncReaders.Delete(handle.Handle(h))
 	if !ok {
 		return // released twice
@@ -721,8 +728,8 @@ func godevarrowAsyncRelease(h C.uintptr_t) {
 	r.released = true
 	r.producer = nil
 	r.mu.Unlock()
-	r.markReady(errorf(ErrInvalid, "the async producer released the handler without sending a schema"))
-	r.push(asyncItem{err: &StreamError{Errno: syscall.EPIPE, Msg: "the async producer ended the stream without an end marker"}})
+	r.markReady(errs.Errorf(errs.ErrInvalid, "the async producer released the handler without sending a schema"))
+	r.push(asyncItem{err: &errs.StreamError{Errno: syscall.EPIPE, Msg: "the async producer ended the stream without an end marker"}})
 	liveAsyncHandlers.Add(-1)
 }
 

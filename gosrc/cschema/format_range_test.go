@@ -1,4 +1,4 @@
-package cdevice
+package cschema
 
 import (
 	"strings"
@@ -26,12 +26,12 @@ func TestFormatIntegersAreReadAtArrowsWidth(t *testing.T) {
 			t.Errorf("%s: %v, want %q", format, err, want)
 		}
 	}
-	for format, want := range map[string]decimalParams{
+	for format, want := range map[string]DecimalParams{
 		"d:9,-2147483648,32":  {9, -1 << 31, 32},
 		"d:76,2147483647,256": {76, 1<<31 - 1, 256},
 		"d:38,0":              {38, 0, 128},
 	} {
-		if got, ok := parseDecimal(format); !ok || got != want {
+		if got, ok := ParseDecimal(format); !ok || got != want {
 			t.Errorf("%s: %+v, %v, want %+v", format, got, ok, want)
 		}
 	}

@@ -1,4 +1,4 @@
-package cdevice
+package streams
 
 import (
 	"sync"
@@ -9,9 +9,9 @@ import (
 
 // handoff is the queue between a PrefetchReader's goroutine and its
 // consumer. A buffered channel wakes the other side for every array, and on
-// a fast producer that wake (a futex call on each side) cost more than the
-// read itself: 7 µs per array against 1.4 µs for a direct read
-// (docs/performance.md, "Reading a stream"). Here each side wakes the other
+// a fast producer that wake (a futex call on each side) cost several times
+// the read itself (the figures: docs/performance.md, "Reading a stream").
+// Here each side wakes the other
 // once per group of arrays:
 //
 //   - a waiting consumer is woken when half the queue is ready, when a read

@@ -1,9 +1,12 @@
-package cdevice
+package streams
 
 import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // An array that on_next_task has imported but not yet queued when the
@@ -13,7 +16,7 @@ import (
 func TestAsyncCloseWhileATaskIsBeingDeliveredReleasesIt(t *testing.T) {
 	waitReleased(t)
 	waitNoLiveArrays(t)
-	before := LiveStats()
+	before := allStats()
 	entered := make(chan struct{})
 	proceed := make(chan struct{})
 	first := true
@@ -47,13 +50,22 @@ func TestAsyncCloseWhileATaskIsBeingDeliveredReleasesIt(t *testing.T) {
 
 	// the producer closes its reader after release; give it that long
 	deadline := time.Now().Add(30 * time.Second)
-	for LiveStats() != before && time.Now().Before(deadline) {
+	for allStats() != before && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	if after := LiveStats(); after != before {
+	if after := allStats(); after != before {
 		t.Fatalf("an array delivered during Close was kept: before %+v, after %+v", before, after)
 	}
-	if a, err := reader.Next(); !errors.Is(err, ErrConsumed) {
-		t.Fatalf("Next after Close: %v, %v; want ErrConsumed", a, err)
+	if a, err := reader.Next(); !errors.Is(err, errs.ErrConsumed) {
+		t.Fatalf("Next after Close: %v, %v; want errs.ErrConsumed", a, err)
 	}
 }
+
+// liveCounts is every leak counter an async close touches: the arrays and
+// imports (cdevice) and the streams and async objects (this package).
+type liveCounts struct {
+	arrays  cdevice.Stats
+	streams Stats
+}
+
+func allStats() liveCounts { return liveCounts{cdevice.LiveStats(), LiveStats()} }

@@ -1,11 +1,15 @@
-package cdevice
+package cschema
 
 /*
-#include "cdevice.h"
+#include "gda.h"
 */
 import "C"
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/godevarrow/godevarrow/gosrc/errs"
+)
 
 // The schema import cache. A program that exchanges data imports the same
 // schema again and again (every batch of a stream, every call of a Python
@@ -48,7 +52,7 @@ func SchemaCacheSize() CacheSize {
 func readSchemaCached(c *C.struct_ArrowSchema) (*Schema, error) {
 	var hash C.uint64_t
 	if e := C.gda_held_schema_find(c, &hash); e != nil {
-		s := heldSchema(C.gda_held_schema_go(e))
+		s := HeldSchema(uintptr(C.gda_held_schema_go(e)))
 		C.gda_held_schema_unref(e)
 		return s, nil
 	}
@@ -56,7 +60,7 @@ func readSchemaCached(c *C.struct_ArrowSchema) (*Schema, error) {
 		// said before the walk that builds the Schema: a DAG of aliased
 		// children is found in milliseconds, not after a second and half a
 		// gigabyte of nodes
-		return nil, errorf(ErrInvalid, "schema has more than %d nodes (children aliased many times?)", maxSchemaNodes)
+		return nil, errs.Errorf(errs.ErrInvalid, "schema has more than %d nodes (children aliased many times?)", maxSchemaNodes)
 	}
 	s, err := readSchema(c, 0, "", newSchemaBudget())
 	if err != nil {
@@ -76,7 +80,7 @@ func withinNodeBudget(c *C.struct_ArrowSchema, depth int, seen *int64) bool {
 	if *seen++; *seen > maxSchemaNodes {
 		return false
 	}
-	if depth > maxNesting || c.n_children < 0 || c.n_children > 1<<20 || (c.n_children > 0 && c.children == nil) {
+	if depth > MaxNesting || c.n_children < 0 || c.n_children > 1<<20 || (c.n_children > 0 && c.children == nil) {
 		return true
 	}
 	for _, k := range unsafe.Slice(c.children, c.n_children) {

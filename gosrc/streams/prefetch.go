@@ -1,4 +1,4 @@
-package cdevice
+package streams
 
 import (
 	"errors"
@@ -9,10 +9,13 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
-// PrefetchReader reads another ArrayReader ahead on a goroutine, keeping up
+// PrefetchReader reads another cdevice.ArrayReader ahead on a goroutine, keeping up
 // to a fixed number of arrays ready, so that a slow producer (a foreign
 // stream's get_next, say) and a slow consumer overlap.
 //
@@ -29,7 +32,7 @@ import (
 // producer needs the GIL); the goroutine then releases everything itself when
 // the producer returns. Call Stop first, without such locks, to avoid that.
 type PrefetchReader struct {
-	r       ArrayReader
+	r       cdevice.ArrayReader
 	results *handoff
 	stop    chan struct{}
 	done    chan struct{}
@@ -51,10 +54,10 @@ type PrefetchReader struct {
 }
 
 // prefetched is one read: an array (a held record when the reader holds
-// arrays in C, see heldReader, else an Array), or the error that ended the
+// arrays in C, see heldReader, else an cdevice.Array), or the error that ended the
 // stream.
 type prefetched struct {
-	a    *Array
+	a    *cdevice.Array
 	held unsafe.Pointer
 	err  error
 }
@@ -64,17 +67,17 @@ func (r prefetched) release() {
 		r.a.Release()
 	}
 	if r.held != nil {
-		ReleaseHeld(r.held)
+		cdevice.ReleaseHeld(r.held)
 	}
 }
 
-// array is r as an Array (a held record is built into one).
-func (r prefetched) array() (*Array, error) {
+// array is r as an cdevice.Array (a held record is built into one).
+func (r prefetched) array() (*cdevice.Array, error) {
 	if r.held == nil {
 		return r.a, r.err
 	}
-	a, err := ImportHeld(r.held)
-	ReleaseHeld(r.held)
+	a, err := cdevice.ImportHeld(r.held)
+	cdevice.ReleaseHeld(r.held)
 	return a, err
 }
 
@@ -84,7 +87,7 @@ const MaxPrefetchDepth = 1 << 10
 
 // Prefetch starts reading r ahead, keeping up to depth arrays ready, depth
 // clamped to [1, MaxPrefetchDepth]. The PrefetchReader owns r from now on.
-func Prefetch(r ArrayReader, depth int) *PrefetchReader {
+func Prefetch(r cdevice.ArrayReader, depth int) *PrefetchReader {
 	depth = min(max(depth, 1), MaxPrefetchDepth)
 	p := &PrefetchReader{
 		r:       r,
@@ -145,7 +148,7 @@ func (p *PrefetchReader) run() {
 // a panic in the producer's Next into an error, so that the background
 // goroutine never takes the process down.
 func (p *PrefetchReader) nextFromProducer() (res prefetched) {
-	defer recoverInto(func(e error) { res = prefetched{err: e} })
+	defer errs.RecoverInto(func(e error) { res = prefetched{err: e} })
 	if hr, ok := p.r.(heldReader); ok {
 		res.held, res.a, res.err = hr.NextHeld()
 	} else {
@@ -155,15 +158,15 @@ func (p *PrefetchReader) nextFromProducer() (res prefetched) {
 }
 
 // Schema returns the stream's schema.
-func (p *PrefetchReader) Schema() *Schema { return p.r.Schema() }
+func (p *PrefetchReader) Schema() *cschema.Schema { return p.r.Schema() }
 
 // DeviceType returns the stream's device type.
 func (p *PrefetchReader) DeviceType() device.Type { return p.r.DeviceType() }
 
 // Next returns the next array, waiting for the background read if none is
 // ready; (nil, io.EOF) at the end. After Stop or Close it reports
-// ErrConsumed.
-func (p *PrefetchReader) Next() (*Array, error) {
+// errs.ErrConsumed.
+func (p *PrefetchReader) Next() (*cdevice.Array, error) {
 	return p.next().array()
 }
 
@@ -183,7 +186,7 @@ func (p *PrefetchReader) take(deadline time.Time) (bool, prefetched) {
 		}
 		if res, ok := p.results.pop(); ok {
 			if res.err != nil {
-				p.final = endedBy(res.err)
+				p.final = EndedBy(res.err)
 			}
 			return true, res
 		}
@@ -192,7 +195,7 @@ func (p *PrefetchReader) take(deadline time.Time) (bool, prefetched) {
 			// the goroutine ended: take what it left in the queue first
 			if res, ok := p.results.pop(); ok {
 				if res.err != nil {
-					p.final = endedBy(res.err)
+					p.final = EndedBy(res.err)
 				}
 				return true, res
 			}
@@ -200,7 +203,7 @@ func (p *PrefetchReader) take(deadline time.Time) (bool, prefetched) {
 			stopped := p.stopping
 			p.mu.Unlock()
 			if stopped {
-				return true, prefetched{err: errorf(ErrConsumed, "the stream was closed")}
+				return true, prefetched{err: errs.Errorf(errs.ErrConsumed, "the stream was closed")}
 			}
 			p.final = io.EOF
 			continue
@@ -215,7 +218,7 @@ func (p *PrefetchReader) take(deadline time.Time) (bool, prefetched) {
 // TryNextHeld is NextWithinHeld for a caller that must not wait, such as an
 // event loop holding Python's GIL: ok is false when no read is ready now
 // (then arm the wake, see WakeFD). It never calls the producer.
-func (p *PrefetchReader) TryNextHeld() (held unsafe.Pointer, a *Array, err error, ok bool) {
+func (p *PrefetchReader) TryNextHeld() (held unsafe.Pointer, a *cdevice.Array, err error, ok bool) {
 	if !p.readerMu.TryLock() {
 		return nil, nil, nil, false // another reader is waiting
 	}
@@ -224,7 +227,7 @@ func (p *PrefetchReader) TryNextHeld() (held unsafe.Pointer, a *Array, err error
 	if final == nil {
 		res, ok = p.results.tryPop()
 		if ok && res.err != nil {
-			p.final = endedBy(res.err)
+			p.final = EndedBy(res.err)
 		}
 	}
 	p.readerMu.Unlock()
@@ -347,7 +350,7 @@ func (p *PrefetchReader) cleanup() error {
 
 // NextWithin is Next waiting at most d: ready is false when nothing arrived
 // in time (then call again; nothing is lost).
-func (p *PrefetchReader) NextWithin(d time.Duration) (a *Array, err error, ready bool) {
+func (p *PrefetchReader) NextWithin(d time.Duration) (a *cdevice.Array, err error, ready bool) {
 	held, a, err, ready := p.NextWithinHeld(d)
 	if held != nil {
 		a, err = prefetched{held: held}.array()
@@ -357,7 +360,7 @@ func (p *PrefetchReader) NextWithin(d time.Duration) (a *Array, err error, ready
 
 // NextWithinHeld is NextWithin for a binding that holds arrays in C: an array
 // read as a held record comes back as one (the caller owns its reference).
-func (p *PrefetchReader) NextWithinHeld(d time.Duration) (held unsafe.Pointer, a *Array, err error, ready bool) {
+func (p *PrefetchReader) NextWithinHeld(d time.Duration) (held unsafe.Pointer, a *cdevice.Array, err error, ready bool) {
 	ok, res := p.take(time.Now().Add(d))
 	return res.held, res.a, res.err, ok
 }

@@ -1,9 +1,10 @@
-package cdevice
+package cschema
 
 import (
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // SchemaFromField describes an Arrow Go field as a Schema. Extension types are
@@ -101,8 +102,8 @@ func simpleFormat(dt arrow.DataType) (string, bool) {
 }
 
 func schemaFromType(name string, dt arrow.DataType, nullable bool, md arrow.Metadata, depth int) (*Schema, error) {
-	if depth > maxNesting {
-		return nil, errorf(ErrInvalid, "type nested deeper than %d levels", maxNesting)
+	if depth > MaxNesting {
+		return nil, errs.Errorf(errs.ErrInvalid, "type nested deeper than %d levels", MaxNesting)
 	}
 	var flags int64
 	if nullable {
@@ -139,7 +140,7 @@ func schemaFromType(name string, dt arrow.DataType, nullable bool, md arrow.Meta
 	case *arrow.DictionaryType:
 		index, ok := simpleFormat(t.IndexType)
 		if !ok || !integerFormats[index] {
-			return nil, errorf(ErrInvalid, "dictionary index type must be an integer, not %s", t.IndexType)
+			return nil, errs.Errorf(errs.ErrInvalid, "dictionary index type must be an integer, not %s", t.IndexType)
 		}
 		dict, err := schemaFromType("", t.ValueType, true, arrow.Metadata{}, depth+1)
 		if err != nil {
@@ -223,5 +224,5 @@ func schemaFromType(name string, dt arrow.DataType, nullable bool, md arrow.Meta
 		}
 		return NewSchema("+r", name, flags, md, []*Schema{re, vals}, nil)
 	}
-	return nil, errorf(ErrNotImplemented, "no Arrow format string for Arrow Go type %s", dt)
+	return nil, errs.Errorf(errs.ErrNotImplemented, "no Arrow format string for Arrow Go type %s", dt)
 }

@@ -1,4 +1,4 @@
-package cdevice
+package cschema
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // Layout is the physical layout family of a format string: it decides how
@@ -137,8 +139,8 @@ func init() {
 		RegisterFixedWidthFormat(FixedWidthFormat{
 			Name: fmt.Sprintf("decimal%d", bits),
 			ByteWidth: func(format string) (int, bool) {
-				p, ok := parseDecimal(format)
-				if !ok || p.bits != bits {
+				p, ok := ParseDecimal(format)
+				if !ok || p.Bits != bits {
 					return 0, false
 				}
 				return bits / 8, true
@@ -147,7 +149,8 @@ func init() {
 	}
 }
 
-type decimalParams struct{ precision, scale, bits int }
+// DecimalParams are the parameters of a decimal format "d:precision,scale[,bits]".
+type DecimalParams struct{ Precision, Scale, Bits int }
 
 // maxDecimalPrecision is the largest precision of each decimal bit width.
 var maxDecimalPrecision = map[int]int{32: 9, 64: 18, 128: 38, 256: 76}
@@ -160,23 +163,23 @@ func parseInt32(s string) (int, bool) {
 	return int(v), err == nil
 }
 
-// parseDecimal reads "d:P,S" and "d:P,S,N".
-func parseDecimal(format string) (decimalParams, bool) {
+// ParseDecimal reads "d:P,S" and "d:P,S,N".
+func ParseDecimal(format string) (DecimalParams, bool) {
 	d, why := parseDecimalWhy(format)
 	return d, why == ""
 }
 
-// parseDecimalWhy is parseDecimal saying why a "d:" format is refused ("" when
+// parseDecimalWhy is ParseDecimal saying why a "d:" format is refused ("" when
 // it is not).
-func parseDecimalWhy(format string) (decimalParams, string) {
+func parseDecimalWhy(format string) (DecimalParams, string) {
 	rest, ok := strings.CutPrefix(format, "d:")
 	if !ok {
-		return decimalParams{}, "not a decimal"
+		return DecimalParams{}, "not a decimal"
 	}
 	const syntax = "decimal needs d:precision,scale[,bitwidth]"
 	parts := strings.Split(rest, ",")
 	if len(parts) != 2 && len(parts) != 3 {
-		return decimalParams{}, syntax
+		return DecimalParams{}, syntax
 	}
 	var vals [3]int
 	vals[2] = 128
@@ -184,35 +187,35 @@ func parseDecimalWhy(format string) (decimalParams, string) {
 		v, ok := parseInt32(p)
 		if !ok {
 			if _, err := strconv.ParseInt(p, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
-				return decimalParams{}, fmt.Sprintf("decimal %s %s is outside the int32 range", [3]string{"precision", "scale", "bit width"}[i], p)
+				return DecimalParams{}, fmt.Sprintf("decimal %s %s is outside the int32 range", [3]string{"precision", "scale", "bit width"}[i], p)
 			}
-			return decimalParams{}, syntax
+			return DecimalParams{}, syntax
 		}
 		vals[i] = v
 	}
-	d := decimalParams{precision: vals[0], scale: vals[1], bits: vals[2]}
-	limit, ok := maxDecimalPrecision[d.bits]
+	d := DecimalParams{Precision: vals[0], Scale: vals[1], Bits: vals[2]}
+	limit, ok := maxDecimalPrecision[d.Bits]
 	if !ok {
-		return decimalParams{}, fmt.Sprintf("decimal bit width %d is not 32, 64, 128 or 256", d.bits)
+		return DecimalParams{}, fmt.Sprintf("decimal bit width %d is not 32, 64, 128 or 256", d.Bits)
 	}
-	if d.precision < 1 || d.precision > limit {
-		return decimalParams{}, fmt.Sprintf("decimal%d precision %d is outside 1..%d", d.bits, d.precision, limit)
+	if d.Precision < 1 || d.Precision > limit {
+		return DecimalParams{}, fmt.Sprintf("decimal%d precision %d is outside 1..%d", d.Bits, d.Precision, limit)
 	}
 	return d, ""
 }
 
 // ParseFormat parses an Arrow C Data Interface format string. It returns an
-// error wrapping ErrInvalid for malformed or unknown format strings.
+// error wrapping errs.ErrInvalid for malformed or unknown format strings.
 func ParseFormat(format string) (*FormatInfo, error) {
 	if w, ok := fixedWidthFormats[format]; ok {
 		return &FormatInfo{Layout: LayoutFixedWidth, ByteWidth: w}, nil
 	}
 	bad := func(why string) (*FormatInfo, error) {
-		return nil, errorf(ErrInvalid, "invalid format string %q: %s", format, why)
+		return nil, errs.Errorf(errs.ErrInvalid, "invalid format string %q: %s", format, why)
 	}
 	if !utf8.ValidString(format) {
 		// format strings carry text (time zones), which is UTF-8
-		return nil, errorf(ErrInvalid, "the format string %q is not valid UTF-8", format)
+		return nil, errs.Errorf(errs.ErrInvalid, "the format string %q is not valid UTF-8", format)
 	}
 	switch format {
 	case "":
@@ -253,8 +256,8 @@ func ParseFormat(format string) (*FormatInfo, error) {
 		if why != "" {
 			return bad(why)
 		}
-		if d.bits == 128 || d.bits == 256 {
-			return &FormatInfo{Layout: LayoutFixedWidth, ByteWidth: d.bits / 8, Params: format[2:]}, nil
+		if d.Bits == 128 || d.Bits == 256 {
+			return &FormatInfo{Layout: LayoutFixedWidth, ByteWidth: d.Bits / 8, Params: format[2:]}, nil
 		}
 	}
 	if _, w, ok := lookupFixedWidthFormat(format); ok {

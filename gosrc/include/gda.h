@@ -1,5 +1,6 @@
-// C helpers of package cdevice. Everything here is internal: the Go API of
-// the package is the only public surface.
+// C helpers of the gosrc packages, declared once here: each function is
+// defined in the package its section names. Everything here is internal:
+// the Go APIs of the packages are the only public surface.
 #pragma once
 
 #include <pthread.h>
@@ -154,6 +155,21 @@ int64_t gda_schema_template_bytes(const struct ArrowSchema* s);
 // the tree's hash (gda_schema_hash; 0 when it is not cacheable).
 gda_held_schema* gda_held_schema_find(const struct ArrowSchema* schema, uint64_t* hash);
 uintptr_t gda_held_schema_go(const gda_held_schema* e);
+// gda_held_schema_find without the release check (a reference, or NULL).
+gda_held_schema* gda_held_schema_lookup(const struct ArrowSchema* s, uint64_t* hash_out);
+// An entry of the table (defined in cschema, read by the gate in cdevice).
+struct gda_held_schema {
+  _Atomic int64_t refs;  // the table's and one per held import
+  uint64_t hash;
+  uintptr_t go_schema;      // the handle of the Go Schema this entry caches (held.go)
+  struct ArrowSchema tmpl;  // our copy of the Schema's export template
+  int is_record_batch;      // Go's answer (Schema.IsRecordBatch)
+  int flat;                 // see gda_held_flat_schema
+  int64_t bytes;            // counted against GDA_HELD_SCHEMA_BYTES (cdevice.h)
+  int64_t n_nodes;
+  gda_gate_node nodes[];  // preorder
+};
+
 // gda_held_import for an ArrowDeviceArray, which also tells a driver failure
 // of the CUDA gate apart: -2 with the failing call's name and result (the
 // structs untouched).

@@ -1,4 +1,4 @@
-package cdevice_test
+package streams_test
 
 import (
 	"errors"
@@ -9,19 +9,22 @@ import (
 	"time"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 // selfReader is a producer whose second Next reads the stream it feeds, on
 // its own thread, as a Python generator calling next() on that stream does.
 type selfReader struct {
 	g      *gatedReader
-	stream *cdevice.OneShotStream
+	stream *streams.OneShotStream
 	reads  int
 	inner  chan error // what the producer's own read got
 }
 
-func (r *selfReader) Schema() *cdevice.Schema { return r.g.schema }
+func (r *selfReader) Schema() *cschema.Schema { return r.g.schema }
 func (r *selfReader) DeviceType() device.Type { return device.CPU }
 func (r *selfReader) Close() error            { return nil }
 func (r *selfReader) Next() (*cdevice.Array, error) {
@@ -29,9 +32,9 @@ func (r *selfReader) Next() (*cdevice.Array, error) {
 	if r.reads == 1 {
 		return r.g.arr.Slice(0, 3)
 	}
-	_, a, err, ready := r.stream.NextHeld(100*time.Millisecond, cdevice.CurrentThread())
+	_, a, err, ready := r.stream.NextHeld(100*time.Millisecond, streams.CurrentThread())
 	for !ready { // another read in progress: it is ours, and ends only with this one
-		_, a, err, ready = r.stream.NextHeld(100*time.Millisecond, cdevice.CurrentThread())
+		_, a, err, ready = r.stream.NextHeld(100*time.Millisecond, streams.CurrentThread())
 	}
 	if a != nil {
 		a.Release()
@@ -40,12 +43,12 @@ func (r *selfReader) Next() (*cdevice.Array, error) {
 	return nil, err
 }
 
-func readAll(t *testing.T, s *cdevice.OneShotStream) error {
+func readAll(t *testing.T, s *streams.OneShotStream) error {
 	t.Helper()
 	runtime.LockOSThread() // a binding's reads run locked to their thread
 	defer runtime.UnlockOSThread()
 	for {
-		held, a, err, ready := s.NextHeld(100*time.Millisecond, cdevice.CurrentThread())
+		held, a, err, ready := s.NextHeld(100*time.Millisecond, streams.CurrentThread())
 		if !ready {
 			continue
 		}
@@ -66,7 +69,7 @@ func readAll(t *testing.T, s *cdevice.OneShotStream) error {
 func TestAReadFromInsideTheStreamsOwnProducerFails(t *testing.T) {
 	for _, ahead := range []bool{false, true} {
 		r := &selfReader{g: newGatedReader(t), inner: make(chan error, 1)}
-		r.stream = cdevice.NewOneShotStream(r)
+		r.stream = streams.NewOneShotStream(r)
 		s := r.stream
 		if ahead {
 			var err error
@@ -85,7 +88,7 @@ func TestAReadFromInsideTheStreamsOwnProducerFails(t *testing.T) {
 		case <-time.After(60 * time.Second):
 			t.Fatalf("ahead=%v: the read waits for itself (hang guard)", ahead)
 		}
-		if err := <-r.inner; !errors.Is(err, cdevice.ErrInvalid) {
+		if err := <-r.inner; !errors.Is(err, errs.ErrInvalid) {
 			t.Fatalf("ahead=%v: the producer's own read got %v", ahead, err)
 		}
 		if closed, err := s.Close(); !closed || err != nil {
@@ -98,7 +101,7 @@ func TestAReadFromInsideTheStreamsOwnProducerFails(t *testing.T) {
 // longer than its wait reports not ready, and the read after it works.
 func TestAReadWaitingForAnotherIsNotReadyAfterItsWait(t *testing.T) {
 	g := newGatedReader(t)
-	s := cdevice.NewOneShotStream(g)
+	s := streams.NewOneShotStream(g)
 	first := readInBackground(s, g)
 	if _, _, ready := s.Next(time.Millisecond); ready {
 		t.Fatal("a read behind another read in progress was ready")

@@ -1,7 +1,7 @@
-package cdevice
+package streams
 
 /*
-#include "cdevice.h"
+#include "gda.h"
 */
 import "C"
 
@@ -13,22 +13,12 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
 )
-
-// ArrayReader is a stream of arrays sharing one schema and one device type.
-type ArrayReader interface {
-	// Schema returns the schema of every array of the stream.
-	Schema() *Schema
-	// DeviceType returns the device type of every array of the stream.
-	DeviceType() device.Type
-	// Next returns the next array (the caller owns one reference), or
-	// (nil, io.EOF) at the end of the stream.
-	Next() (*Array, error)
-	// Close releases the stream; it is idempotent.
-	Close() error
-}
 
 // ---------------------------------------------------------------- import
 
@@ -39,7 +29,7 @@ type StreamReader struct {
 	mu      sync.Mutex
 	plain   *C.struct_ArrowArrayStream       // exactly one of plain and dev is set
 	dev     *C.struct_ArrowDeviceArrayStream // (C-allocated cells we own)
-	schema  *Schema
+	schema  *cschema.Schema
 	devType device.Type
 	err     error // sticky error after a failed get_next
 	closed  bool
@@ -61,14 +51,14 @@ func ImportArrayStream(c *CArrowArrayStream) (*StreamReader, error) {
 // (released here on error); the producer is not asked again. The Python
 // layer looks at a stream's schema before deciding whether Go is needed at
 // all (docs/design.md, "Streams passed through").
-func ImportPeekedArrayStream(c *CArrowArrayStream, schema *CArrowSchema, getSchemaErrno int) (*StreamReader, error) {
+func ImportPeekedArrayStream(c *CArrowArrayStream, schema *cschema.CArrowSchema, getSchemaErrno int) (*StreamReader, error) {
 	if schema == nil {
 		if c != nil && c.release != nil {
 			C.gda_call_stream_release(c)
 		}
-		return nil, errorf(ErrInvalid, "ArrowSchema pointer is NULL")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema pointer is NULL")
 	}
-	return importArrayStream(c, schema, C.int(getSchemaErrno))
+	return importArrayStream(c, cSchema(schema), C.int(getSchemaErrno))
 }
 
 // importArrayStream moves c into a StreamReader and starts it (see start for
@@ -81,15 +71,15 @@ func importArrayStream(c *CArrowArrayStream, peeked *C.struct_ArrowSchema, peeke
 		return nil, err
 	}
 	if c == nil {
-		return fail(errorf(ErrInvalid, "ArrowArrayStream pointer is NULL"))
+		return fail(errs.Errorf(errs.ErrInvalid, "ArrowArrayStream pointer is NULL"))
 	}
 	if c.release == nil {
-		return fail(errorf(ErrInvalid, "ArrowArrayStream was already released (consumed twice?)"))
+		return fail(errs.Errorf(errs.ErrInvalid, "ArrowArrayStream was already released (consumed twice?)"))
 	}
 	cell := (*C.struct_ArrowArrayStream)(C.calloc(1, C.sizeof_struct_ArrowArrayStream))
 	if cell == nil {
 		C.gda_call_stream_release(c)
-		return fail(errorf(ErrNoMemory, "out of memory importing a stream"))
+		return fail(errs.Errorf(errs.ErrNoMemory, "out of memory importing a stream"))
 	}
 	*cell = *c
 	c.release = nil
@@ -101,15 +91,15 @@ func importArrayStream(c *CArrowArrayStream, peeked *C.struct_ArrowSchema, peeke
 // reads its schema. On error the stream has been released.
 func ImportDeviceArrayStream(c *CArrowDeviceArrayStream) (*StreamReader, error) {
 	if c == nil {
-		return nil, errorf(ErrInvalid, "ArrowDeviceArrayStream pointer is NULL")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowDeviceArrayStream pointer is NULL")
 	}
 	if c.release == nil {
-		return nil, errorf(ErrInvalid, "ArrowDeviceArrayStream was already released (consumed twice?)")
+		return nil, errs.Errorf(errs.ErrInvalid, "ArrowDeviceArrayStream was already released (consumed twice?)")
 	}
 	cell := (*C.struct_ArrowDeviceArrayStream)(C.calloc(1, C.sizeof_struct_ArrowDeviceArrayStream))
 	if cell == nil {
 		C.gda_call_device_stream_release(c)
-		return nil, errorf(ErrNoMemory, "out of memory importing a stream")
+		return nil, errs.Errorf(errs.ErrNoMemory, "out of memory importing a stream")
 	}
 	*cell = *c
 	c.release = nil
@@ -129,18 +119,18 @@ func (r *StreamReader) start(peeked *C.struct_ArrowSchema, peekedErrno C.int) (*
 		return nil, err
 	}
 	if !r.devType.Known() {
-		return fail(errorf(ErrInvalid, "ArrowDeviceArrayStream has unknown device_type %d", int32(r.devType)))
+		return fail(errs.Errorf(errs.ErrInvalid, "ArrowDeviceArrayStream has unknown device_type %d", int32(r.devType)))
 	}
 	if r.plain != nil {
 		if r.plain.get_schema == nil || r.plain.get_next == nil || r.plain.get_last_error == nil {
-			return fail(errorf(ErrInvalid, "ArrowArrayStream has a NULL callback"))
+			return fail(errs.Errorf(errs.ErrInvalid, "ArrowArrayStream has a NULL callback"))
 		}
 	} else if r.dev.get_schema == nil || r.dev.get_next == nil || r.dev.get_last_error == nil {
-		return fail(errorf(ErrInvalid, "ArrowDeviceArrayStream has a NULL callback"))
+		return fail(errs.Errorf(errs.ErrInvalid, "ArrowDeviceArrayStream has a NULL callback"))
 	}
 	cs := (*C.struct_ArrowSchema)(C.calloc(1, C.sizeof_struct_ArrowSchema))
 	if cs == nil {
-		return fail(errorf(ErrNoMemory, "out of memory importing a stream"))
+		return fail(errs.Errorf(errs.ErrNoMemory, "out of memory importing a stream"))
 	}
 	defer C.free(unsafe.Pointer(cs))
 	var rc C.int
@@ -161,11 +151,11 @@ func (r *StreamReader) start(peeked *C.struct_ArrowSchema, peekedErrno C.int) (*
 	}
 	// cached first, so that the held-schema entry can be found while the
 	// producer's schema is still there
-	if _, err := CopySchema(cs); err == nil {
+	if _, err := cschema.CopySchema(schemaOf(cs)); err == nil {
 		var hash C.uint64_t
 		r.held = C.gda_held_schema_find(cs, &hash)
 	}
-	s, err := ImportSchema(cs)
+	s, err := cschema.ImportSchema(schemaOf(cs))
 	if err != nil {
 		return fail(err)
 	}
@@ -180,7 +170,7 @@ func (r *StreamReader) producerError(call string, rc C.int) error {
 	} else {
 		msg = C.gda_call_device_stream_get_last_error(r.dev)
 	}
-	e := &StreamError{Errno: syscall.Errno(rc)}
+	e := &errs.StreamError{Errno: syscall.Errno(rc)}
 	if msg != nil {
 		e.Msg = C.GoString(msg)
 	} else {
@@ -190,44 +180,44 @@ func (r *StreamReader) producerError(call string, rc C.int) error {
 }
 
 // Schema returns the stream's schema.
-func (r *StreamReader) Schema() *Schema { return r.schema }
+func (r *StreamReader) Schema() *cschema.Schema { return r.schema }
 
 // DeviceType returns the stream's declared device type.
 func (r *StreamReader) DeviceType() device.Type { return r.devType }
 
-// endedBy is what a stream answers after it failed with err: the failure
+// EndedBy is what a stream answers after it failed with err: the failure
 // itself is reported once (a Ctrl-C in a Python producer is one
 // KeyboardInterrupt, not one per later read), later reads that the stream
 // ended, and why. io.EOF stays io.EOF.
-func endedBy(err error) error {
+func EndedBy(err error) error {
 	if err == io.EOF {
 		return err
 	}
-	return errorf(ErrConsumed, "the stream ended with an error on an earlier read: %v", err)
+	return errs.Errorf(errs.ErrConsumed, "the stream ended with an error on an earlier read: %v", err)
 }
 
-// Next reads the next array. A producer error is returned as *StreamError;
-// every later call reports that the stream ended with it (see endedBy).
-func (r *StreamReader) Next() (*Array, error) {
+// Next reads the next array. A producer error is returned as *errs.StreamError;
+// every later call reports that the stream ended with it (see EndedBy).
+func (r *StreamReader) Next() (*cdevice.Array, error) {
 	_, a, err := r.next(false)
 	return a, err
 }
 
 // NextHeld is Next for a binding that holds arrays in C (held.h): an array
 // the held gate takes is returned as a held record (the caller owns its
-// reference; no Go data is built), any other as an Array.
-func (r *StreamReader) NextHeld() (unsafe.Pointer, *Array, error) {
+// reference; no Go data is built), any other as an cdevice.Array.
+func (r *StreamReader) NextHeld() (unsafe.Pointer, *cdevice.Array, error) {
 	return r.next(true)
 }
 
-func (r *StreamReader) next(wantHeld bool) (unsafe.Pointer, *Array, error) {
+func (r *StreamReader) next(wantHeld bool) (unsafe.Pointer, *cdevice.Array, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return nil, nil, errorf(ErrConsumed, "the stream is closed")
+		return nil, nil, errs.Errorf(errs.ErrConsumed, "the stream is closed")
 	}
 	if r.err != nil {
-		return nil, nil, endedBy(r.err)
+		return nil, nil, EndedBy(r.err)
 	}
 	r.read = true
 	var held *C.gda_held_schema
@@ -238,7 +228,7 @@ func (r *StreamReader) next(wantHeld bool) (unsafe.Pointer, *Array, error) {
 	got := C.gda_stream_read_next(r.plain, r.dev, held, C.int32_t(r.devType))
 	switch {
 	case got.no_memory != 0:
-		return nil, nil, errorf(ErrNoMemory, "out of memory reading a stream")
+		return nil, nil, errs.Errorf(errs.ErrNoMemory, "out of memory reading a stream")
 	case got.rc != 0:
 		r.err = r.producerError("get_next", got.rc)
 		return nil, nil, r.err
@@ -251,10 +241,10 @@ func (r *StreamReader) next(wantHeld bool) (unsafe.Pointer, *Array, error) {
 	if dt := device.Type(cell.device_type); dt != r.devType {
 		C.gda_call_array_release(&cell.array)
 		C.free(unsafe.Pointer(cell))
-		r.err = errorf(ErrInvalid, "stream declared device type %s but get_next returned an array on %s", r.devType, dt)
+		r.err = errs.Errorf(errs.ErrInvalid, "stream declared device type %s but get_next returned an array on %s", r.devType, dt)
 		return nil, nil, r.err
 	}
-	a, err := importCell(cell, r.schema)
+	a, err := cdevice.ImportCell(unsafe.Pointer(cell), r.schema)
 	if err != nil {
 		r.err = err
 	}
@@ -329,100 +319,11 @@ func (r *StreamReader) dropHeld() {
 	}
 }
 
-// ---------------------------------------------------------------- sources
-
-// ListReader is an ArrayReader over arrays already in memory.
-type ListReader struct {
-	schema  *Schema
-	devType device.Type
-	arrays  []*Array
-	next    int
-	mu      sync.Mutex
-}
-
-// NewListReader returns a reader of the given arrays (it retains them). All
-// arrays must have the schema's type and be on devType.
-func NewListReader(schema *Schema, devType device.Type, arrays ...*Array) (*ListReader, error) {
-	for i, a := range arrays {
-		if !a.schema.EqualType(schema) {
-			return nil, errorf(ErrInvalid, "array %d has type %s, the stream's schema is %s", i, a.schema, schema)
-		}
-		if a.dev.Type != devType {
-			return nil, errorf(ErrInvalid, "array %d is on %s, the stream is on %s", i, a.dev, devType)
-		}
-	}
-	for _, a := range arrays {
-		a.Retain()
-	}
-	return &ListReader{schema: schema, devType: devType, arrays: arrays}, nil
-}
-
-func (l *ListReader) Schema() *Schema         { return l.schema }
-func (l *ListReader) DeviceType() device.Type { return l.devType }
-
-func (l *ListReader) Next() (*Array, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.next >= len(l.arrays) {
-		return nil, io.EOF
-	}
-	a := l.arrays[l.next]
-	l.arrays[l.next] = nil
-	l.next++
-	return a, nil
-}
-
-func (l *ListReader) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i, a := range l.arrays {
-		if a != nil {
-			a.Release()
-			l.arrays[i] = nil
-		}
-	}
-	l.next = len(l.arrays)
-	return nil
-}
-
-// castReader applies a requested schema to every array of a stream.
-type castReader struct {
-	ArrayReader
-	target *Schema
-}
-
-// CastReader returns a reader that casts every array of r to target (see
-// Cast). The schemas are checked for compatibility up front.
-func CastReader(r ArrayReader, target *Schema) (ArrayReader, error) {
-	target, err := producibleTarget(r.Schema(), target, r.DeviceType())
-	if err != nil {
-		return nil, err
-	}
-	if r.Schema().Equal(target) {
-		return r, nil
-	}
-	if err := checkCastable(r.Schema(), target, r.DeviceType()); err != nil {
-		return nil, err
-	}
-	return &castReader{ArrayReader: r, target: target}, nil
-}
-
-func (c *castReader) Schema() *Schema { return c.target }
-
-func (c *castReader) Next() (*Array, error) {
-	a, err := c.ArrayReader.Next()
-	if err != nil {
-		return nil, err
-	}
-	defer a.Release()
-	return Cast(a, c.target)
-}
-
 // ---------------------------------------------------------------- export
 
 type exportedStream struct {
 	mu      sync.Mutex
-	reader  ArrayReader
+	reader  cdevice.ArrayReader
 	device  bool // exported as ArrowDeviceArrayStream
 	lastErr *C.char
 }
@@ -435,12 +336,12 @@ var exportedStreams handle.Table
 // stream owns r: its release (from any thread) closes r. A StreamReader of an
 // ArrowArrayStream that was never read is not wrapped: out receives the
 // producer's own stream.
-func ExportArrayStream(r ArrayReader, out *CArrowArrayStream) error {
+func ExportArrayStream(r cdevice.ArrayReader, out *CArrowArrayStream) error {
 	if out == nil {
-		return errorf(ErrInvalid, "output ArrowArrayStream pointer is NULL")
+		return errs.Errorf(errs.ErrInvalid, "output ArrowArrayStream pointer is NULL")
 	}
 	if r.DeviceType() != device.CPU {
-		return errorf(ErrNotImplemented, "ArrowArrayStream can only carry CPU memory; the stream is on %s", r.DeviceType())
+		return errs.Errorf(errs.ErrNotImplemented, "ArrowArrayStream can only carry CPU memory; the stream is on %s", r.DeviceType())
 	}
 	if sr, ok := r.(*StreamReader); ok && sr.handOver(out, nil) {
 		return nil
@@ -448,7 +349,7 @@ func ExportArrayStream(r ArrayReader, out *CArrowArrayStream) error {
 	h := exportedStreams.Put(&exportedStream{reader: r})
 	if C.gda_stream_init(out, C.uintptr_t(h)) != 0 {
 		exportedStreams.Delete(h)
-		return errorf(ErrNoMemory, "out of memory exporting a stream")
+		return errs.Errorf(errs.ErrNoMemory, "out of memory exporting a stream")
 	}
 	liveStreamExports.Add(1)
 	return nil
@@ -457,9 +358,9 @@ func ExportArrayStream(r ArrayReader, out *CArrowArrayStream) error {
 // ExportDeviceArrayStream exports r as an ArrowDeviceArrayStream; as with
 // ExportArrayStream, an unread StreamReader of an ArrowDeviceArrayStream hands
 // over the producer's own stream.
-func ExportDeviceArrayStream(r ArrayReader, out *CArrowDeviceArrayStream) error {
+func ExportDeviceArrayStream(r cdevice.ArrayReader, out *CArrowDeviceArrayStream) error {
 	if out == nil {
-		return errorf(ErrInvalid, "output ArrowDeviceArrayStream pointer is NULL")
+		return errs.Errorf(errs.ErrInvalid, "output ArrowDeviceArrayStream pointer is NULL")
 	}
 	if sr, ok := r.(*StreamReader); ok && sr.handOver(nil, out) {
 		return nil
@@ -467,14 +368,14 @@ func ExportDeviceArrayStream(r ArrayReader, out *CArrowDeviceArrayStream) error 
 	h := exportedStreams.Put(&exportedStream{reader: r, device: true})
 	if C.gda_device_stream_init(out, C.uintptr_t(h), C.ArrowDeviceType(r.DeviceType())) != 0 {
 		exportedStreams.Delete(h)
-		return errorf(ErrNoMemory, "out of memory exporting a stream")
+		return errs.Errorf(errs.ErrNoMemory, "out of memory exporting a stream")
 	}
 	liveStreamExports.Add(1)
 	return nil
 }
 
 // errReleasedStream answers a callback through a released stream's handle.
-var errReleasedStream = errorf(ErrInvalid, "the stream was released")
+var errReleasedStream = errs.Errorf(errs.ErrInvalid, "the stream was released")
 
 func exportedStreamOf(h C.uintptr_t) (*exportedStream, bool) {
 	v, ok := exportedStreams.Get(handle.Handle(h))
@@ -490,14 +391,14 @@ func (s *exportedStream) fail(err error) C.int {
 		C.free(unsafe.Pointer(s.lastErr))
 	}
 	s.lastErr = C.CString(err.Error())
-	return C.int(errnoOf(err))
+	return C.int(errs.Errno(err))
 }
 
 // failRecovered is fail for a recovered panic: the deferred unlock has
 // already run, and the panic may have come before s was known.
 func (s *exportedStream) failRecovered(err error) C.int {
 	if s == nil {
-		return C.int(errnoOf(err))
+		return C.int(errs.Errno(err))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -507,14 +408,14 @@ func (s *exportedStream) failRecovered(err error) C.int {
 //export godevarrowStreamGetSchema
 func godevarrowStreamGetSchema(h C.uintptr_t, out *C.struct_ArrowSchema) (rc C.int) {
 	var s *exportedStream
-	defer recoverInto(func(err error) { rc = s.failRecovered(err) })
+	defer errs.RecoverInto(func(err error) { rc = s.failRecovered(err) })
 	s, ok := exportedStreamOf(h)
 	if !ok {
-		return C.int(errnoOf(errReleasedStream))
+		return C.int(errs.Errno(errReleasedStream))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := ExportSchema(s.reader.Schema(), out); err != nil {
+	if err := cschema.ExportSchema(s.reader.Schema(), schemaOf(out)); err != nil {
 		return s.fail(err)
 	}
 	return 0
@@ -523,10 +424,10 @@ func godevarrowStreamGetSchema(h C.uintptr_t, out *C.struct_ArrowSchema) (rc C.i
 //export godevarrowStreamGetNext
 func godevarrowStreamGetNext(h C.uintptr_t, out *C.struct_ArrowArray, outDev *C.struct_ArrowDeviceArray) (rc C.int) {
 	var s *exportedStream
-	defer recoverInto(func(err error) { rc = s.failRecovered(err) })
+	defer errs.RecoverInto(func(err error) { rc = s.failRecovered(err) })
 	s, ok := exportedStreamOf(h)
 	if !ok {
-		return C.int(errnoOf(errReleasedStream))
+		return C.int(errs.Errno(errReleasedStream))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -544,12 +445,12 @@ func godevarrowStreamGetNext(h C.uintptr_t, out *C.struct_ArrowArray, outDev *C.
 	}
 	defer a.Release()
 	if outDev != nil {
-		if a.dev.Type != s.reader.DeviceType() {
-			return s.fail(errorf(ErrInvalid, "stream declared device type %s but produced an array on %s", s.reader.DeviceType(), a.dev))
+		if a.Device().Type != s.reader.DeviceType() {
+			return s.fail(errs.Errorf(errs.ErrInvalid, "stream declared device type %s but produced an array on %s", s.reader.DeviceType(), a.Device()))
 		}
-		err = ExportDeviceArray(a, (*CArrowDeviceArray)(outDev))
+		err = cdevice.ExportDeviceArray(a, cdevice.DeviceArrayAt(unsafe.Pointer(outDev)))
 	} else {
-		err = ExportArray(a, (*CArrowArray)(out))
+		err = cdevice.ExportArray(a, cdevice.ArrayAt(unsafe.Pointer(out)))
 	}
 	if err != nil {
 		return s.fail(err)
@@ -559,7 +460,7 @@ func godevarrowStreamGetNext(h C.uintptr_t, out *C.struct_ArrowArray, outDev *C.
 
 //export godevarrowStreamGetLastError
 func godevarrowStreamGetLastError(h C.uintptr_t) (msg *C.char) {
-	defer recoverInto(func(error) { msg = nil })
+	defer errs.RecoverInto(func(error) { msg = nil })
 	s, ok := exportedStreamOf(h)
 	if !ok {
 		return nil
@@ -571,7 +472,7 @@ func godevarrowStreamGetLastError(h C.uintptr_t) (msg *C.char) {
 
 //export godevarrowStreamRelease
 func godevarrowStreamRelease(h C.uintptr_t) {
-	defer recoverInto(func(error) {})
+	defer errs.RecoverInto(func(error) {})
 	v, ok := exportedStreams.Delete(handle.Handle(h))
 	if !ok {
 		return // released twice: the first release did everything

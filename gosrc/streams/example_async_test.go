@@ -1,4 +1,4 @@
-package cdevice_test
+package streams_test
 
 import (
 	"errors"
@@ -9,14 +9,16 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 // An async device stream crosses the C ABI: NewAsyncReader makes a C
 // ArrowAsyncDeviceStreamHandler that any producer (here godevarrow's own)
 // drives from its own goroutine, with back-pressure through request(n).
 func ExampleExportAsyncDeviceStream() {
-	schema, _ := cdevice.SchemaFromField(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64})
+	schema, _ := cschema.SchemaFromField(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64})
 	var arrays []*cdevice.Array
 	for k := int64(0); k < 3; k++ {
 		b := array.NewInt64Builder(memory.DefaultAllocator)
@@ -32,8 +34,8 @@ func ExampleExportAsyncDeviceStream() {
 		a.Release()
 	}
 
-	reader, handler, _ := cdevice.NewAsyncReader(2) // at most 2 arrays requested ahead
-	_ = cdevice.ExportAsyncDeviceStream(source, handler, cdevice.AsyncExportOptions{
+	reader, handler, _ := streams.NewAsyncReader(2) // at most 2 arrays requested ahead
+	_ = streams.ExportAsyncDeviceStream(source, handler, streams.AsyncExportOptions{
 		AdditionalMetadata: map[string]string{"batches": "3"},
 	})
 	fmt.Println("metadata:", reader.AdditionalMetadata()["batches"])

@@ -1,4 +1,7 @@
-package cdevice
+// Package errs holds the error kinds every godevarrow Go package wraps
+// (callers map errors with errors.Is), the errno a C caller gets for each,
+// and the panic recovery of the functions C calls.
+package errs
 
 import (
 	"errors"
@@ -30,7 +33,7 @@ type Error struct {
 func (e *Error) Error() string { return e.Msg }
 func (e *Error) Unwrap() error { return e.Kind }
 
-func errorf(kind error, format string, args ...any) error {
+func Errorf(kind error, format string, args ...any) error {
 	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
 }
 
@@ -48,9 +51,9 @@ func (e *StreamError) Error() string {
 	return e.Msg
 }
 
-// errnoOf converts an error into the errno-style code the C stream interface
+// Errno converts an error into the errno-style code the C stream interface
 // reports through get_next/get_schema.
-func errnoOf(err error) int {
+func Errno(err error) int {
 	var se *StreamError
 	switch {
 	case errors.As(err, &se) && se.Errno != 0:

@@ -1,4 +1,4 @@
-package cdevice
+package streams
 
 import (
 	"errors"
@@ -11,27 +11,30 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
-func int64ListReader(t *testing.T, n int) *ListReader {
+func int64ListReader(t *testing.T, n int) *cdevice.ListReader {
 	t.Helper()
-	schema, err := NewSchema("l", "", FlagNullable, arrow.Metadata{}, nil, nil)
+	schema, err := cschema.NewSchema("l", "", cschema.FlagNullable, arrow.Metadata{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	arrays := make([]*Array, n)
+	arrays := make([]*cdevice.Array, n)
 	for k := range arrays {
-		b := array.NewInt64Builder(Allocator)
+		b := array.NewInt64Builder(cdevice.Allocator)
 		b.Append(int64(k))
 		data := b.NewArray()
 		b.Release()
-		if arrays[k], err = NewArray(schema, data.Data(), device.Host); err != nil {
+		if arrays[k], err = cdevice.NewArray(schema, data.Data(), device.Host); err != nil {
 			t.Fatal(err)
 		}
 		data.Release()
 	}
-	r, err := NewListReader(schema, device.CPU, arrays...)
+	r, err := cdevice.NewListReader(schema, device.CPU, arrays...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,10 +103,10 @@ func waitAsyncAllocations(want int64) int64 {
 func waitNoLiveArrays(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for LiveStats().Arrays != 0 && time.Now().Before(deadline) {
+	for cdevice.LiveStats().Arrays != 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	if s := LiveStats(); s.Arrays != 0 {
+	if s := cdevice.LiveStats(); s.Arrays != 0 {
 		t.Fatalf("arrays of earlier tests are still live: %+v", s)
 	}
 }
@@ -120,7 +123,7 @@ func TestAsyncAllocationFailuresAreReported(t *testing.T) {
 	}
 	waitReleased(t)
 	before := liveAsyncAllocations()
-	panics := Panics()
+	panics := errs.Panics()
 	failures := 0
 	for n := 1; ; n++ {
 		failAsyncAllocation(n)
@@ -135,7 +138,7 @@ func TestAsyncAllocationFailuresAreReported(t *testing.T) {
 		if err == nil {
 			break // the stream needed fewer than n allocations
 		}
-		var se *StreamError
+		var se *errs.StreamError
 		if !errors.As(err, &se) || se.Errno != syscall.ENOMEM {
 			t.Errorf("allocation %d failed: error %v, want ENOMEM", n, err)
 		}
@@ -146,7 +149,7 @@ func TestAsyncAllocationFailuresAreReported(t *testing.T) {
 	if want := 2 + 1 + 1 + 2*2 + arrays; failures != want {
 		t.Errorf("%d allocations failed in turn, want %d", failures, want)
 	}
-	if n := Panics() - panics; n != 0 {
+	if n := errs.Panics() - panics; n != 0 {
 		t.Errorf("%d panics", n)
 	}
 }
@@ -173,7 +176,7 @@ func TestAsyncProducerSlotAllocationFailure(t *testing.T) {
 		}
 		err = reader.Wait()
 		failAsyncAllocation(0)
-		var se *StreamError
+		var se *errs.StreamError
 		switch {
 		case err == nil:
 			t.Fatal("the armed allocation did not fail")

@@ -1,4 +1,4 @@
-package cdevice_test
+package cschema_test
 
 import (
 	"errors"
@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // FuzzParseFormat: any string is parsed or rejected, never a panic, and a
@@ -22,7 +23,7 @@ func FuzzParseFormat(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		info, err := cdevice.ParseFormat(s)
+		info, err := cschema.ParseFormat(s)
 		if err != nil {
 			return
 		}
@@ -34,23 +35,23 @@ func FuzzParseFormat(f *testing.F) {
 		}
 		// a round trip through Arrow Go gives the format back, wherever
 		// Arrow Go has the type
-		schema, err := cdevice.NewSchema(s, "f", cdevice.FlagNullable, arrow.Metadata{}, nil, nil)
+		schema, err := cschema.NewSchema(s, "f", cschema.FlagNullable, arrow.Metadata{}, nil, nil)
 		if err != nil {
 			t.Fatalf("%q parses but makes no schema: %v", s, err)
 		}
 		field, err := schema.Field()
-		if errors.Is(err, cdevice.ErrNotImplemented) {
+		if errors.Is(err, errs.ErrNotImplemented) {
 			return
 		}
 		if err != nil {
 			t.Fatalf("%q parses but has no Arrow Go field: %v", s, err)
 		}
-		back, err := cdevice.SchemaFromField(field)
+		back, err := cschema.SchemaFromField(field)
 		if err != nil {
 			t.Fatalf("%q: Arrow Go's %s has no format: %v", s, field.Type, err)
 		}
 		want := canonicalFormat(s)
-		if _, foreign := field.Type.(*cdevice.ForeignFixedWidthType); foreign {
+		if _, foreign := field.Type.(*cschema.ForeignFixedWidthType); foreign {
 			want = s // a type Arrow Go lacks keeps its format verbatim
 		}
 		if back.Format != want {
@@ -84,16 +85,16 @@ func canonicalFormat(s string) string {
 // its end, and what decodes encodes back to the same metadata.
 func FuzzDecodeMetadata(f *testing.F) {
 	f.Add([]byte{})
-	f.Add(cdevice.EncodeMetadata(arrow.NewMetadata([]string{"k"}, []string{"v"})))
-	f.Add(cdevice.EncodeMetadata(arrow.NewMetadata([]string{"ARROW:extension:name", "x"}, []string{"uuid", ""})))
+	f.Add(cschema.EncodeMetadata(arrow.NewMetadata([]string{"k"}, []string{"v"})))
+	f.Add(cschema.EncodeMetadata(arrow.NewMetadata([]string{"ARROW:extension:name", "x"}, []string{"uuid", ""})))
 	f.Add([]byte{1, 0, 0, 0, 255, 255, 255, 127})
 	f.Add([]byte{255, 255, 255, 255})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		md, err := cdevice.DecodeMetadata(b)
+		md, err := cschema.DecodeMetadata(b)
 		if err != nil {
 			return
 		}
-		back, err := cdevice.DecodeMetadata(cdevice.EncodeMetadata(md))
+		back, err := cschema.DecodeMetadata(cschema.EncodeMetadata(md))
 		if err != nil || !back.Equal(md) {
 			t.Fatalf("metadata %v does not survive encode/decode: %v, %v", md, back, err)
 		}

@@ -1,10 +1,10 @@
-package cdevice_test
+package values_test
 
 import (
 	"fmt"
 	"testing"
 
-	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/values"
 )
 
 func BenchmarkEncodeValues(b *testing.B) {
@@ -13,7 +13,7 @@ func BenchmarkEncodeValues(b *testing.B) {
 			a := batchOf(b, make([]int64, n)...)
 			col, _ := a.Column(0)
 			for i := 0; i < b.N; i++ {
-				e, err := cdevice.EncodeValuesC(col, 0, int64(n), false)
+				e, err := values.EncodeValuesC(col, 0, int64(n), false)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package cdevice
+package values
 
 /*
 #include <stdlib.h>
@@ -17,6 +17,9 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // EncodeValues describes the values of elements [start, start+length) of a
@@ -34,7 +37,7 @@ import (
 // child's value; run-end encoded arrays expanded; decimals, dates, times,
 // timestamps, durations, intervals and arrow.uuid through the makers of
 // values.h; arrow.bool8 as booleans; other extension types as their storage.
-func EncodeValues(a *Array, start, length int64) ([]byte, error) {
+func EncodeValues(a *cdevice.Array, start, length int64) ([]byte, error) {
 	w := valueWriter{}
 	defer w.releaseKept()
 	if err := w.encode(a, start, length); err != nil {
@@ -57,12 +60,12 @@ type EncodedValues struct {
 // byColumn, a record batch's values come as a dict of column name to the
 // list of that column's values (a later column replaces an earlier one of
 // the same name, as in a dict built column by column).
-func EncodeValuesC(a *Array, start, length int64, byColumn bool) (_ *EncodedValues, err error) {
+func EncodeValuesC(a *cdevice.Array, start, length int64, byColumn bool) (_ *EncodedValues, err error) {
 	e := &EncodedValues{w: valueWriter{inC: true, byColumn: byColumn}}
 	defer func() {
 		if r := recover(); r != nil {
-			oom, ok := r.(*Error)
-			if !ok || !errors.Is(oom, ErrNoMemory) {
+			oom, ok := r.(*errs.Error)
+			if !ok || !errors.Is(oom, errs.ErrNoMemory) {
 				panic(r)
 			}
 			err = oom
@@ -98,14 +101,14 @@ func (e *EncodedValues) Free() {
 	e.w.buf, e.Data, e.Len = nil, nil, 0
 }
 
-func (w *valueWriter) encode(a *Array, start, length int64) error {
+func (w *valueWriter) encode(a *cdevice.Array, start, length int64) error {
 	n := int64(a.Len())
 	if start < 0 || length < 0 || start > n || length > n-start {
-		return errorf(ErrInvalid, "values [%d, %d+%d) out of range for an array of length %d", start, start, length, n)
+		return errs.Errorf(errs.ErrInvalid, "values [%d, %d+%d) out of range for an array of length %d", start, start, length, n)
 	}
 	lo, hi := int(start), int(start+length)
 	part := a // host data: read in place; the whole array is validated as the producer described it
-	if !a.dev.Type.HostAccessible() {
+	if !a.Device().Type.HostAccessible() {
 		// only the elements asked for are copied to the host
 		sliced, err := a.Slice(start, length)
 		if err != nil {
@@ -114,18 +117,18 @@ func (w *valueWriter) encode(a *Array, start, length int64) error {
 		w.keep = append(w.keep, sliced.Release)
 		part, lo, hi = sliced, 0, int(length)
 	}
-	host, err := hostArrowOf(part)
+	host, err := cdevice.HostArrowOf(part)
 	if err != nil {
 		return err
 	}
-	w.keep = append(w.keep, host.release) // blocks point into it
-	arr := host.arr
+	w.keep = append(w.keep, host.Release) // blocks point into it
+	arr := host.Arr
 	w.reserve(16 + 9*(hi-lo)) // numbers take 9 bytes each: one allocation for them
 	w.buf = w.buf[:0]
 	if w.byColumn {
-		return w.columns(part.schema, arr, lo, hi)
+		return w.columns(part.Schema(), arr, lo, hi)
 	}
-	enc, err := compileRange(part.schema, arr)
+	enc, err := compileRange(part.Schema(), arr)
 	if err != nil {
 		return err
 	}
@@ -134,10 +137,10 @@ func (w *valueWriter) encode(a *Array, start, length int64) error {
 }
 
 // columns appends a record batch as a dict of column name to values.
-func (w *valueWriter) columns(s *Schema, arr arrow.Array, lo, hi int) error {
+func (w *valueWriter) columns(s *cschema.Schema, arr arrow.Array, lo, hi int) error {
 	st, ok := arr.(*array.Struct)
 	if !ok || !s.IsRecordBatch() {
-		return errorf(ErrInvalid, "only a record batch has columns, not %s", s)
+		return errs.Errorf(errs.ErrInvalid, "only a record batch has columns, not %s", s)
 	}
 	w.count(GDAValueDict, st.NumField())
 	for j := 0; j < st.NumField(); j++ {
@@ -197,7 +200,7 @@ func (w *valueWriter) reserve(n int) []byte {
 		if w.inC {
 			p := C.realloc(unsafe.Pointer(unsafe.SliceData(w.buf)), C.size_t(size))
 			if p == nil {
-				panic(errorf(ErrNoMemory, "out of memory encoding %d bytes of values", size))
+				panic(errs.Errorf(errs.ErrNoMemory, "out of memory encoding %d bytes of values", size))
 			}
 			w.buf = unsafe.Slice((*byte)(p), size)[:at]
 		} else {
@@ -266,7 +269,7 @@ type encoder func(w *valueWriter, i int) error
 
 // compile returns the encoder of arr, whose field is s: every decision
 // (extension type, layout, children) is made once per node, not per value.
-func compile(s *Schema, arr arrow.Array) (encoder, error) {
+func compile(s *cschema.Schema, arr arrow.Array) (encoder, error) {
 	enc, err := compileValues(s, arr)
 	if err != nil {
 		return nil, err
@@ -287,8 +290,8 @@ func compile(s *Schema, arr arrow.Array) (encoder, error) {
 	}, nil
 }
 
-func compileValues(s *Schema, arr arrow.Array) (encoder, error) {
-	if name, ok := s.extensionName(); ok {
+func compileValues(s *cschema.Schema, arr arrow.Array) (encoder, error) {
+	if name, ok := s.ExtensionName(); ok {
 		storage := arr
 		if ext, ok := arr.(array.ExtensionArray); ok {
 			storage = ext.Storage()
@@ -309,7 +312,7 @@ func compileValues(s *Schema, arr arrow.Array) (encoder, error) {
 		}
 	}
 	switch v := arr.(type) {
-	case *ForeignFixedWidthArray:
+	case *cschema.ForeignFixedWidthArray:
 		return compileForeign(s, v)
 	case array.ExtensionArray:
 		return compileValues(s, v.Storage())
@@ -458,7 +461,7 @@ func compileValues(s *Schema, arr arrow.Array) (encoder, error) {
 	case *array.Struct:
 		if name, dup := duplicateName(s); dup {
 			return func(w *valueWriter, i int) error {
-				return errorf(ErrInvalid, "cannot convert a struct with two fields named %q to a dict, which would lose one (convert its fields one by one)", name)
+				return errs.Errorf(errs.ErrInvalid, "cannot convert a struct with two fields named %q to a dict, which would lose one (convert its fields one by one)", name)
 			}, nil
 		}
 		fields := make([]encoder, v.NumField())
@@ -505,7 +508,7 @@ func compileValues(s *Schema, arr arrow.Array) (encoder, error) {
 		}
 		return func(w *valueWriter, i int) error { return values(w, v.GetPhysicalIndex(i)) }, nil
 	}
-	return nil, errorf(ErrNotImplemented, "converting values of type %s is not supported", s)
+	return nil, errs.Errorf(errs.ErrNotImplemented, "converting values of type %s is not supported", s)
 }
 
 // A rangeEncoder appends elements [lo, hi) of the array it was compiled for.
@@ -515,7 +518,7 @@ type rangeEncoder func(w *valueWriter, lo, hi int) error
 // long enough run of numbers, booleans, strings or binaries is one block
 // record; otherwise the values are encoded one by one (numbers without
 // nulls in one loop).
-func compileRange(s *Schema, arr arrow.Array) (rangeEncoder, error) {
+func compileRange(s *cschema.Schema, arr arrow.Array) (rangeEncoder, error) {
 	each, err := compileEach(s, arr)
 	if err != nil {
 		return nil, err
@@ -534,8 +537,8 @@ func compileRange(s *Schema, arr arrow.Array) (rangeEncoder, error) {
 }
 
 // compileEach returns the range encoder of arr that encodes every value.
-func compileEach(s *Schema, arr arrow.Array) (rangeEncoder, error) {
-	if _, ext := s.extensionName(); !ext && arr.NullN() == 0 {
+func compileEach(s *cschema.Schema, arr arrow.Array) (rangeEncoder, error) {
+	if _, ext := s.ExtensionName(); !ext && arr.NullN() == 0 {
 		switch v := arr.(type) {
 		case *array.Int8:
 			return intRange(GDAValueInt, v.Int8Values()), nil
@@ -605,8 +608,8 @@ const minBlock = 16
 // buffer, addressed in bits, so width 0; for strings and binaries element
 // 0's offset), the width of a value (or offset) in bytes, and the start of
 // the character data (strings and binaries).
-func blockOf(s *Schema, arr arrow.Array) (kind C.int, values unsafe.Pointer, width int, chars unsafe.Pointer, ok bool) {
-	if _, ext := s.extensionName(); ext || arr.Len() == 0 {
+func blockOf(s *cschema.Schema, arr arrow.Array) (kind C.int, values unsafe.Pointer, width int, chars unsafe.Pointer, ok bool) {
+	if _, ext := s.ExtensionName(); ext || arr.Len() == 0 {
 		return 0, nil, 0, nil, false
 	}
 	addr := func(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
@@ -673,7 +676,7 @@ func (w *valueWriter) block(kind C.int, values unsafe.Pointer, width int, chars 
 	binary.LittleEndian.PutUint64(out[34:], uint64(uintptr(chars)))
 }
 
-func compileChildren(s *Schema, n int, field func(int) arrow.Array) ([]encoder, error) {
+func compileChildren(s *cschema.Schema, n int, field func(int) arrow.Array) ([]encoder, error) {
 	out := make([]encoder, n)
 	for j := range out {
 		enc, err := compile(s.Children[j], field(j))
@@ -713,14 +716,14 @@ func (w *valueWriter) decimal(unscaled *big.Int, scale int32) {
 // compileForeign encodes a fixed-width type Arrow Go does not know:
 // decimal32 and decimal64 ("d:P,S,32" / "d:P,S,64") as decimals, other
 // registered formats as their bytes.
-func compileForeign(s *Schema, v *ForeignFixedWidthArray) (encoder, error) {
+func compileForeign(s *cschema.Schema, v *cschema.ForeignFixedWidthArray) (encoder, error) {
 	raw := v.Storage().(*array.FixedSizeBinary)
 	asBytes := func(w *valueWriter, i int) error { w.bytes(GDAValueBytes, raw.Value(i)); return nil }
-	d, ok := parseDecimal(s.Format)
+	d, ok := cschema.ParseDecimal(s.Format)
 	if !ok {
 		return asBytes, nil
 	}
-	scale := int32(d.scale) // parseDecimal keeps it within int32
+	scale := int32(d.Scale) // ParseDecimal keeps it within int32
 	switch raw.DataType().(*arrow.FixedSizeBinaryType).ByteWidth {
 	case 4:
 		return func(w *valueWriter, i int) error {
@@ -736,7 +739,7 @@ func compileForeign(s *Schema, v *ForeignFixedWidthArray) (encoder, error) {
 	return asBytes, nil
 }
 
-func duplicateName(s *Schema) (string, bool) {
+func duplicateName(s *cschema.Schema) (string, bool) {
 	seen := make(map[string]bool, len(s.Children))
 	for _, c := range s.Children {
 		if seen[c.Name] {

@@ -1,4 +1,4 @@
-package cdevice
+package errs
 
 import (
 	"fmt"
@@ -17,25 +17,17 @@ var panicCount atomic.Int64
 // refuses further work once it is non-zero.
 func Panics() int64 { return panicCount.Load() }
 
-// recoverInto, deferred first in every function C can call (before any
+// RecoverInto, deferred first in every function C can call (before any
 // handle lookup), turns a panic into an error handed to report, so that no
 // panic crosses into C.
-func recoverInto(report func(error)) {
-	if v := recover(); v != nil {
-		report(recovered(v))
-	}
-}
-
-// RecoverInto is recoverInto for the //export functions of other gosrc
-// packages: their panics count in Panics too. Defer it directly (recover
-// only works in the deferred function itself).
 func RecoverInto(report func(error)) {
 	if v := recover(); v != nil {
-		report(recovered(v))
+		report(Recovered(v))
 	}
 }
 
-func recovered(v any) error {
+// Recovered counts a recovered panic and wraps it in an ErrInternal error.
+func Recovered(v any) error {
 	panicCount.Add(1)
 	return &Error{Kind: ErrInternal, Msg: fmt.Sprintf("godevarrow internal error (panic: %v)\n%s", v, debug.Stack())}
 }

@@ -1,4 +1,4 @@
-package cdevice
+package cschema
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // ForeignFixedWidthType is how Go sees a fixed-layout type that Arrow Go does
@@ -25,7 +26,7 @@ type ForeignFixedWidthType struct {
 func NewForeignFixedWidthType(format string) (*ForeignFixedWidthType, error) {
 	f, width, ok := lookupFixedWidthFormat(format)
 	if !ok {
-		return nil, errorf(ErrInvalid, "format %q is not a registered fixed-width format", format)
+		return nil, errs.Errorf(errs.ErrInvalid, "format %q is not a registered fixed-width format", format)
 	}
 	return &ForeignFixedWidthType{
 		ExtensionBase: arrow.ExtensionBase{Storage: &arrow.FixedSizeBinaryType{ByteWidth: width}},

@@ -1,11 +1,14 @@
-package cdevice
+package streams
 
 import (
 	"reflect"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
 // callFromC calls one of the package's //export functions as its C
@@ -41,51 +44,13 @@ var invalidHandles = []uint64{0, 1<<40 | 123456}
 // handle is an expected event, not an internal error that poisons the library.
 func checkNoPanic(t *testing.T, before int64) {
 	t.Helper()
-	if n := Panics() - before; n != 0 {
+	if n := errs.Panics() - before; n != 0 {
 		t.Errorf("%d panics recovered: a stale or invalid handle was not detected", n)
 	}
 }
 
-// exportedStreamHandle exports an empty stream and returns the handle its C
-// cell holds.
-func exportedStreamHandle(t *testing.T) uint64 {
-	t.Helper()
-	schema, err := NewSchema("l", "", FlagNullable, arrow.Metadata{}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewListReader(schema, device.CPU)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out CArrowArrayStream
-	if err := ExportArrayStream(r, &out); err != nil {
-		t.Fatal(err)
-	}
-	return uint64(*(*uintptr)(out.private_data))
-}
-
-func TestExportedStreamCallbacksRejectStaleHandles(t *testing.T) {
-	before := Panics()
-	live := exportedStreamHandle(t)
-	callFromC(t, godevarrowStreamRelease, live) // the Go side of release; the C cell is left behind
-	for _, h := range append(invalidHandles, live) {
-		if rc := callFromC(t, godevarrowStreamGetSchema, h, nil); rc != nil && rc[0].Int() == 0 {
-			t.Errorf("get_schema(%#x) = 0 on a released stream", h)
-		}
-		if rc := callFromC(t, godevarrowStreamGetNext, h, nil, nil); rc != nil && rc[0].Int() == 0 {
-			t.Errorf("get_next(%#x) = 0 on a released stream", h)
-		}
-		if msg := callFromC(t, godevarrowStreamGetLastError, h); msg != nil && !msg[0].IsNil() {
-			t.Errorf("get_last_error(%#x) returned a message for a released stream", h)
-		}
-		callFromC(t, godevarrowStreamRelease, h)
-	}
-	checkNoPanic(t, before)
-}
-
 func TestAsyncProducerCallbacksRejectStaleHandles(t *testing.T) {
-	before := Panics()
+	before := errs.Panics()
 	for _, h := range invalidHandles {
 		callFromC(t, godevarrowAsyncRequest, h, 1)
 		callFromC(t, godevarrowAsyncCancel, h)
@@ -97,7 +62,7 @@ func TestAsyncProducerCallbacksRejectStaleHandles(t *testing.T) {
 }
 
 func TestAsyncHandlerCallbacksRejectStaleHandles(t *testing.T) {
-	before := Panics()
+	before := errs.Panics()
 	_, handler, err := NewAsyncReader(1)
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +78,44 @@ func TestAsyncHandlerCallbacksRejectStaleHandles(t *testing.T) {
 		}
 		callFromC(t, godevarrowAsyncOnError, h, 5, nil, nil)
 		callFromC(t, godevarrowAsyncRelease, h)
+	}
+	checkNoPanic(t, before)
+}
+
+// exportedStreamHandle exports an empty stream and returns the handle its C
+// cell holds.
+func exportedStreamHandle(t *testing.T) uint64 {
+	t.Helper()
+	schema, err := cschema.NewSchema("l", "", cschema.FlagNullable, arrow.Metadata{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := cdevice.NewListReader(schema, device.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out CArrowArrayStream
+	if err := ExportArrayStream(r, &out); err != nil {
+		t.Fatal(err)
+	}
+	return uint64(*(*uintptr)(out.private_data))
+}
+
+func TestExportedStreamCallbacksRejectStaleHandles(t *testing.T) {
+	before := errs.Panics()
+	live := exportedStreamHandle(t)
+	callFromC(t, godevarrowStreamRelease, live) // the Go side of release; the C cell is left behind
+	for _, h := range append(invalidHandles, live) {
+		if rc := callFromC(t, godevarrowStreamGetSchema, h, nil); rc != nil && rc[0].Int() == 0 {
+			t.Errorf("get_schema(%#x) = 0 on a released stream", h)
+		}
+		if rc := callFromC(t, godevarrowStreamGetNext, h, nil, nil); rc != nil && rc[0].Int() == 0 {
+			t.Errorf("get_next(%#x) = 0 on a released stream", h)
+		}
+		if msg := callFromC(t, godevarrowStreamGetLastError, h); msg != nil && !msg[0].IsNil() {
+			t.Errorf("get_last_error(%#x) returned a message for a released stream", h)
+		}
+		callFromC(t, godevarrowStreamRelease, h)
 	}
 	checkNoPanic(t, before)
 }

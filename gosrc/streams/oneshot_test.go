@@ -1,4 +1,4 @@
-package cdevice_test
+package streams_test
 
 import (
 	"errors"
@@ -12,13 +12,16 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/errs"
+	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
 // gatedReader is a producer whose every Next waits for a token, as a foreign
 // producer waits for data (or for a lock its caller holds).
 type gatedReader struct {
-	schema  *cdevice.Schema
+	schema  *cschema.Schema
 	arr     *cdevice.Array
 	tokens  chan struct{}
 	entered chan struct{}
@@ -40,7 +43,7 @@ func newGatedReader(t *testing.T) *gatedReader {
 	return &gatedReader{schema: arr.Schema(), arr: arr, tokens: make(chan struct{}, 8), entered: make(chan struct{}, 8)}
 }
 
-func (g *gatedReader) Schema() *cdevice.Schema { return g.schema }
+func (g *gatedReader) Schema() *cschema.Schema { return g.schema }
 func (g *gatedReader) DeviceType() device.Type { return device.CPU }
 func (g *gatedReader) Next() (*cdevice.Array, error) {
 	g.entered <- struct{}{}
@@ -51,7 +54,7 @@ func (g *gatedReader) Next() (*cdevice.Array, error) {
 func (g *gatedReader) Close() error { g.closes.Add(1); return nil }
 
 // readInBackground starts a Next and waits until it is inside the producer.
-func readInBackground(s *cdevice.OneShotStream, g *gatedReader) chan error {
+func readInBackground(s *streams.OneShotStream, g *gatedReader) chan error {
 	done := make(chan error, 1)
 	go func() {
 		a, err, _ := s.Next(time.Second)
@@ -66,7 +69,7 @@ func readInBackground(s *cdevice.OneShotStream, g *gatedReader) chan error {
 
 func TestOneShotCloseDuringReadWaitsForTheReader(t *testing.T) {
 	g := newGatedReader(t)
-	s := cdevice.NewOneShotStream(g)
+	s := streams.NewOneShotStream(g)
 	done := readInBackground(s, g)
 
 	if closed, err := s.Close(); closed || err != nil {
@@ -91,14 +94,14 @@ func TestOneShotCloseDuringReadWaitsForTheReader(t *testing.T) {
 	if closed, _ := s.Close(); !closed || g.closes.Load() != 1 {
 		t.Fatalf("a second Close must be a no-op; producer closed %d times", g.closes.Load())
 	}
-	if _, err, _ := s.Next(0); !errors.Is(err, cdevice.ErrConsumed) {
-		t.Fatalf("Next after Close: %v, want ErrConsumed", err)
+	if _, err, _ := s.Next(0); !errors.Is(err, errs.ErrConsumed) {
+		t.Fatalf("Next after Close: %v, want errs.ErrConsumed", err)
 	}
 }
 
 func TestOneShotMovesRefuseDuringARead(t *testing.T) {
 	g := newGatedReader(t)
-	s := cdevice.NewOneShotStream(g)
+	s := streams.NewOneShotStream(g)
 	done := readInBackground(s, g)
 	if _, err := s.Prefetch(2); err == nil {
 		t.Fatal("Prefetch during a read succeeded")
@@ -106,7 +109,7 @@ func TestOneShotMovesRefuseDuringARead(t *testing.T) {
 	if _, err := s.Cast(g.schema); err == nil {
 		t.Fatal("Cast during a read succeeded")
 	}
-	var out cdevice.CArrowDeviceArrayStream
+	var out streams.CArrowDeviceArrayStream
 	if err := s.Export(nil, unsafe.Pointer(&out), true); err == nil {
 		t.Fatal("Export during a read succeeded")
 	}
@@ -129,7 +132,7 @@ func TestOneShotMovesRefuseDuringARead(t *testing.T) {
 
 func TestOneShotSecondReaderWaitsItsTurn(t *testing.T) {
 	g := newGatedReader(t)
-	s := cdevice.NewOneShotStream(g)
+	s := streams.NewOneShotStream(g)
 	first := readInBackground(s, g)
 	second := make(chan error, 1)
 	go func() {
@@ -158,7 +161,7 @@ func TestOneShotSecondReaderWaitsItsTurn(t *testing.T) {
 
 func TestOneShotUnreadIsReadAgainOrReleased(t *testing.T) {
 	g := newGatedReader(t)
-	s := cdevice.NewOneShotStream(g)
+	s := streams.NewOneShotStream(g)
 	g.tokens <- struct{}{}
 	a, err, _ := s.Next(0)
 	if err != nil {
@@ -183,9 +186,9 @@ func TestOneShotUnreadIsReadAgainOrReleased(t *testing.T) {
 
 func TestOneShotPrefetchDepthMustBePositive(t *testing.T) {
 	for _, depth := range []int64{0, -1, -1 << 40} {
-		s := cdevice.NewOneShotStream(newGatedReader(t))
-		if _, err := s.Prefetch(depth); !errors.Is(err, cdevice.ErrInvalid) {
-			t.Errorf("Prefetch(%d) = %v, want ErrInvalid", depth, err)
+		s := streams.NewOneShotStream(newGatedReader(t))
+		if _, err := s.Prefetch(depth); !errors.Is(err, errs.ErrInvalid) {
+			t.Errorf("Prefetch(%d) = %v, want errs.ErrInvalid", depth, err)
 		}
 		s.Close()
 	}
@@ -193,7 +196,7 @@ func TestOneShotPrefetchDepthMustBePositive(t *testing.T) {
 
 func TestOneShotSettleStopsTheReadAhead(t *testing.T) {
 	g := newGatedReader(t)
-	s, err := cdevice.NewOneShotStream(g).Prefetch(4)
+	s, err := streams.NewOneShotStream(g).Prefetch(4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +213,7 @@ func TestOneShotSettleStopsTheReadAhead(t *testing.T) {
 	if g.closes.Load() != 1 {
 		t.Fatalf("producer closed %d times, want 1", g.closes.Load())
 	}
-	if _, err, _ := s.Next(0); !errors.Is(err, cdevice.ErrConsumed) && !errors.Is(err, io.EOF) {
+	if _, err, _ := s.Next(0); !errors.Is(err, errs.ErrConsumed) && !errors.Is(err, io.EOF) {
 		t.Fatalf("Next after Close: %v", err)
 	}
 }
