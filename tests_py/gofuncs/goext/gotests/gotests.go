@@ -1,6 +1,6 @@
 // Package gotests holds the Go functions tests_py/gofuncs/goext/test_in_build.py
 // calls: a user's package, outside gosrc, built into godevarrow with
-// `python -m godevarrow build-ext` by tests_py/test_go_functions.py.
+// `python -m godevarrow build-ext` by tests_py/gofuncs/test_go_functions.py.
 package gotests
 
 import (
