@@ -2,16 +2,17 @@
 a producer that counts its release calls.
 
 Each case is a function that builds its input and hands it to godevarrow.
-``python hostile_cases.py CASE`` (with tests_py on PYTHONPATH, for cabi) runs one case and prints a JSON line: the
-exception raised (class, its bases, message) and, per struct handed over,
-how often its release callback ran. Structs godevarrow did not take are
-released afterwards the way a capsule destructor would, so every struct's
-count must end at exactly 1. test_refused_inputs.py runs each case in its own
-process, so a crash is a failed test and not a dead test run.
+``python hostile_cases.py CASE`` (with tests_py on PYTHONPATH, for cabi)
+runs one case and prints a JSON line: the exception raised (class, its
+bases, message) and, per struct handed over, how often its release callback
+ran. Structs godevarrow did not take are released afterwards the way a
+capsule destructor would, so every struct's count must end at exactly 1.
+test_refused_inputs.py runs each case in its own process, so a crash is a
+failed test and not a dead test run.
 
 FOLLOWUPS are inputs godevarrow accepts, each followed by every public
-operation (test_operations_on_accepted_inputs.py checks the outcomes). After every case
-the runner checks that the library still works (``health``).
+operation (test_operations_on_accepted_inputs.py checks the outcomes). After
+every case the runner checks that the library still works (``health``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The adversarial corpus, accepted inputs: inputs godevarrow accepts,
-each followed by every public operation (hostile_cases.FOLLOWUPS), each case in its
-own process. Every operation gives correct data or a clean exception (never
+"""The adversarial corpus, accepted inputs: inputs godevarrow accepts, each
+followed by every public operation (hostile_cases.FOLLOWUPS), each case in
+its own process. Every operation gives correct data or a clean exception (never
 InternalError, never a crash), data that fails full validation is refused by
 validate(full=True), every struct is released exactly once, nothing stays
 live, and the library still works afterwards. Plus the cases that need a
