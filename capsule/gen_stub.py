@@ -90,7 +90,7 @@ def render() -> str:
     lines = [HEADER]
     for kind, name, base, _doc in _entries(_macro(module_h, "GDA_EXCEPTIONS")):
         lines.append(f"class {name}(GodevarrowError, {PY_BASES[base]}): ...")
-    # made in module.c next to the X-list: a stream error with errno EINVAL
+    # made in errors.c next to the X-list: a stream error with errno EINVAL
     lines.append("class StreamInvalid(StreamError, ArrowInvalid): ...")
     for pyname, fields_macro, _ctype, _doc in _entries(_macro(module_h, "GDA_RECORDS")):
         lines.append("")

@@ -59,7 +59,9 @@
   X(dlpack_export, REFUSE, "dlpack_export(handle, versioned, copied, stream) -> capsule", "(handle: _Handle, versioned: bool, copied: bool, stream: int, /) -> _Capsule") \
   X(dlpack_import, REFUSE, "dlpack_import(capsule, stream_handle) -> handle", "(capsule: _Capsule, stream_handle: Optional[_Handle], /) -> _Handle") \
   X(dlpack_device, REFUSE, "dlpack_device(handle) -> (device_type, device_id)", "(handle: _Handle, /) -> tuple[int, int]") \
-  X(cuda_stream_new, REFUSE, "cuda_stream_new(device_id) -> (handle, stream)", "(device_id: int, /) -> tuple[_Handle, int]") \
+  X(stream_new, REFUSE, "stream_new(device_type, device_id) -> (handle, stream): a stream of the device type's backend", "(device_type: int, device_id: int, /) -> tuple[_Handle, int]") \
+  X(device_traits, ALWAYS, "device_traits(device_type) -> (host_accessible, streams, device_memory): the backend's traits (all False without a backend)", "(device_type: int, /) -> tuple[bool, bool, bool]") \
+  X(device_count, ALWAYS, "device_count(device_type) -> int: the devices of the type's backend (0 without a backend or driver)", "(device_type: int, /) -> int") \
   X(tensor_info, REFUSE, "tensor_info(handle, ready) -> TensorInfo", "(handle: _Handle, ready: bool, /) -> TensorInfo") \
   X(schema_borrowed, REFUSE, "schema_borrowed(schema_capsule) -> capsule (a shallow copy whose release frees nothing; the given capsule must outlive it)", "(schema_capsule: _Capsule, /) -> _Capsule") \
   X(device_array_stamp_device_of_data, REFUSE, "device_array_stamp_device_of_data(device_array_capsule) (device_id from the device of the first buffer)", "(device_array_capsule: _Capsule, /) -> None") \

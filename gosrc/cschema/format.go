@@ -35,6 +35,20 @@ const (
 	LayoutRunEndEncoded               // no buffers; children run_ends and values
 )
 
+// Layouts returns every Layout, in the order of their constants: the list
+// that tests walk to check that each step (import, validation, export, copy,
+// cast, equality, the value encoder, the held gate) knows every layout. A new
+// constant goes here too; tests_go/layouts_test.go compares this list with
+// the const block above.
+func Layouts() []Layout {
+	return []Layout{
+		LayoutNull, LayoutBool, LayoutFixedWidth, LayoutBinary, LayoutLargeBinary,
+		LayoutBinaryView, LayoutList, LayoutLargeList, LayoutListView, LayoutLargeListView,
+		LayoutFixedSizeList, LayoutStruct, LayoutMap, LayoutSparseUnion, LayoutDenseUnion,
+		LayoutRunEndEncoded,
+	}
+}
+
 // FormatInfo is a parsed Arrow format string.
 type FormatInfo struct {
 	Layout    Layout

@@ -295,20 +295,16 @@ def stream(obj: object, *, requested_schema: object = None) -> ArrayStream[Any]:
         st = obj
     elif isinstance(obj, Array):
         st = ArrayStream(_lib.stream_from_arrays([obj._h], None))
-    elif hasattr(obj, "__arrow_c_device_stream__"):
-        try:
-            cap = ask(obj.__arrow_c_device_stream__, requested_schema)
-        except Exception as e:
-            raise producer_error(obj, e)  # noqa: B904 (the cause is set)
-        st = ArrayStream(_lib.import_stream(cap, True))
-    elif hasattr(obj, "__arrow_c_stream__"):
-        try:
-            cap = ask(obj.__arrow_c_stream__, requested_schema)
-        except Exception as e:
-            raise producer_error(obj, e)  # noqa: B904 (the cause is set)
-        st = ArrayStream(_lib.import_stream(cap, False))
     else:
-        raise no_protocol(obj, "stream", "__arrow_c_device_stream__, __arrow_c_stream__")
+        # the device protocol first, then the plain one
+        device = hasattr(obj, "__arrow_c_device_stream__")
+        if not device and not hasattr(obj, "__arrow_c_stream__"):
+            raise no_protocol(obj, "stream", "__arrow_c_device_stream__, __arrow_c_stream__")
+        try:
+            cap = ask(getattr(obj, "__arrow_c_device_stream__" if device else "__arrow_c_stream__"), requested_schema)
+        except Exception as e:
+            raise producer_error(obj, e)  # noqa: B904 (the cause is set)
+        st = ArrayStream(_lib.import_stream(cap, device))
     if requested_schema is not None:
         target = schema(requested_schema)
         if target != st.schema:

@@ -1,4 +1,10 @@
-package device
+// Package cuda is the CUDA backend of package device: the driver API opened
+// at run time (cuda.c), and the device.Backend values of the CUDA, pinned
+// (cuda_host) and managed (cuda_managed) device types (backend.go), which
+// register themselves from init(). Import it for that side effect:
+//
+//	import _ "github.com/godevarrow/godevarrow/gosrc/device/cuda"
+package cuda
 
 /*
 #cgo CFLAGS: -O2 -std=c11
@@ -13,6 +19,8 @@ import "C"
 import (
 	"sync"
 	"unsafe"
+
+	"github.com/godevarrow/godevarrow/gosrc/device"
 )
 
 // The CUDA backend. The driver (libcuda.so.1, or the library named by the
@@ -29,26 +37,26 @@ var (
 	cudaErr  error
 )
 
-// OpenCUDA opens the CUDA driver once; later calls return the same result.
-func OpenCUDA() error {
+// Open opens the CUDA driver once; later calls return the same result.
+func Open() error {
 	cudaOnce.Do(func() {
 		var msg *C.char
 		if C.gda_cuda_open(&msg) != 0 {
-			cudaErr = Unavailable("CUDA is not available: %s: %s", C.GoString(C.gda_cuda_library()), C.GoString(msg))
+			cudaErr = device.Unavailable("CUDA is not available: %s: %s", C.GoString(C.gda_cuda_library()), C.GoString(msg))
 		}
 	})
 	return cudaErr
 }
 
-// CUDALibrary returns the name of the driver library godevarrow opens.
-func CUDALibrary() string {
-	_ = OpenCUDA()
+// Library returns the name of the driver library godevarrow opens.
+func Library() string {
+	_ = Open()
 	return C.GoString(C.gda_cuda_library())
 }
 
-// CUDADeviceCount returns the number of CUDA devices, 0 when CUDA is unavailable.
-func CUDADeviceCount() int {
-	if OpenCUDA() != nil {
+// DeviceCount returns the number of CUDA devices, 0 when CUDA is unavailable.
+func DeviceCount() int {
+	if Open() != nil {
 		return 0
 	}
 	var n C.int
@@ -61,7 +69,7 @@ func cudaError(call *C.char, r C.CUresult) error {
 	if r == 0 {
 		return nil
 	}
-	return &DriverError{
+	return &device.DriverError{
 		Call: C.GoString(call),
 		Code: int(r),
 		Name: C.GoString(C.gda_cuda_error_name(r)),
@@ -69,9 +77,9 @@ func cudaError(call *C.char, r C.CUresult) error {
 	}
 }
 
-// CUDAFailure is the error of a driver call that returned result, for
+// Failure is the error of a driver call that returned result, for
 // callers that made the call from C (the held import's gate).
-func CUDAFailure(call string, result int) error {
+func Failure(call string, result int) error {
 	if result == 0 {
 		return nil
 	}
@@ -80,20 +88,20 @@ func CUDAFailure(call string, result int) error {
 	return cudaError(cs, C.CUresult(result))
 }
 
-// CheckCUDADevice opens the driver and checks that device dev exists.
-func CheckCUDADevice(dev int) error {
-	if err := OpenCUDA(); err != nil {
+// CheckDevice opens the driver and checks that device dev exists.
+func CheckDevice(dev int) error {
+	if err := Open(); err != nil {
 		return err
 	}
-	if n := CUDADeviceCount(); dev < 0 || dev >= n {
-		return Unavailable("no CUDA device %d (the driver shows %d)", dev, n)
+	if n := DeviceCount(); dev < 0 || dev >= n {
+		return device.Unavailable("no CUDA device %d (the driver shows %d)", dev, n)
 	}
 	return nil
 }
 
-// CUDADriverVersion returns the driver's version number (e.g. 12040).
-func CUDADriverVersion() (int, error) {
-	if err := OpenCUDA(); err != nil {
+// DriverVersion returns the driver's version number (e.g. 12040).
+func DriverVersion() (int, error) {
+	if err := Open(); err != nil {
 		return 0, err
 	}
 	var v C.int
@@ -101,9 +109,9 @@ func CUDADriverVersion() (int, error) {
 	return int(v), cudaError(call, C.gda_cuda_driver_version(&v, &call))
 }
 
-// CUDADeviceName returns the name of device dev.
-func CUDADeviceName(dev int) (string, error) {
-	if err := CheckCUDADevice(dev); err != nil {
+// DeviceName returns the name of device dev.
+func DeviceName(dev int) (string, error) {
+	if err := CheckDevice(dev); err != nil {
 		return "", err
 	}
 	var buf [256]C.char
@@ -134,11 +142,11 @@ const (
 // valid while the Stream is used; 0 is rejected because the protocols that
 // pass streams as integers forbid it as ambiguous.
 func ForeignStream(dev int, handle uintptr) (*Stream, error) {
-	if err := CheckCUDADevice(dev); err != nil {
+	if err := CheckDevice(dev); err != nil {
 		return nil, err
 	}
 	if handle == 0 {
-		return nil, Unavailable("CUDA stream handle 0 is ambiguous; pass 1 for the legacy default stream or 2 for the per-thread default stream")
+		return nil, device.Unavailable("CUDA stream handle 0 is ambiguous; pass 1 for the legacy default stream or 2 for the per-thread default stream")
 	}
 	return &Stream{dev: dev, s: C.gda_stream_from_handle(C.uintptr_t(handle)), foreign: true}, nil
 }
@@ -149,7 +157,7 @@ func (s *Stream) Handle() uintptr { return uintptr(C.gda_stream_handle(s.s)) }
 
 // NewStream creates a non-blocking stream on device dev.
 func NewStream(dev int) (*Stream, error) {
-	if err := CheckCUDADevice(dev); err != nil {
+	if err := CheckDevice(dev); err != nil {
 		return nil, err
 	}
 	st := &Stream{dev: dev}
@@ -193,20 +201,9 @@ func (s *Stream) Destroy() error {
 	return cudaError(call, C.gda_cuda_stream_destroy(C.int(s.dev), s.s, &call))
 }
 
-// CopyKind is the direction of a copy.
-type CopyKind int
-
-// Copy directions.
-const (
-	HostToDevice   CopyKind = 1
-	DeviceToHost   CopyKind = 2
-	DeviceToDevice CopyKind = 3 // on the same device
-	PeerToPeer     CopyKind = 4 // from srcDev to the stream's device
-)
-
 // CopyAsync queues a copy of n bytes on the stream; pointers are host
 // pointers or device addresses as the kind says.
-func (s *Stream) CopyAsync(kind CopyKind, dst, src unsafe.Pointer, n int64, srcDev int) error {
+func (s *Stream) CopyAsync(kind device.CopyKind, dst, src unsafe.Pointer, n int64, srcDev int) error {
 	var call *C.char
 	return cudaError(call, C.gda_cuda_copy_async(C.int(s.dev), C.int(kind), dst, src, C.size_t(n), C.int(srcDev), s.s, &call))
 }
@@ -246,7 +243,7 @@ type Event struct {
 
 // NewEvent creates an event (without timing) on device dev.
 func NewEvent(dev int) (*Event, error) {
-	if err := CheckCUDADevice(dev); err != nil {
+	if err := CheckDevice(dev); err != nil {
 		return nil, err
 	}
 	ev := &Event{dev: dev}
@@ -281,7 +278,7 @@ func (e *Event) Handle() unsafe.Pointer { return unsafe.Pointer(e.e) }
 // AllocDevice allocates n bytes on device dev. The result is a device
 // address: never dereference it on the host.
 func AllocDevice(dev int, n int64) (unsafe.Pointer, error) {
-	if err := CheckCUDADevice(dev); err != nil {
+	if err := CheckDevice(dev); err != nil {
 		return nil, err
 	}
 	var p unsafe.Pointer
@@ -298,20 +295,14 @@ func FreeDevice(dev int, p unsafe.Pointer) error {
 	return cudaError(call, C.gda_cuda_free(C.int(dev), C.CUdeviceptr(uintptr(p)), &call))
 }
 
-// Kinds of memory a pointer can point to, as PointerKind tells them.
-const (
-	MemoryUnknown = 0 // not memory the driver knows: plain host memory
-	MemoryPinned  = 1 // CU_MEMORYTYPE_HOST: page-locked host memory
-	MemoryDevice  = 2 // CU_MEMORYTYPE_DEVICE
-	MemoryManaged = 4 // CU_POINTER_ATTRIBUTE_IS_MANAGED (MEMORY_TYPE says DEVICE)
-)
-
-// PointerKind asks the driver what memory p points to and on which device.
-// Only the driver's documented answer for memory it does not know
+// PointerKind asks the driver what memory p points to and on which device:
+// MemoryPinned for CU_MEMORYTYPE_HOST, MemoryDevice, or MemoryManaged for
+// CU_POINTER_ATTRIBUTE_IS_MANAGED (MEMORY_TYPE then says DEVICE). Only the
+// driver's documented answer for memory it does not know
 // (CUDA_ERROR_INVALID_VALUE) gives MemoryUnknown; every other driver error is
 // returned as an error.
-func PointerKind(p unsafe.Pointer) (dev int, kind int, err error) {
-	if err := OpenCUDA(); err != nil {
+func PointerKind(p unsafe.Pointer) (dev int, kind device.MemoryKind, err error) {
+	if err := Open(); err != nil {
 		return -1, 0, err
 	}
 	var d, k C.int
@@ -319,19 +310,7 @@ func PointerKind(p unsafe.Pointer) (dev int, kind int, err error) {
 	if err := cudaError(call, C.gda_cuda_pointer_kind(C.CUdeviceptr(uintptr(p)), &d, &k, &call)); err != nil {
 		return -1, 0, err
 	}
-	return int(d), int(k), nil
-}
-
-// PointerDevice is PointerKind for a pointer that must be driver memory:
-// memory the driver does not know is an error (CUDA_ERROR_INVALID_VALUE from
-// cuPointerGetAttribute).
-func PointerDevice(p unsafe.Pointer) (dev int, memoryType int, err error) {
-	dev, kind, err := PointerKind(p)
-	if err == nil && kind == MemoryUnknown {
-		err = &DriverError{Call: "cuPointerGetAttribute", Code: 1, Name: "CUDA_ERROR_INVALID_VALUE",
-			Msg: "the pointer is not memory the CUDA driver allocated, mapped or registered"}
-	}
-	return dev, kind, err
+	return int(d), device.MemoryKind(k), nil
 }
 
 // CheckPointersOnDevice checks with one driver call sequence that every
@@ -353,7 +332,7 @@ func CheckPointersOnDevice(dev int, ptrs []uintptr) (bad, badDev int, err error)
 // decides whether the special stream handles 1 and 2, which name the default
 // streams of the *current* context, mean a stream of dev.
 func CallerContextIs(dev int) bool {
-	return OpenCUDA() == nil && C.gda_cuda_caller_context_is(C.int(dev)) != 0
+	return Open() == nil && C.gda_cuda_caller_context_is(C.int(dev)) != 0
 }
 
 // InOwnContext returns the stream with its Device set to the device whose
@@ -380,7 +359,7 @@ func (s *Stream) InOwnContext() (*Stream, error) {
 // SyncEventOnHost waits on the host for a CUevent (the value a sync_event
 // points to) recorded on device dev.
 func SyncEventOnHost(dev int, event unsafe.Pointer) error {
-	if err := OpenCUDA(); err != nil {
+	if err := Open(); err != nil {
 		return err
 	}
 	var call *C.char

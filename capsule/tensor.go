@@ -1,19 +1,21 @@
 package main
 
+// The exports of the tensor protocols (tensor.c calls them): DLPack and the
+// CUDA Array Interface.
+
 /*
 #include "module.h"
 */
 import "C"
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
 )
-
-// The exports of the tensor protocols: DLPack and the CUDA Array Interface.
 
 //export gdaDLPackExport
 func gdaDLPackExport(h C.uintptr_t, versioned, copied C.int, stream C.int64_t, out *unsafe.Pointer, e *C.gda_error) C.int {
@@ -40,12 +42,16 @@ func gdaDLPackExport(h C.uintptr_t, versioned, copied C.int, stream C.int64_t, o
 //export gdaDLPackImport
 func gdaDLPackImport(p unsafe.Pointer, versioned C.int, streamHandle C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := optionalValue[*device.Stream](streamHandle)
+		s, err := optionalValue[*ownedStream](streamHandle)
 		if err != nil {
 			dlpack.Delete(p, versioned != 0)
 			return err
 		}
-		a, err := dlpack.Import(p, versioned != 0, s)
+		var stream device.Stream
+		if s != nil {
+			stream = s.s
+		}
+		a, err := dlpack.Import(p, versioned != 0, stream)
 		if err == nil {
 			newHandle(a, out)
 		}
@@ -73,16 +79,54 @@ func gdaDLPackDelete(p unsafe.Pointer, versioned C.int) {
 	})
 }
 
-//export gdaCUDAStreamNew
-func gdaCUDAStreamNew(dev C.int64_t, out *C.uintptr_t, stream *C.uintptr_t, e *C.gda_error) C.int {
+// ownedStream is a stream the binding acquired (stream_new): its handle's
+// release gives it back to its backend.
+type ownedStream struct {
+	b device.Backend
+	s device.Stream
+}
+
+//export gdaStreamNew
+func gdaStreamNew(devType, dev C.int64_t, out *C.uintptr_t, stream *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := device.NewStream(int(dev))
+		b, err := device.BackendFor(device.Type(devType))
+		if err != nil {
+			return err
+		}
+		s, err := b.AcquireStream(int(dev))
 		if err == nil {
 			*stream = C.uintptr_t(s.Handle())
-			newHandle(s, out)
+			newHandle(&ownedStream{b: b, s: s}, out)
 		}
 		return err
 	})
+}
+
+// gdaDeviceTraits reports the traits of a device type's backend (all false
+// without one), for the Python layer's choices.
+//
+//export gdaDeviceTraits
+func gdaDeviceTraits(devType C.int64_t, host, streams, deviceMemory *C.int) {
+	var t device.Traits
+	if devType >= math.MinInt32 && devType <= math.MaxInt32 {
+		t = device.TraitsOf(device.Type(devType))
+	}
+	*host, *streams, *deviceMemory = cBool(t.HostAccessible), cBool(t.Streams), cBool(t.DeviceMemory)
+}
+
+// gdaDeviceCount is the number of devices of a device type's backend: 0
+// without a backend or a driver.
+//
+//export gdaDeviceCount
+func gdaDeviceCount(devType C.int64_t) C.int64_t {
+	if devType < math.MinInt32 || devType > math.MaxInt32 {
+		return 0
+	}
+	b, err := device.BackendFor(device.Type(devType))
+	if err != nil {
+		return 0
+	}
+	return C.int64_t(b.DeviceCount())
 }
 
 // gdaTensorInfo describes a tensor-shaped array; with ready != 0 the legacy

@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../backend.h"
+
 typedef int CUresult;
 typedef int CUdevice;
 typedef unsigned long long CUdeviceptr;
@@ -69,3 +71,5 @@ int gda_cuda_caller_context_is(int dev);
 CUresult gda_cuda_stream_device(int dev, CUstream s, int* out, const char** call);
 const char* gda_cuda_error_name(CUresult r);
 const char* gda_cuda_error_string(CUresult r);
+// The C vtable of device type CUDA (backend.h), which backend.go registers.
+const struct gda_device_backend* gda_cuda_vtable(void);

@@ -253,3 +253,103 @@ int array_base_init(PyObject* module) {
   ArrayBase_Type = (PyTypeObject*)PyType_FromSpec(&ArrayBase_spec);
   return ArrayBase_Type && PyModule_AddObjectRef(module, "ArrayBase", (PyObject*)ArrayBase_Type) == 0 ? 0 : -1;
 }
+
+// ---------------------------------------------------------------- methods
+// The array methods of methods.h (their Go halves are in array.go).
+
+// The other work-around for foreign producers (cdevice/foreign_fixes.go; the
+// first is schema_borrowed, schema.c), on a capsule that stays the producer's.
+PyObject* m_device_array_stamp_device_of_data(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "device_array_stamp_device_of_data");
+  struct ArrowDeviceArray* d = capsule_pointer(args[0], "arrow_device_array");
+  if (!d) return NULL;
+  gda_error e = {0};
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = gdaDeviceArrayStampDeviceOfData(d, &e);
+  Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
+  Py_RETURN_NONE;
+}
+
+PyObject* m_export_array(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "export_array");
+  uintptr_t h, req;
+  int device;
+  if (get_handle(args[0], &h) || get_optional_handle(args[1], &req) || get_bool(args[2], &device)) return NULL;
+  struct ArrowSchema* s = calloc(1, sizeof(*s));
+  void* a = calloc(1, device ? sizeof(struct ArrowDeviceArray) : sizeof(struct ArrowArray));
+  gda_error e = {0};
+  if (!s || !a) {
+    free(s);
+    free(a);
+    return PyErr_NoMemory();
+  }
+  if (gdaExportArray(h, req, s, a, device, &e)) {
+    free(s);
+    free(a);
+    return raise_error(&e);
+  }
+  return arrow_pair(s, a, device);
+}
+
+PyObject* array_info_of(uintptr_t h) { RETURN_RECORD(gda_array_info, gdaArrayInfo(h, &info_, &e_)); }
+
+PyObject* m_array_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "array_info");
+  return array_info_of(h);
+}
+
+GDA_CHILD_METHOD(array_column, gdaArrayColumn)
+GDA_SLICE_METHOD(array_slice, gdaArraySlice)
+GDA_VALIDATE_METHOD(array_validate, gdaArrayValidate)
+GDA_TO_DEVICE_METHOD(array_to_device, gdaArrayToDevice)
+
+PyObject* m_array_cast(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "array_cast");
+  uintptr_t h, s;
+  if (get_handle(args[0], &h) || get_handle(args[1], &s)) return NULL;
+  RETURN_HANDLE(gdaArrayCast(h, s, &out_, &e_));
+}
+
+PyObject* m_array_with_validity(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "array_with_validity");
+  uintptr_t h, v;
+  int64_t nulls;
+  if (get_handle(args[0], &h) || get_handle(args[1], &v) || get_int64(args[2], &nulls)) return NULL;
+  RETURN_HANDLE_NOGIL(gdaArrayWithValidity(h, v, nulls, &out_, &e_));
+}
+
+PyObject* m_array_as_batch(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "array_as_batch");
+  RETURN_HANDLE(gdaArrayAsBatch(h, &out_, &e_));
+}
+
+PyObject* m_array_copy(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "array_copy");
+  RETURN_HANDLE_NOGIL(gdaArrayCopy(h, &out_, &e_));
+}
+
+PyObject* m_array_known_null_counts(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "array_known_null_counts");
+  RETURN_HANDLE_NOGIL(gdaArrayKnownNullCounts(h, &out_, &e_));
+}
+
+PyObject* m_checksums(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "checksums");
+  uint32_t* sums = NULL;
+  int64_t n = 0;
+  gda_error e = {0};
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = gdaChecksums(h, &sums, &n, &e);
+  Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
+  PyObject* out = PyList_New((Py_ssize_t)n);
+  for (int64_t i = 0; out && i < n; i++) {
+    PyObject* v = PyLong_FromUnsignedLong(sums[i]);
+    if (!v) {
+      Py_CLEAR(out);
+      break;
+    }
+    PyList_SetItem(out, (Py_ssize_t)i, v);  // steals; cannot fail in range
+  }
+  free(sums);
+  return out;
+}
