@@ -6,7 +6,7 @@ fixed part (ArrayBase and the type aliases) is the template below.
     python capsule/gen_stub.py          # rewrite the stub
     python capsule/gen_stub.py --check  # exit 1 when the stub is out of step
 
-tests_py/test_binding.py runs the check, so CI fails on a stale stub.
+tests_py/binding/test_binding.py runs the check, so CI fails on a stale stub.
 """
 
 from __future__ import annotations

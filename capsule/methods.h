@@ -4,7 +4,7 @@
 // module.c expands it into the method table (each entry calls m_<name>,
 // after refusing work when poisoned is REFUSE and the library is poisoned);
 // capsule/gen_stub.py reads it to write python/godevarrow/_godevarrow.pyi,
-// and tests_py/test_binding.py checks that the stub file is in step. Adding
+// and tests_py/binding/test_binding.py checks that the stub file is in step. Adding
 // a method is one line here, its m_<name> wrapper, and its Go export.
 //
 // Every method is METH_FASTCALL with positional arguments. A wrapper unpacks
