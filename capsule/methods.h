@@ -4,7 +4,7 @@
 // module.c expands it into the method table (each entry calls m_<name>,
 // after refusing work when poisoned is REFUSE and the library is poisoned);
 // capsule/gen_stub.py reads it to write python/godevarrow/_godevarrow.pyi,
-// and tests_py/test_binding.py checks that the stub file is in step. Adding
+// and tests_py/binding/test_binding.py checks that the stub file is in step. Adding
 // a method is one line here, its m_<name> wrapper, and its Go export.
 //
 // Every method is METH_FASTCALL with positional arguments. A wrapper unpacks
@@ -60,7 +60,9 @@
   X(dlpack_export, REFUSE, "dlpack_export(handle, versioned, copied, stream) -> capsule", "(handle: _Handle, versioned: bool, copied: bool, stream: int, /) -> _Capsule") \
   X(dlpack_import, REFUSE, "dlpack_import(capsule, stream_handle) -> handle", "(capsule: _Capsule, stream_handle: Optional[_Handle], /) -> _Handle") \
   X(dlpack_device, REFUSE, "dlpack_device(handle) -> (device_type, device_id)", "(handle: _Handle, /) -> tuple[int, int]") \
-  X(cuda_stream_new, REFUSE, "cuda_stream_new(device_id) -> (handle, stream)", "(device_id: int, /) -> tuple[_Handle, int]") \
+  X(stream_new, REFUSE, "stream_new(device_type, device_id) -> (handle, stream): a stream of the device type's backend", "(device_type: int, device_id: int, /) -> tuple[_Handle, int]") \
+  X(device_traits, ALWAYS, "device_traits(device_type) -> (host_accessible, streams, device_memory): the backend's traits (all False without a backend)", "(device_type: int, /) -> tuple[bool, bool, bool]") \
+  X(device_count, ALWAYS, "device_count(device_type) -> int: the devices of the type's backend (0 without a backend or driver)", "(device_type: int, /) -> int") \
   X(tensor_info, REFUSE, "tensor_info(handle, ready) -> TensorInfo", "(handle: _Handle, ready: bool, /) -> TensorInfo") \
   X(schema_borrowed, REFUSE, "schema_borrowed(schema_capsule) -> capsule (a shallow copy whose release frees nothing; the given capsule must outlive it)", "(schema_capsule: _Capsule, /) -> _Capsule") \
   X(device_array_stamp_device_of_data, REFUSE, "device_array_stamp_device_of_data(device_array_capsule) (device_id from the device of the first buffer)", "(device_array_capsule: _Capsule, /) -> None") \

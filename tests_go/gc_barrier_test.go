@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/device/cuda"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 )
 
@@ -30,17 +30,17 @@ func staleGoPointer() uintptr {
 // GC runs all the time: the old Gather died at once, every run.
 func TestGatherStoresNoPointerIntoMallocMemory(t *testing.T) {
 	deviceBaseline(t)
-	stream, err := device.NewStream(0)
+	stream, err := cuda.NewStream(0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stream.Destroy()
 	const n = 8
-	src, err := device.AllocDevice(0, n*8)
+	src, err := cuda.AllocDevice(0, n*8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer device.FreeDevice(0, src)
+	defer cuda.FreeDevice(0, src)
 	hostBlock := cb.NewArray() // any C memory of at least n*8 bytes
 	defer cb.Free(hostBlock)
 	dst, srcs, sizes := make([]unsafe.Pointer, n), make([]unsafe.Pointer, n), make([]int64, n)

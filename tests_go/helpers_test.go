@@ -14,6 +14,9 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	// the CUDA tests run against the CUDA backend, which registers itself
+	// when imported (as the binding imports it)
+	_ "github.com/godevarrow/godevarrow/gosrc/device/cuda"
 )
 
 func unsafePointer(p *byte) unsafe.Pointer { return unsafe.Pointer(p) }

@@ -358,11 +358,12 @@ func WithValidity(values, validity *Array, nullCount int64) (*Array, error) {
 	return out, nil
 }
 
-// joinEvents records, on a new stream of the arrays' CUDA device, an event
-// that completes after the events of all arrays.
+// joinEvents records, on a new stream of the arrays' device, an event that
+// completes after the events of all arrays (host-readable memory is waited
+// for on the host instead).
 func joinEvents(arrays ...*Array) (unsafe.Pointer, func(), error) {
 	dev := arrays[0].dev
-	if dev.Type != device.CUDA {
+	if !device.TraitsOf(dev.Type).DeviceMemory {
 		for _, a := range arrays {
 			if err := a.WaitOnHost(); err != nil {
 				return nil, nil, err
@@ -370,17 +371,21 @@ func joinEvents(arrays ...*Array) (unsafe.Pointer, func(), error) {
 		}
 		return nil, func() {}, nil
 	}
-	s, err := device.NewStream(int(dev.ID))
+	b, err := device.BackendFor(dev.Type)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer s.Destroy()
+	s, err := b.AcquireStream(int(dev.ID))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer b.ReleaseStream(s)
 	for _, a := range arrays {
 		if err := a.WaitReadyOn(s); err != nil {
 			return nil, nil, err
 		}
 	}
-	return recordEvent(s)
+	return recordEvent(b, s)
 }
 
 // AsRecordBatch returns a one-column record batch (a struct array without

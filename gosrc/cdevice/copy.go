@@ -33,8 +33,11 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
-// deviceAllocator owns buffers allocated on a CUDA device by CopyToDevice.
-type deviceAllocator struct{ dev int }
+// deviceAllocator owns buffers allocated on a device by CopyToDevice.
+type deviceAllocator struct {
+	b   device.Backend
+	dev int
+}
 
 func (d deviceAllocator) Allocate(int) []byte {
 	panic("cdevice: device buffers are allocated by CopyToDevice")
@@ -42,7 +45,7 @@ func (d deviceAllocator) Allocate(int) []byte {
 func (d deviceAllocator) Reallocate(int, []byte) []byte { panic("cdevice: device buffers cannot grow") }
 func (d deviceAllocator) Free(b []byte) {
 	if p := unsafe.SliceData(b); p != nil {
-		_ = device.FreeDevice(d.dev, unsafe.Pointer(p))
+		_ = d.b.Free(d.dev, unsafe.Pointer(p))
 		liveDeviceBytes.Add(-int64(cap(b)))
 	}
 }
@@ -116,27 +119,34 @@ func Copy(a *Array) (*Array, error) {
 func copyTo(a *Array, dst device.Device) (*Array, error) {
 	src := a.dev
 	srcHost := src.Type.HostAccessible()
-	if !srcHost && src.Type != device.CUDA || dst.Type != device.CPU && dst.Type != device.CUDA {
+	// the device side of a copy is device memory, whose backend allocates
+	// and copies on its streams
+	copies := func(t device.Type) bool { return device.TraitsOf(t).DeviceMemory }
+	if !srcHost && !copies(src.Type) || dst.Type != device.CPU && !copies(dst.Type) {
 		return nil, errs.Errorf(errs.ErrNotImplemented, "copies from %s to %s are not implemented", src, dst)
 	}
 	if srcHost && dst.Type == device.CPU {
 		return copyOnHost(a)
 	}
 	// the copies run on a stream of the device that is not the host
-	streamDev := int(dst.ID)
+	on := dst
 	if dst.Type == device.CPU {
-		streamDev = int(src.ID)
+		on = src
 	}
-	if dst.Type == device.CUDA {
-		if err := device.CheckCUDADevice(int(dst.ID)); err != nil {
-			return nil, err
-		}
-	}
-	stream, err := device.NewStream(streamDev)
+	b, err := device.BackendFor(on.Type)
 	if err != nil {
 		return nil, err
 	}
-	defer stream.Destroy()
+	if dst.Type != device.CPU {
+		if err := b.CheckDevice(int(dst.ID)); err != nil {
+			return nil, err
+		}
+	}
+	stream, err := b.AcquireStream(int(on.ID))
+	if err != nil {
+		return nil, err
+	}
+	defer b.ReleaseStream(stream)
 	if srcHost {
 		err = a.WaitOnHost()
 	} else {
@@ -145,26 +155,26 @@ func copyTo(a *Array, dst device.Device) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := copier{src: src, dst: dst, stream: stream}
+	c := copier{src: src, dst: dst, b: b, stream: stream}
 	data, err := c.copyData(a.data, 0)
 	if err != nil {
 		// queued copies may still write into the new buffers: free them only
 		// once the stream is drained (or never, if it cannot be)
-		if stream.Drain() {
+		if b.DrainStream(stream) {
 			c.releaseAll()
 		}
 		return nil, err
 	}
-	if err := stream.Synchronize(); err != nil {
-		if stream.Drain() {
+	if err := b.SyncStream(stream); err != nil {
+		if b.DrainStream(stream) {
 			data.Release()
 		}
 		return nil, err
 	}
 	var owner *foreignOwner
 	var event unsafe.Pointer
-	if dst.Type == device.CUDA {
-		cell, destroy, err := recordEvent(stream)
+	if dst.Type != device.CPU {
+		cell, destroy, err := recordEvent(b, stream)
 		if err != nil {
 			data.Release()
 			return nil, err
@@ -180,7 +190,8 @@ func copyTo(a *Array, dst device.Device) (*Array, error) {
 
 type copier struct {
 	src, dst device.Device
-	stream   *device.Stream
+	b        device.Backend // of the device side; nil for host-to-host copies
+	stream   device.Stream
 	// references dropped on failure; released only after the stream is
 	// synchronized, because queued copies may still write into them
 	garbage []interface{ Release() }
@@ -216,14 +227,14 @@ func (c *copier) copyRange(b *memory.Buffer, from, to int64) (*memory.Buffer, er
 	}
 	var out *memory.Buffer
 	var dstPtr unsafe.Pointer
-	if c.dst.Type == device.CUDA {
-		p, err := device.AllocDevice(int(c.dst.ID), n)
+	if c.dst.Type != device.CPU {
+		p, err := c.b.Alloc(int(c.dst.ID), n)
 		if err != nil {
 			return nil, err
 		}
 		liveDeviceBytes.Add(max(n, 1))
 		dstPtr = p
-		out = memory.NewBufferWithAllocator(unsafe.Slice((*byte)(dstPtr), max(n, 1))[:n], deviceAllocator{dev: int(c.dst.ID)})
+		out = memory.NewBufferWithAllocator(unsafe.Slice((*byte)(dstPtr), max(n, 1))[:n], deviceAllocator{b: c.b, dev: int(c.dst.ID)})
 	} else if n > 0 {
 		b, err := NewHostBuffer(n)
 		if err != nil {
@@ -244,7 +255,7 @@ func (c *copier) copyRange(b *memory.Buffer, from, to int64) (*memory.Buffer, er
 	}
 	var kind device.CopyKind
 	switch {
-	case srcHost && c.dst.Type == device.CUDA:
+	case srcHost && c.dst.Type != device.CPU:
 		kind = device.HostToDevice
 	case !srcHost && c.dst.Type == device.CPU:
 		kind = device.DeviceToHost
@@ -253,7 +264,7 @@ func (c *copier) copyRange(b *memory.Buffer, from, to int64) (*memory.Buffer, er
 	default:
 		kind = device.PeerToPeer
 	}
-	if err := c.stream.CopyAsync(kind, dstPtr, srcPtr, n, int(c.src.ID)); err != nil {
+	if err := c.b.CopyAsync(c.stream, kind, dstPtr, srcPtr, n, int(c.src.ID)); err != nil {
 		c.garbage = append(c.garbage, out)
 		return nil, err
 	}

@@ -29,7 +29,7 @@ type deviceValues map[unsafe.Pointer][]byte
 // there) and lists the device values the import will need. It never reads
 // device memory and tolerates malformed trees: the import walk that follows
 // reports those.
-func collectDeviceReads(c *C.struct_ArrowArray, s *cschema.Schema, depth int, out *[]deviceRead, host deviceValues, failed *error) {
+func collectDeviceReads(b device.Backend, c *C.struct_ArrowArray, s *cschema.Schema, depth int, out *[]deviceRead, host deviceValues, failed *error) {
 	if c == nil || s == nil || depth > cschema.MaxNesting || c.length < 0 || c.offset < 0 {
 		return
 	}
@@ -64,14 +64,14 @@ func collectDeviceReads(c *C.struct_ArrowArray, s *cschema.Schema, depth int, ou
 		}
 		if p := bufs[nBuf-1]; p != nil {
 			n := 8 * (nBuf - 3)
-			switch _, kind, err := device.PointerKind(p); {
+			switch at, err := b.PointerInfo(p); {
 			case err != nil:
 				setFailed(failed, errs.Errorf(errs.ErrInvalid, "cannot tell where the variadic buffer sizes at %p live: %v", p, err))
-			case kind == device.MemoryUnknown || kind == device.MemoryPinned:
-				if b, err := readUnvouched(p, n); err != nil {
+			case at.Kind == device.MemoryUnknown || at.Kind == device.MemoryPinned:
+				if sizes, err := readUnvouched(p, n); err != nil {
 					setFailed(failed, err)
 				} else {
-					host[p] = b
+					host[p] = sizes
 				}
 			default:
 				*out = append(*out, deviceRead{p, n})
@@ -80,11 +80,11 @@ func collectDeviceReads(c *C.struct_ArrowArray, s *cschema.Schema, depth int, ou
 	}
 	if n := int64(c.n_children); n > 0 && n == int64(len(s.Children)) && c.children != nil {
 		for i, k := range unsafe.Slice(c.children, n) {
-			collectDeviceReads(k, s.Children[i], depth+1, out, host, failed)
+			collectDeviceReads(b, k, s.Children[i], depth+1, out, host, failed)
 		}
 	}
 	if c.dictionary != nil && s.Dictionary != nil {
-		collectDeviceReads(c.dictionary, s.Dictionary, depth+1, out, host, failed)
+		collectDeviceReads(b, c.dictionary, s.Dictionary, depth+1, out, host, failed)
 	}
 }
 
@@ -112,46 +112,46 @@ func readUnvouched(p unsafe.Pointer, n int64) ([]byte, error) {
 
 // prepareDeviceImport makes the imported memory safe to use: it waits on the
 // producer's sync_event and fetches the device values the import needs, all
-// on one stream with one synchronization. For host-accessible device memory
-// (CUDA_HOST, CUDA_MANAGED) it waits for the event on the host.
+// on one stream with one synchronization. For host-accessible memory of a
+// backend (CUDA_HOST, CUDA_MANAGED) it waits for the event on the host.
 func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema, dev device.Device) (deviceValues, error) {
 	var event unsafe.Pointer
 	if cell.sync_event != nil {
 		event = *(*unsafe.Pointer)(cell.sync_event) // sync_event points to a CUevent
 	}
-	switch dev.Type {
-	case device.CUDAHost, device.CUDAManaged:
-		if err := device.OpenCUDA(); err != nil {
+	b, err := device.BackendFor(dev.Type)
+	if err != nil || !b.Traits().Streams {
+		return nil, device.Unavailable("cannot import an array on %s: godevarrow has no %s backend", dev, dev.Type)
+	}
+	if b.Traits().HostAccessible {
+		if err := b.Open(); err != nil {
 			return nil, err
 		}
 		if event != nil {
-			return nil, device.SyncEventOnHost(int(max(dev.ID, 0)), event)
+			return nil, b.SyncEventOnHost(int(max(dev.ID, 0)), event)
 		}
 		return nil, nil
-	case device.CUDA:
-	default:
-		return nil, device.Unavailable("cannot import an array on %s: godevarrow has no %s backend", dev, dev.Type)
 	}
-	if err := device.CheckCUDADevice(int(dev.ID)); err != nil {
+	if err := b.CheckDevice(int(dev.ID)); err != nil {
 		return nil, err
 	}
 	var reads []deviceRead
 	values := deviceValues{}
 	var failed error
-	collectDeviceReads(&cell.array, schema, 0, &reads, values, &failed)
+	collectDeviceReads(b, &cell.array, schema, 0, &reads, values, &failed)
 	if failed != nil {
 		return nil, failed
 	}
 	if event == nil && len(reads) == 0 {
 		return values, nil
 	}
-	stream, err := device.NewStream(int(dev.ID))
+	stream, err := b.AcquireStream(int(dev.ID))
 	if err != nil {
 		return nil, err
 	}
-	defer stream.Destroy()
+	defer b.ReleaseStream(stream)
 	if event != nil {
-		if err := stream.WaitEvent(event); err != nil {
+		if err := b.WaitEvent(stream, event); err != nil {
 			return nil, err
 		}
 	}
@@ -180,8 +180,8 @@ func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema
 		dst[i], src[i], size[i] = unsafe.Add(host, pos), r.addr, r.size
 		pos += r.size
 	}
-	if err := stream.Gather(dst, src, size); err != nil {
-		drained = stream.Drain()
+	if err := b.Gather(stream, dst, src, size); err != nil {
+		drained = b.DrainStream(stream)
 		return nil, err
 	}
 	for i, r := range reads {

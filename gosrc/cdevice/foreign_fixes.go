@@ -27,19 +27,20 @@ func StampDeviceOfData(d *CArrowDeviceArray) error {
 	if d.array.release == nil {
 		return errs.Errorf(errs.ErrInvalid, "cannot stamp a device array that was released")
 	}
-	if device.Type(d.device_type) != device.CUDA {
+	b, err := device.BackendFor(device.Type(d.device_type))
+	if err != nil || !b.Traits().DeviceMemory {
 		return nil
 	}
 	p := firstBuffer(&d.array, 0)
 	if p == nil {
 		return nil
 	}
-	dev, _, err := device.PointerKind(p)
+	at, err := b.PointerInfo(p)
 	if err != nil {
 		return err
 	}
-	if dev >= 0 {
-		d.device_id = C.int64_t(dev)
+	if at.Kind != device.MemoryUnknown {
+		d.device_id = C.int64_t(at.Device.ID)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-// Held imports: the C fast path of a CPU or CUDA import (docs/design.md,
+// Held imports: the C fast path of a CPU or device import (docs/design.md,
 // "Held imports"). A pass-through exchange (import, export again, release)
 // then never calls into Go and builds no Go data.
 //
@@ -6,25 +6,27 @@
 // it to that); it may decline more, and what it declines takes the full Go
 // import, which also writes the error messages.
 //
-// A CUDA array is gated in two passes over the same walk (device_reads): the
-// first collects the device addresses of the offsets the checks need and
-// every buffer pointer; one batched copy on the thread's default stream,
-// after a wait on the producer's sync_event, fetches the offsets; the driver is asked once whether
-// every buffer belongs to the array's device; the second pass runs the checks
-// on the fetched values. That is what ImportDeviceArray does for the same
-// array (device_import.go), without building Go data. It blocks on the device:
+// An array in device memory (a device type whose backend registered a C
+// vtable, ../device/backend.h: CUDA's) is gated in two passes over the same
+// walk (device_reads): the first collects the device addresses of the
+// offsets the checks need and every buffer pointer; one batched copy on the
+// thread's default stream, after a wait on the producer's sync_event,
+// fetches the offsets; the driver is asked once whether every buffer belongs
+// to the array's device; the second pass runs the checks on the fetched
+// values. That is what ImportDeviceArray does for the same array
+// (device_import.go), without building Go data. It blocks on the device:
 // callers release the GIL first.
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
+#include "../device/backend.h"
 #include "gda.h"
-#include "../device/cuda.h"
 
 struct gda_held {
   _Atomic int64_t refs;
-  struct ArrowDeviceArray array;  // moved from the producer: on the CPU, or CUDA with its sync_event
+  struct ArrowDeviceArray array;  // moved from the producer: on the CPU, or a device with its sync_event
   gda_held_schema* schema;
 };
 
@@ -54,13 +56,13 @@ static int64_t read_offset(const void* p, int64_t i, int64_t width) {
   return v;
 }
 
-// The device values a CUDA gate needs (see the top of the file). In the
+// The device values a device gate needs (see the top of the file). In the
 // collecting pass the offsets are unknown and every value check passes; the
 // checking pass reads them back in the same order.
 typedef struct {
   int collecting;
   int64_t n_reads, next_read, max_reads;
-  CUdeviceptr* read_at;  // collecting: where offsets[offset] and offsets[end] live, pairwise
+  uintptr_t* read_at;  // collecting: where offsets[offset] and offsets[end] live, pairwise
   size_t* read_size;
   void** read_to;       // the slot of each value in `values`
   unsigned char* values;  // 8 bytes per read
@@ -82,7 +84,7 @@ static int64_t last_offset(const void* offsets, int64_t offset, int64_t end, int
     if (dr->n_reads + 2 > dr->max_reads) return -1;
     for (int k = 0; k < 2; k++) {
       int64_t i = dr->n_reads++;
-      dr->read_at[i] = (CUdeviceptr)(uintptr_t)offsets + (CUdeviceptr)((k ? end : offset) * width);
+      dr->read_at[i] = (uintptr_t)offsets + (uintptr_t)((k ? end : offset) * width);
       dr->read_size[i] = (size_t)width;
       dr->read_to[i] = dr->values + 8 * i;
     }
@@ -162,18 +164,20 @@ static int gate_tree(const struct ArrowArray* c, const gda_held_schema* e, devic
   return e->n_nodes > 0 && c->release && gate(c, e, &next, 0, dr) && next == e->n_nodes;
 }
 
-// The CUDA gate (see the top of the file): 1 when d, an array on CUDA device
-// d->device_id, passes every check ImportDeviceArray makes; 0 when it does
-// not (the Go import then says why), or -2 when a driver call of the wait or
-// the copy failed (*call, *result).
-static int gate_cuda(const struct ArrowDeviceArray* d, const gda_held_schema* e, const char** call, int* result) {
+// The device gate (see the top of the file), with the vtable b of the
+// array's device type: 1 when d, an array on device d->device_id, passes
+// every check ImportDeviceArray makes; 0 when it does not (the Go import then
+// says why), or -2 when a driver call of the wait or the copy failed (*call,
+// *result).
+static int gate_device(const struct gda_device_backend* b, const struct ArrowDeviceArray* d,
+                       const gda_held_schema* e, const char** call, int* result) {
   const char* msg;
-  if (d->device_id < 0 || d->device_id > INT32_MAX || e->n_nodes <= 0 || gda_cuda_open(&msg) != 0) return 0;
+  if (d->device_id < 0 || d->device_id > INT32_MAX || e->n_nodes <= 0 || b->open(&msg) != 0) return 0;
   int dev = (int)d->device_id;
   // a gated node has at most 3 buffers and at most one offsets buffer
   device_reads dr = {.collecting = 1, .max_reads = 2 * e->n_nodes, .max_buffers = 3 * e->n_nodes};
   size_t n = (size_t)e->n_nodes;
-  void* block = malloc(n * (2 * (sizeof(CUdeviceptr) + sizeof(size_t) + sizeof(void*) + 8) + 3 * sizeof(uintptr_t)));
+  void* block = malloc(n * (2 * (sizeof(uintptr_t) + sizeof(size_t) + sizeof(void*) + 8) + 3 * sizeof(uintptr_t)));
   if (!block) return 0;
   dr.read_at = block;
   dr.read_size = (size_t*)(dr.read_at + 2 * n);
@@ -185,26 +189,20 @@ static int gate_cuda(const struct ArrowDeviceArray* d, const gda_held_schema* e,
   if (ok && dr.n_buffers > 0) {
     // a buffer the driver does not place on dev: the Go import words it
     int bad = -1, bad_dev = -1;
-    ok = gda_cuda_pointers_on_device(dev, (int)dr.n_buffers, dr.buffers, &bad, &bad_dev, &ignored) ==
-             GDA_CUDA_SUCCESS &&
-         bad < 0;
+    ok = b->pointers_on_device(dev, (int)dr.n_buffers, dr.buffers, &bad, &bad_dev, &ignored) == 0 && bad < 0;
   }
   if (ok && dr.n_reads > 0) {
     // the thread's default stream: creating a stream per import would cost
     // more than the reads themselves
-    CUstream s = GDA_CUDA_STREAM_PER_THREAD;
-    CUevent ev = d->sync_event ? *(CUevent*)d->sync_event : NULL;
-    CUresult r = ev ? gda_cuda_stream_wait_event(dev, s, ev, call) : GDA_CUDA_SUCCESS;
-    if (r == GDA_CUDA_SUCCESS &&
-        (r = gda_cuda_gather(dev, s, (int)dr.n_reads, dr.read_to, dr.read_at, dr.read_size, call)) !=
-            GDA_CUDA_SUCCESS) {
+    void* s = b->default_stream;
+    void* ev = d->sync_event ? *(void**)d->sync_event : NULL;
+    int r = ev ? b->stream_wait_event(dev, s, ev, call) : 0;
+    if (r == 0 && (r = b->gather(dev, s, (int)dr.n_reads, dr.read_to, dr.read_at, dr.read_size, call)) != 0) {
       // copies still queued would write into the block: it is freed only
-      // once the stream is drained (as Stream.Drain does), else leaked
-      if (gda_cuda_stream_sync(dev, s, &ignored) != GDA_CUDA_SUCCESS &&
-          gda_cuda_stream_sync(dev, s, &ignored) != GDA_CUDA_SUCCESS)
-        block = NULL;
+      // once the stream is drained (as Backend.DrainStream does), else leaked
+      if (b->stream_sync(dev, s, &ignored) != 0 && b->stream_sync(dev, s, &ignored) != 0) block = NULL;
     }
-    if (r != GDA_CUDA_SUCCESS) {
+    if (r != 0) {
       *result = r;
       ok = -2;
     } else {
@@ -271,11 +269,12 @@ static int hold_cpu(gda_held_schema* e, struct ArrowArray* a, gda_held** out) {
 
 int gda_held_import_device(struct ArrowSchema* schema, struct ArrowDeviceArray* d, gda_held** out, const char** call,
                            int* result) {
-  if (d->device_type != ARROW_DEVICE_CUDA) return gda_held_import(schema, d, 1, out);
+  const struct gda_device_backend* b = gda_backend_for(d->device_type);
+  if (!b) return gda_held_import(schema, d, 1, out);
   gda_held_schema* e;
   int found = find_held_schema(schema, &d->array, &e);
   if (found != 1) return found;
-  int taken = d->array.release ? gate_cuda(d, e, call, result) : 0;
+  int taken = d->array.release ? gate_device(b, d, e, call, result) : 0;
   if (taken == 1) taken = hold(e, d, out);
   gda_held_schema_unref(e);
   if (taken == 1) gda_call_schema_release(schema);
@@ -283,10 +282,11 @@ int gda_held_import_device(struct ArrowSchema* schema, struct ArrowDeviceArray* 
 }
 
 int gda_held_import_entry(gda_held_schema* e, struct ArrowDeviceArray* d, gda_held** out) {
-  if (d->device_type != ARROW_DEVICE_CUDA) return hold_cpu(e, cpu_array(d, 1), out);
+  const struct gda_device_backend* b = gda_backend_for(d->device_type);
+  if (!b) return hold_cpu(e, cpu_array(d, 1), out);
   const char* call;
   int result;
-  return d->array.release && gate_cuda(d, e, &call, &result) == 1 ? hold(e, d, out) : -1;
+  return d->array.release && gate_device(b, d, e, &call, &result) == 1 ? hold(e, d, out) : -1;
 }
 
 gda_stream_read gda_stream_read_next(struct ArrowArrayStream* plain, struct ArrowDeviceArrayStream* dev,
@@ -316,7 +316,7 @@ gda_stream_read gda_stream_read_next(struct ArrowArrayStream* plain, struct Arro
 }
 
 int gda_held_import(struct ArrowSchema* schema, void* array, int is_device, gda_held** out) {
-  if (is_device && array && ((struct ArrowDeviceArray*)array)->device_type == ARROW_DEVICE_CUDA) {
+  if (is_device && array && gda_backend_for(((struct ArrowDeviceArray*)array)->device_type)) {
     const char* call;
     int result;
     int taken = gda_held_import_device(schema, array, out, &call, &result);

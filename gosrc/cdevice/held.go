@@ -48,10 +48,11 @@ func importDevicePair(schema *cschema.CArrowSchema, array *CArrowDeviceArray) (h
 		case 1:
 			return unsafe.Pointer(h), nil, nil
 		case -2:
+			t := device.Type(array.device_type)
 			C.gda_call_schema_release(cs)
 			cs.release = nil
 			releaseArray()
-			return nil, nil, device.CUDAFailure(C.GoString(call), int(result))
+			return nil, nil, driverFailure(t, C.GoString(call), int(result))
 		case 0:
 			if !cached {
 				if _, err := cschema.CopySchema(schema); err == nil {
@@ -68,6 +69,16 @@ func importDevicePair(schema *cschema.CArrowSchema, array *CArrowDeviceArray) (h
 	}
 	a, err = ImportDeviceArray(array, s)
 	return nil, a, err
+}
+
+// driverFailure is the error of a driver call that the C gate made through
+// the C vtable of device type t.
+func driverFailure(t device.Type, call string, result int) error {
+	b, err := device.BackendFor(t)
+	if err != nil {
+		return err
+	}
+	return b.CallFailure(call, result)
 }
 
 // HeldImportAccepts reports whether the C fast path of the Python layer would

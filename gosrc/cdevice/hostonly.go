@@ -93,7 +93,11 @@ func syncOnHost(dev device.Device, event unsafe.Pointer) error {
 	if event == nil || dev.Type == device.CPU {
 		return nil
 	}
-	return device.SyncEventOnHost(int(max(dev.ID, 0)), *(*unsafe.Pointer)(event))
+	b, err := device.BackendFor(dev.Type)
+	if err != nil {
+		return err
+	}
+	return b.SyncEventOnHost(int(max(dev.ID, 0)), *(*unsafe.Pointer)(event))
 }
 
 // deviceBytes copies the n[i] bytes at each device address p[i] to the host
@@ -104,13 +108,17 @@ func deviceBytes(dev device.Device, event unsafe.Pointer, p []unsafe.Pointer, n 
 	if len(p) == 0 {
 		return nil, nil
 	}
-	stream, err := device.NewStream(int(dev.ID))
+	b, err := device.BackendFor(dev.Type)
 	if err != nil {
 		return nil, err
 	}
-	defer stream.Destroy()
+	stream, err := b.AcquireStream(int(dev.ID))
+	if err != nil {
+		return nil, err
+	}
+	defer b.ReleaseStream(stream)
 	if event != nil {
-		if err := stream.WaitEvent(*(*unsafe.Pointer)(event)); err != nil {
+		if err := b.WaitEvent(stream, *(*unsafe.Pointer)(event)); err != nil {
 			return nil, err
 		}
 	}
@@ -128,8 +136,8 @@ func deviceBytes(dev device.Device, event unsafe.Pointer, p []unsafe.Pointer, n 
 		dst[i] = unsafe.Add(host, at)
 		at += n[i]
 	}
-	if err := stream.Gather(dst, p, n); err != nil {
-		if stream.Drain() {
+	if err := b.Gather(stream, dst, p, n); err != nil {
+		if b.DrainStream(stream) {
 			C.free(host)
 		}
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 
@@ -108,7 +109,7 @@ func importOwned(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema, owner 
 		return fail(errs.Errorf(errs.ErrInvalid, "no schema given for the imported array"))
 	}
 	dev := device.Device{Type: device.Type(cell.device_type), ID: int64(cell.device_id)}
-	im := importer{owner: owner, hostReadable: true, cudaDevice: -1, buffersLeft: cschema.MaxImportBuffers}
+	im := importer{owner: owner, hostReadable: true, onDevice: -1, buffersLeft: cschema.MaxImportBuffers}
 	switch {
 	case !dev.Type.Known():
 		return fail(errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray has unknown device_type %d", int32(dev.Type)))
@@ -118,7 +119,9 @@ func importOwned(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema, owner 
 		}
 		dev.ID = -1
 	default:
-		if dev.ID < 0 && dev.Type == device.CUDA {
+		b, _ := device.BackendFor(dev.Type) // nil: prepareDeviceImport says so
+		deviceMemory := b != nil && b.Traits().DeviceMemory
+		if dev.ID < 0 && deviceMemory {
 			return fail(errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray on %s has a negative device_id %d", dev.Type, dev.ID))
 		}
 		values, err := prepareDeviceImport(cell, schema, dev)
@@ -127,13 +130,13 @@ func importOwned(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema, owner 
 		}
 		im.hostReadable = dev.Type.HostAccessible()
 		im.values = values
-		if dev.Type == device.CUDA {
-			im.cudaDevice = int(dev.ID)
+		if deviceMemory {
+			im.backend, im.onDevice = b, int(dev.ID)
 		}
 	}
 	data, err := im.node(&cell.array, schema, 0, nil)
-	if err == nil && im.cudaDevice >= 0 {
-		im.err = im.checkCUDABuffers()
+	if err == nil && im.onDevice >= 0 {
+		im.err = im.checkDeviceBuffers()
 	}
 	if err == nil && im.err != nil {
 		data.Release()
@@ -148,25 +151,27 @@ func importOwned(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema, owner 
 type importer struct {
 	owner        *foreignOwner
 	hostReadable bool
-	values       deviceValues // device values fetched before the walk (device memory only)
-	cudaDevice   int          // >= 0: check that every buffer belongs to this CUDA device
-	err          error        // the first buffer-ownership problem found
-	buffersLeft  int64        // of the cschema.MaxImportBuffers an import may take
-	// the CUDA buffers to check, all at once after the walk (one driver call
-	// sequence for the whole import)
-	cudaBuffers []uintptr
+	values       deviceValues   // device values fetched before the walk (device memory only)
+	backend      device.Backend // of device memory: checks where the buffers are
+	onDevice     int            // >= 0: check that every buffer belongs to this device
+	err          error          // the first buffer-ownership problem found
+	buffersLeft  int64          // of the cschema.MaxImportBuffers an import may take
+	// the device buffers to check, all at once after the walk (one driver
+	// call sequence for the whole import)
+	deviceBuffers []uintptr
 }
 
-// checkCUDABuffers checks that every collected buffer belongs to im.cudaDevice.
-func (im *importer) checkCUDABuffers() error {
-	bad, badDev, err := device.CheckPointersOnDevice(im.cudaDevice, im.cudaBuffers)
+// checkDeviceBuffers checks that every collected buffer belongs to im.onDevice.
+func (im *importer) checkDeviceBuffers() error {
+	bad, badDev, err := im.backend.PointersOnDevice(im.onDevice, im.deviceBuffers)
+	kind := strings.ToUpper(im.backend.Type().String())
 	switch {
 	case bad < 0:
 		return nil
 	case err != nil:
-		return errs.Errorf(errs.ErrInvalid, "a buffer at %#x is not CUDA memory the driver knows: %v", im.cudaBuffers[bad], err)
+		return errs.Errorf(errs.ErrInvalid, "a buffer at %#x is not %s memory the driver knows: %v", im.deviceBuffers[bad], kind, err)
 	default:
-		return errs.Errorf(errs.ErrInvalid, "a buffer at %#x is on CUDA device %d, but the array declares device %d", im.cudaBuffers[bad], badDev, im.cudaDevice)
+		return errs.Errorf(errs.ErrInvalid, "a buffer at %#x is on %s device %d, but the array declares device %d", im.deviceBuffers[bad], kind, badDev, im.onDevice)
 	}
 }
 
@@ -176,8 +181,8 @@ func (im *importer) buffer(p unsafe.Pointer, n int64) *memory.Buffer {
 	if p == nil {
 		return nil
 	}
-	if im.cudaDevice >= 0 {
-		im.cudaBuffers = append(im.cudaBuffers, uintptr(p))
+	if im.onDevice >= 0 {
+		im.deviceBuffers = append(im.deviceBuffers, uintptr(p))
 	}
 	im.owner.ref()
 	return memory.NewBufferWithAllocator(unsafe.Slice((*byte)(p), n), im.owner)
@@ -518,7 +523,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 // ready: the producer's pending writes were queued there (the CUDA Array
 // Interface's stream) or ordered before it (the stream a DLPack consumer
 // hands the producer), so later readers wait on the event.
-func WrapForeign(schema *cschema.Schema, dev device.Device, length, nullCount int64, buffers []unsafe.Pointer, sizes []int64, ready *device.Stream, release func()) (*Array, error) {
+func WrapForeign(schema *cschema.Schema, dev device.Device, length, nullCount int64, buffers []unsafe.Pointer, sizes []int64, ready device.Stream, release func()) (*Array, error) {
 	owner := &foreignOwner{release: release}
 	owner.refs.Store(1)
 	liveImports.Add(1)
@@ -532,7 +537,8 @@ func WrapForeign(schema *cschema.Schema, dev device.Device, length, nullCount in
 	if !schema.Info().HasValidity() {
 		return fail(errs.Errorf(errs.ErrInvalid, "WrapForeign supports types with a validity bitmap, not %q", schema.Format))
 	}
-	if ready != nil && dev.Type != device.CUDA && dev.Type != device.CUDAHost && dev.Type != device.CUDAManaged {
+	b, _ := device.BackendFor(dev.Type)
+	if ready != nil && (b == nil || !b.Traits().Streams) {
 		return fail(errs.Errorf(errs.ErrInvalid, "a ready stream is meaningful only for CUDA, pinned or managed memory, not %s", dev))
 	}
 	if length < 0 || nullCount < -1 || nullCount > length {
@@ -550,19 +556,19 @@ func WrapForeign(schema *cschema.Schema, dev device.Device, length, nullCount in
 	if err != nil {
 		return fail(err)
 	}
-	im := importer{owner: owner, hostReadable: dev.Type.HostAccessible(), cudaDevice: -1}
-	if dev.Type == device.CUDA {
-		if err := device.CheckCUDADevice(int(dev.ID)); err != nil {
+	im := importer{owner: owner, hostReadable: dev.Type.HostAccessible(), onDevice: -1}
+	if b != nil && b.Traits().DeviceMemory {
+		if err := b.CheckDevice(int(dev.ID)); err != nil {
 			return fail(err)
 		}
-		im.cudaDevice = int(dev.ID)
+		im.backend, im.onDevice = b, int(dev.ID)
 	}
 	bufs := make([]*memory.Buffer, len(buffers))
 	for i, p := range buffers {
 		bufs[i] = im.buffer(p, sizes[i])
 	}
-	if im.cudaDevice >= 0 {
-		im.err = im.checkCUDABuffers()
+	if im.onDevice >= 0 {
+		im.err = im.checkDeviceBuffers()
 	}
 	data := array.NewData(dt, int(length), bufs, nil, int(nullCount), 0)
 	for _, b := range bufs {
@@ -576,7 +582,7 @@ func WrapForeign(schema *cschema.Schema, dev device.Device, length, nullCount in
 	}
 	var event unsafe.Pointer
 	if ready != nil {
-		cell, destroy, err := recordEvent(ready)
+		cell, destroy, err := recordEvent(b, ready)
 		if err != nil {
 			data.Release()
 			return fail(err)
@@ -602,26 +608,18 @@ func valuesBytes(info *cschema.FormatInfo, length int64) (int64, bool) {
 	return 0, true
 }
 
-// recordEvent records a new event on s and returns a C cell holding the
-// CUevent (what a sync_event points to) and the function that destroys both.
-func recordEvent(s *device.Stream) (unsafe.Pointer, func(), error) {
-	s, err := s.InOwnContext()
+// recordEvent records a new event of b on s and returns a C cell holding
+// the event (what a sync_event points to) and the function that releases both.
+func recordEvent(b device.Backend, s device.Stream) (unsafe.Pointer, func(), error) {
+	ev, err := b.RecordEvent(s)
 	if err != nil {
-		return nil, nil, err
-	}
-	ev, err := device.NewEvent(s.Device())
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := ev.Record(s); err != nil {
-		_ = ev.Destroy()
 		return nil, nil, err
 	}
 	cell := C.malloc(C.size_t(unsafe.Sizeof(uintptr(0))))
 	// an integer store into malloc'd memory (see StoreCPointer)
 	StoreCPointer(cell, ev.Handle())
 	return cell, func() {
-		_ = ev.Destroy()
+		_ = b.ReleaseEvent(ev)
 		C.free(cell)
 	}, nil
 }
@@ -630,11 +628,15 @@ func recordEvent(s *device.Stream) (unsafe.Pointer, func(), error) {
 // array's buffers (its sync_event); without an event it does nothing. This is
 // what a producer does for a consumer that names the stream it will use
 // (DLPack's stream argument).
-func (a *Array) WaitReadyOn(s *device.Stream) error {
+func (a *Array) WaitReadyOn(s device.Stream) error {
 	if a.event == nil {
 		return nil
 	}
-	return s.WaitEvent(*(*unsafe.Pointer)(a.event))
+	b, err := device.BackendFor(a.dev.Type)
+	if err != nil {
+		return err
+	}
+	return b.WaitEvent(s, *(*unsafe.Pointer)(a.event))
 }
 
 // WaitOnHost blocks until the producer's writes to the array's buffers are
@@ -645,7 +647,7 @@ func (a *Array) WaitOnHost() error {
 	if a.event == nil {
 		return nil
 	}
-	return device.SyncEventOnHost(int(max(a.dev.ID, 0)), *(*unsafe.Pointer)(a.event))
+	return syncOnHost(a.dev, a.event)
 }
 
 // CUDAArrayInterfaceStream readies a CUDA array for a consumer of the CUDA
@@ -656,19 +658,19 @@ func (a *Array) WaitOnHost() error {
 // is the array's device's; otherwise the event is waited for on the host and
 // the entry is None (a wait instead of a stream of the wrong context).
 func (a *Array) CUDAArrayInterfaceStream() (uintptr, error) {
-	if a.event == nil || a.dev.Type != device.CUDA {
+	if a.event == nil || !device.TraitsOf(a.dev.Type).DeviceMemory {
 		return 0, nil
 	}
-	dev := int(a.dev.ID)
-	if !device.CallerContextIs(dev) {
-		return 0, a.WaitOnHost()
-	}
-	s, err := device.ForeignStream(dev, device.LegacyDefaultStream)
+	b, err := device.BackendFor(a.dev.Type)
 	if err != nil {
 		return 0, err
+	}
+	s, ok := b.CallerDefaultStream(int(a.dev.ID))
+	if !ok {
+		return 0, a.WaitOnHost()
 	}
 	if err := a.WaitReadyOn(s); err != nil {
 		return 0, err
 	}
-	return device.LegacyDefaultStream, nil
+	return s.Handle(), nil
 }

@@ -3,6 +3,10 @@
 // A Device is a (Type, ID) pair with the values of the Arrow C Device Data
 // Interface (ARROW_DEVICE_*). The zero value is not a valid device; use CPU
 // for host memory. Parse accepts the strings "cpu", "cuda" and "cuda:N".
+//
+// What can be done with the memory of a device type is its Backend's
+// (backend.go): the CPU backend is always registered, others register from
+// their own package's init() (the CUDA backend: gosrc/device/cuda).
 package device
 
 import (

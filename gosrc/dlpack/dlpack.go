@@ -11,7 +11,7 @@ package dlpack
 #include <stdlib.h>
 #include "dlpack.h"
 
-extern void godevarrowDLPackRelease(uintptr_t handle);
+extern void gdaDLPackRelease(uintptr_t handle);
 
 typedef struct {
   struct DLManagedTensorVersioned versioned;
@@ -24,7 +24,7 @@ typedef struct {
 static void gda_dlpack_free(gda_dlpack_export* e) {
   uintptr_t h = e->handle;
   free(e);
-  godevarrowDLPackRelease(h);
+  gdaDLPackRelease(h);
 }
 static void gda_dlpack_deleter_versioned(struct DLManagedTensorVersioned* t) { gda_dlpack_free(t->manager_ctx); }
 static void gda_dlpack_deleter_legacy(DLManagedTensor* t) { gda_dlpack_free(t->manager_ctx); }
@@ -160,7 +160,7 @@ type ExportOptions struct {
 	Copied bool
 	// Stream, when non-nil, is the consumer's stream: it is made to wait
 	// for the array's sync_event before the tensor is handed over.
-	Stream *device.Stream
+	Stream device.Stream
 }
 
 // Export returns a new DLManagedTensorVersioned or DLManagedTensor over the
@@ -225,8 +225,8 @@ func Export(a *cdevice.Array, opts ExportOptions) (unsafe.Pointer, error) {
 // exports holds the array behind every exported tensor until its deleter.
 var exports handle.Table
 
-//export godevarrowDLPackRelease
-func godevarrowDLPackRelease(h C.uintptr_t) {
+//export gdaDLPackRelease
+func gdaDLPackRelease(h C.uintptr_t) {
 	defer errs.RecoverInto(func(error) {})
 	v, ok := exports.Delete(handle.Handle(h))
 	if !ok {
@@ -256,7 +256,7 @@ func Delete(p unsafe.Pointer, versioned bool) {
 // the Array gets an event recorded on it, which host reads of pinned and
 // managed memory wait for. A nil stream means the producer synchronized (or
 // was told not to, with stream -1).
-func Import(p unsafe.Pointer, versioned bool, stream *device.Stream) (*cdevice.Array, error) {
+func Import(p unsafe.Pointer, versioned bool, stream device.Stream) (*cdevice.Array, error) {
 	if p == nil {
 		return nil, errorf(errs.ErrInvalid, "DLPack tensor pointer is NULL")
 	}
@@ -296,12 +296,15 @@ func Import(p unsafe.Pointer, versioned bool, stream *device.Stream) (*cdevice.A
 	switch dev.Type {
 	case device.CPU:
 		dev = device.Host
-	case device.CUDA, device.CUDAHost, device.CUDAManaged:
-		if err := device.CheckCUDADevice(int(dev.ID)); err != nil {
+	default:
+		// a device tensor comes with the consumer's stream: its backend must have streams
+		b, err := device.BackendFor(dev.Type)
+		if err != nil || !b.Traits().Streams {
+			return fail(device.Unavailable("cannot import a DLPack tensor on %s: godevarrow reads CPU and CUDA tensors", dev))
+		}
+		if err := b.CheckDevice(int(dev.ID)); err != nil {
 			return fail(err)
 		}
-	default:
-		return fail(device.Unavailable("cannot import a DLPack tensor on %s: godevarrow reads CPU and CUDA tensors", dev))
 	}
 	if dev.Type == device.CPU {
 		stream = nil // no device work to order

@@ -7,6 +7,7 @@ static void* gda_device_address(uintptr_t p) { return (void*)p; }
 import "C"
 
 import (
+	"errors"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -25,16 +26,12 @@ import (
 // pinned and managed memory) and for CPU arrays. Pinned and managed memory
 // take a stream as device memory does (DLPack python_spec, "stream"; CuPy
 // passes its current stream for kDLCUDAManaged, cupy/_core/dlpack.pyx).
-func ConsumerStream(a *cdevice.Array, stream int64) (*device.Stream, error) {
-	switch a.Device().Type {
-	case device.CUDA, device.CUDAHost, device.CUDAManaged:
-	default:
+func ConsumerStream(a *cdevice.Array, stream int64) (device.Stream, error) {
+	b, err := device.BackendFor(a.Device().Type)
+	if err != nil || !b.Traits().Streams || stream < 0 {
 		return nil, nil
 	}
-	if stream < 0 {
-		return nil, nil
-	}
-	return device.ForeignStream(int(max(a.Device().ID, 0)), uintptr(stream))
+	return b.ForeignStream(int(max(a.Device().ID, 0)), uintptr(stream))
 }
 
 // DescribeReady is Describe for a consumer of the CUDA Array Interface:
@@ -72,38 +69,43 @@ func WrapCUDAArrayInterface(format string, ptr uintptr, length int64, stream uin
 	if length < 0 {
 		return fail(&errs.Error{Kind: errs.ErrInvalid, Msg: "__cuda_array_interface__ has a negative length"})
 	}
-	if err := device.OpenCUDA(); err != nil {
+	// the interface describes CUDA memory by definition: its backend is asked
+	cuda, err := device.BackendFor(device.CUDA)
+	if err == nil {
+		err = cuda.Open()
+	}
+	if err != nil {
 		return fail(err)
 	}
-	dev := device.Device{Type: device.CUDA, ID: 0}
+	dev := device.Device{Type: cuda.Type(), ID: 0}
+	b := cuda
 	p := C.gda_device_address(C.uintptr_t(ptr)) // a device address: never dereferenced here
 	if ptr != 0 {
-		id, kind, err := device.PointerDevice(p)
+		at, err := cuda.PointerInfo(p)
+		if err == nil && at.Kind == device.MemoryUnknown {
+			err = errors.New("the pointer is not memory the driver allocated, mapped or registered")
+		}
 		if err != nil {
 			return fail(&errs.Error{Kind: errs.ErrInvalid, Msg: "__cuda_array_interface__ data pointer is not memory the CUDA driver knows: " + err.Error()})
 		}
-		dev.ID = int64(id)
-		switch kind {
-		case device.MemoryPinned:
-			dev.Type = device.CUDAHost
-		case device.MemoryManaged:
-			dev.Type = device.CUDAManaged
+		// pinned or managed memory has its own device type (and backend)
+		dev = at.Device
+		if b, err = device.BackendFor(dev.Type); err != nil {
+			return fail(err)
 		}
 	} else if length != 0 {
 		return fail(&errs.Error{Kind: errs.ErrInvalid, Msg: "__cuda_array_interface__ has a NULL data pointer for a non-empty array"})
 	}
-	var ready *device.Stream
-	if stream != 0 && dev.Type == device.CUDA {
-		if ready, err = device.ForeignStream(int(dev.ID), stream); err != nil {
-			return fail(err)
-		}
-	} else if stream != 0 {
-		// host-visible memory: wait for the producer's work here
-		s, err := device.ForeignStream(int(dev.ID), stream)
+	var ready device.Stream
+	if stream != 0 {
+		s, err := b.ForeignStream(int(dev.ID), stream)
 		if err != nil {
 			return fail(err)
 		}
-		if err := s.Synchronize(); err != nil {
+		if b.Traits().DeviceMemory {
+			ready = s
+		} else if err := b.SyncStream(s); err != nil {
+			// host-visible memory: wait for the producer's work here
 			return fail(err)
 		}
 	}

@@ -139,7 +139,7 @@ typedef struct {
 // Schema, its C export template, the entry's own template) times
 // gda_schema_template_bytes, plus the entry and its gate nodes. An entry
 // lives on while held imports refer to it, and when it goes the Go side is
-// told (godevarrowHeldSchemaDropped). Returns 0, ENOMEM or EFBIG.
+// told (gdaHeldSchemaDropped). Returns 0, ENOMEM or EFBIG.
 #define GDA_HELD_SCHEMAS 256
 #define GDA_HELD_SCHEMA_BYTES ((int64_t)64 << 20)
 #define GDA_HELD_SCHEMA_COPIES 3

@@ -14,13 +14,13 @@ typedef struct {
 } gda_stream_private;
 
 static int gda_stream_get_schema(struct ArrowArrayStream* s, struct ArrowSchema* out) {
-  return godevarrowStreamGetSchema(((gda_stream_private*)s->private_data)->handle, out);
+  return gdaStreamGetSchema(((gda_stream_private*)s->private_data)->handle, out);
 }
 static int gda_stream_get_next(struct ArrowArrayStream* s, struct ArrowArray* out) {
-  return godevarrowStreamGetNext(((gda_stream_private*)s->private_data)->handle, out, NULL);
+  return gdaStreamGetNext(((gda_stream_private*)s->private_data)->handle, out, NULL);
 }
 static const char* gda_stream_get_last_error(struct ArrowArrayStream* s) {
-  return godevarrowStreamGetLastError(((gda_stream_private*)s->private_data)->handle);
+  return gdaStreamGetLastError(((gda_stream_private*)s->private_data)->handle);
 }
 static void gda_stream_release(struct ArrowArrayStream* s) {
   if (!s || !s->release) return;
@@ -28,7 +28,7 @@ static void gda_stream_release(struct ArrowArrayStream* s) {
   uintptr_t h = p->handle;
   free(p);
   s->release = NULL;
-  godevarrowStreamRelease(h);
+  gdaStreamRelease(h);
 }
 
 int gda_stream_init(struct ArrowArrayStream* s, uintptr_t handle) {
@@ -44,13 +44,13 @@ int gda_stream_init(struct ArrowArrayStream* s, uintptr_t handle) {
 }
 
 static int gda_device_stream_get_schema(struct ArrowDeviceArrayStream* s, struct ArrowSchema* out) {
-  return godevarrowStreamGetSchema(((gda_stream_private*)s->private_data)->handle, out);
+  return gdaStreamGetSchema(((gda_stream_private*)s->private_data)->handle, out);
 }
 static int gda_device_stream_get_next(struct ArrowDeviceArrayStream* s, struct ArrowDeviceArray* out) {
-  return godevarrowStreamGetNext(((gda_stream_private*)s->private_data)->handle, NULL, out);
+  return gdaStreamGetNext(((gda_stream_private*)s->private_data)->handle, NULL, out);
 }
 static const char* gda_device_stream_get_last_error(struct ArrowDeviceArrayStream* s) {
-  return godevarrowStreamGetLastError(((gda_stream_private*)s->private_data)->handle);
+  return gdaStreamGetLastError(((gda_stream_private*)s->private_data)->handle);
 }
 static void gda_device_stream_release(struct ArrowDeviceArrayStream* s) {
   if (!s || !s->release) return;
@@ -58,7 +58,7 @@ static void gda_device_stream_release(struct ArrowDeviceArrayStream* s) {
   uintptr_t h = p->handle;
   free(p);
   s->release = NULL;
-  godevarrowStreamRelease(h);
+  gdaStreamRelease(h);
 }
 
 int gda_device_stream_init(struct ArrowDeviceArrayStream* s, uintptr_t handle, ArrowDeviceType device_type) {

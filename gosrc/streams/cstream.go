@@ -464,8 +464,8 @@ func (s *exportedStream) failRecovered(err error) C.int {
 	return s.fail(err)
 }
 
-//export godevarrowStreamGetSchema
-func godevarrowStreamGetSchema(h C.uintptr_t, out *C.struct_ArrowSchema) (rc C.int) {
+//export gdaStreamGetSchema
+func gdaStreamGetSchema(h C.uintptr_t, out *C.struct_ArrowSchema) (rc C.int) {
 	var s *exportedStream
 	defer errs.RecoverInto(func(err error) { rc = s.failRecovered(err) })
 	s, ok := exportedStreamOf(h)
@@ -480,8 +480,8 @@ func godevarrowStreamGetSchema(h C.uintptr_t, out *C.struct_ArrowSchema) (rc C.i
 	return 0
 }
 
-//export godevarrowStreamGetNext
-func godevarrowStreamGetNext(h C.uintptr_t, out *C.struct_ArrowArray, outDev *C.struct_ArrowDeviceArray) (rc C.int) {
+//export gdaStreamGetNext
+func gdaStreamGetNext(h C.uintptr_t, out *C.struct_ArrowArray, outDev *C.struct_ArrowDeviceArray) (rc C.int) {
 	var s *exportedStream
 	defer errs.RecoverInto(func(err error) { rc = s.failRecovered(err) })
 	s, ok := exportedStreamOf(h)
@@ -517,8 +517,8 @@ func godevarrowStreamGetNext(h C.uintptr_t, out *C.struct_ArrowArray, outDev *C.
 	return 0
 }
 
-//export godevarrowStreamGetLastError
-func godevarrowStreamGetLastError(h C.uintptr_t) (msg *C.char) {
+//export gdaStreamGetLastError
+func gdaStreamGetLastError(h C.uintptr_t) (msg *C.char) {
 	defer errs.RecoverInto(func(error) { msg = nil })
 	s, ok := exportedStreamOf(h)
 	if !ok {
@@ -529,8 +529,8 @@ func godevarrowStreamGetLastError(h C.uintptr_t) (msg *C.char) {
 	return s.lastErr
 }
 
-//export godevarrowStreamRelease
-func godevarrowStreamRelease(h C.uintptr_t) {
+//export gdaStreamRelease
+func gdaStreamRelease(h C.uintptr_t) {
 	defer errs.RecoverInto(func(error) {})
 	v, ok := exportedStreams.Delete(handle.Handle(h))
 	if !ok {

@@ -12,13 +12,12 @@ from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union, cast
 
 from . import _dlpack, _ipc, _repr
 from . import _godevarrow as _lib
-from ._device import Device, DeviceLike, DeviceType, as_device
+from ._device import Device, DeviceLike, DeviceType, as_device, device_count, device_traits
 from ._godevarrow import ArrowInvalid, GodevarrowTypeError
 from ._optional import pandas_frame, require
 from ._protocol import check_kwargs, no_protocol, producer_error, schema_capsule
-from ._runtime import cuda_available, cuda_device_count
 from ._schema import Schema, column_index, requested_handle, schema
-from ._values import MAKERS, Values
+from ._values import MAKERS, Columns, Values
 
 if TYPE_CHECKING:  # pragma: no cover
     from types import NotImplementedType
@@ -229,34 +228,19 @@ def clamp_slice(offset: int, length: Optional[int], n: int) -> tuple[int, int]:
     return start, n - start if length is None else min(length, n - start)
 
 
-class RecordBatch(Array):
+class RecordBatch(Array, Columns[Array]):
     """A struct-typed Array whose children are the columns."""
 
     __slots__ = ()
-
-    @property
-    def num_rows(self) -> int:
-        """The number of rows."""
-        return len(self)
 
     @property
     def num_columns(self) -> int:
         """The number of columns (the struct's fields)."""
         return self._get_info().n_children
 
-    @property
-    def column_names(self) -> list[str]:
-        """The names of the columns, in order."""
-        return [c.name for c in self.schema.children]
-
     def column(self, i: Union[int, str]) -> Array:
         """Column ``i`` (an index, or a name) as an Array; zero-copy."""
         return Array(_lib.array_column(self._h, column_index(self.column_names, i)))
-
-    @property
-    def columns(self) -> list[Array]:
-        """Every column as an Array, in order; zero-copy."""
-        return [self.column(i) for i in range(self.num_columns)]
 
     def __getitem__(self, key: Any) -> Any:
         """``batch[i]`` is row i as a dict, ``batch[a:b]`` a zero-copy slice,
@@ -268,10 +252,9 @@ class RecordBatch(Array):
     def __repr__(self) -> str:
         """The shape and device, the schema, then each column's first and last
         values (only those are read), as pyarrow prints them."""
-        head = "godevarrow.RecordBatch: " + _repr.shape(len(self), self.num_columns, None, str(self.device))
-        fields = [str(c) for c in self.schema.children]
-        columns = [(name, self.column(i)._values) for i, name in enumerate(self.column_names[: _repr.MAX_COLUMNS])]
-        return _repr.render(head, fields, columns, len(self))
+        return self._render_columns(
+            "godevarrow.RecordBatch: " + _repr.shape(len(self), self.num_columns, None, str(self.device))
+        )
 
     def to_pydict(self) -> dict[str, list[Any]]:
         """Each column's values (``to_pylist``) by column name."""
@@ -292,8 +275,9 @@ class RecordBatch(Array):
 def _array_from_ipc(data: bytes, device_type: int, device_id: int) -> Array:
     batch, single = _ipc.read_batch(data)
     arr: Array = record_batch(batch).column(0) if single else record_batch(batch)
-    if device_type == DeviceType.CUDA and cuda_available():
-        arr = arr.to_device(Device(device_type, device_id if device_id < cuda_device_count() else 0))
+    # back onto device memory when this process has such a device (else the host copy)
+    if device_traits(device_type).device_memory and (count := device_count(device_type)) > 0:
+        arr = arr.to_device(Device(device_type, device_id if device_id < count else 0))
     return arr
 
 
@@ -337,7 +321,9 @@ def _by_protocol(obj: object, cls: type[_A], requested_schema: object) -> Union[
 def array(obj: object, *, requested_schema: object = None) -> Array:
     """An Array from anything that speaks a protocol (see the API docs)."""
     if requested_schema is None:  # the common case: one C call makes the Array
-        try:  # _by_protocol inline: a Python call costs this path about 10%
+        # _by_protocol inline: a Python call is a measurable share of this path
+        # (docs/benchmarks.md, the "import only ..., 1 int64 column" row)
+        try:
             imported = _lib.import_from(obj, Array, None)
         except Exception as e:
             raise producer_error(obj, e)  # noqa: B904 (the cause is set)

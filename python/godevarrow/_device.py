@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import enum
-from typing import Union
+import functools
+from typing import NamedTuple, Union
 
+from . import _godevarrow as _lib
 from ._godevarrow import ArrowInvalid, GodevarrowTypeError
 
 
@@ -25,6 +27,40 @@ class DeviceType(enum.IntEnum):
     ONEAPI = 14
     WEBGPU = 15
     HEXAGON = 16
+
+
+class DeviceTraits(NamedTuple):
+    """What the backend of a device type does (all False without a backend).
+
+    host_accessible: the host reads the memory directly once its event completed.
+    streams: work on the memory is ordered with the backend's streams and
+    events, and a consumer may name a stream (DLPack's ``stream``).
+    device_memory: memory of one device that the host cannot read.
+    """
+
+    host_accessible: bool
+    streams: bool
+    device_memory: bool
+
+
+def device_traits(device_type: object) -> DeviceTraits:
+    """The traits of a device type's backend, as the Go core registered it:
+    code asks these instead of comparing device types."""
+    if not isinstance(device_type, int) or isinstance(device_type, bool):
+        return DeviceTraits(False, False, False)
+    return _traits(int(device_type))
+
+
+@functools.lru_cache(maxsize=64)
+def _traits(device_type: int) -> DeviceTraits:
+    # backends register when the extension loads: the answer never changes
+    return DeviceTraits(*_lib.device_traits(device_type))
+
+
+def device_count(device_type: int) -> int:
+    """The number of devices of a device type's backend (0 without a backend
+    or driver). Never raises."""
+    return _lib.device_count(int(device_type))
 
 
 class Device:

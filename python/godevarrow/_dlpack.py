@@ -30,7 +30,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Optional
 
 from . import _godevarrow as _lib
-from ._device import Device, DeviceType
+from ._device import Device, DeviceType, device_traits
 from ._godevarrow import ArrowInvalid, ArrowNotImplementedError, DLPackError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -74,7 +74,7 @@ def _cuda_stream(stream: Optional[int], device: tuple[int, int]) -> int:
         if stream not in (None, -1):
             raise ArrowInvalid(f"stream must be None for an array on the CPU, got {stream!r}")
         return -1
-    host_visible = device[0] in (DeviceType.CUDA_HOST, DeviceType.CUDA_MANAGED)
+    host_visible = device_traits(device[0]).host_accessible
     if stream is None:
         return -1 if host_visible else _LEGACY_DEFAULT_STREAM
     if not isinstance(stream, int) or isinstance(stream, bool):
@@ -125,8 +125,8 @@ def from_dlpack(obj: Any) -> _Handle:
         dev_type, dev_id = obj.__dlpack_device__()
         # pinned and managed memory are written by the device too: the
         # producer orders that work before our stream (DLPack's python_spec)
-        if dev_type in (DeviceType.CUDA, DeviceType.CUDA_HOST, DeviceType.CUDA_MANAGED):
-            stream_handle, stream = _lib.cuda_stream_new(max(int(dev_id), 0))
+        if device_traits(dev_type).streams:
+            stream_handle, stream = _lib.stream_new(int(dev_type), max(int(dev_id), 0))
             kwargs["stream"] = stream
     try:
         capsule = obj.__dlpack__(max_version=DLPACK_VERSION, **kwargs)
@@ -143,7 +143,7 @@ def from_dlpack(obj: Any) -> _Handle:
 
 def cuda_array_interface(arr: Array) -> dict[str, Any]:
     """The ``__cuda_array_interface__`` (version 3) of a CUDA array."""
-    if arr.device_type != DeviceType.CUDA:
+    if not device_traits(arr.device_type).device_memory:
         raise AttributeError(
             f"__cuda_array_interface__ describes CUDA device memory; this array is on {arr.device} "
             "(use __dlpack__ or the Arrow protocols)"

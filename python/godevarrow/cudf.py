@@ -19,6 +19,10 @@ all-nullable, as ``df.to_arrow()``); the device is taken from the buffers,
 not from pylibcudf's stamp (the current device). Types cuDF cannot hold and
 duplicate names are refused before anything is moved; libcudf never
 releases the schema it takes, so it is handed one whose loss frees nothing.
+
+This module is the Python half of the CUDA backend (gosrc/device/cuda): a
+bridge to a CUDA peer, so it may compare device types with CUDA's; the rest
+of the package asks a device type's backend (``_device.device_traits``).
 """
 
 from __future__ import annotations

@@ -3,6 +3,10 @@
 Import CuPy lazily: ``import godevarrow.cupy`` works without CuPy; the
 functions raise ``godevarrow.MissingDependencyError`` (an ``ImportError``)
 naming the extra to install when it is missing.
+
+This module is the Python half of the CUDA backend (gosrc/device/cuda): a
+bridge to a CUDA peer, so it may compare device types with CUDA's; the rest
+of the package asks a device type's backend (``_device.device_traits``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,430 @@
+#include "cuda.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+// The bound driver entry points.
+static struct {
+  CUresult (*cuInit)(unsigned int);
+  CUresult (*cuDriverGetVersion)(int*);
+  CUresult (*cuDeviceGetCount)(int*);
+  CUresult (*cuDeviceGet)(CUdevice*, int);
+  CUresult (*cuDeviceGetName)(char*, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*cuCtxPushCurrent_v2)(CUcontext);
+  CUresult (*cuCtxPopCurrent_v2)(CUcontext*);
+  CUresult (*cuCtxGetDevice)(CUdevice*);
+  CUresult (*cuCtxGetCurrent)(CUcontext*);
+  CUresult (*cuStreamGetCtx)(CUstream, CUcontext*);
+  CUresult (*cuMemAlloc_v2)(CUdeviceptr*, size_t);
+  CUresult (*cuMemFree_v2)(CUdeviceptr);
+  CUresult (*cuMemAllocHost_v2)(void**, size_t);
+  CUresult (*cuMemFreeHost)(void*);
+  CUresult (*cuMemcpyHtoDAsync_v2)(CUdeviceptr, const void*, size_t, CUstream);
+  CUresult (*cuMemcpyDtoHAsync_v2)(void*, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemcpyDtoDAsync_v2)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
+  CUresult (*cuStreamCreate)(CUstream*, unsigned int);
+  CUresult (*cuStreamDestroy_v2)(CUstream);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned int);
+  CUresult (*cuEventCreate)(CUevent*, unsigned int);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventDestroy_v2)(CUevent);
+  CUresult (*cuPointerGetAttribute)(void*, int, CUdeviceptr);
+  CUresult (*cuGetErrorName)(CUresult, const char**);
+  CUresult (*cuGetErrorString)(CUresult, const char**);
+} cu;
+
+static pthread_once_t open_once = PTHREAD_ONCE_INIT;
+static const char* open_error;
+static const char* library_name;
+static int device_count;
+// The primary context of each device, retained on the device's first use
+// and kept for the process lifetime: a device nobody uses gets no context,
+// and one that refuses (exclusive-process or prohibited compute mode) makes
+// only itself unavailable.
+static CUcontext* contexts;
+static pthread_mutex_t retain_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void open_driver(void) {
+  const char* name = getenv("GODEVARROW_LIBCUDA");
+  if (!name || !*name) name = "libcuda.so.1";
+  library_name = name;
+  void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    static char msg[512];
+    const char* why = dlerror();
+    snprintf(msg, sizeof(msg), "the driver library could not be loaded (%s)", why ? why : "dlopen failed");
+    open_error = msg;
+    return;
+  }
+#define BIND(fn)                                                   \
+  if (!(*(void**)(&cu.fn) = dlsym(lib, #fn))) {                    \
+    open_error = "the CUDA driver library lacks the function " #fn; \
+    return;                                                        \
+  }
+  BIND(cuInit) BIND(cuDriverGetVersion) BIND(cuDeviceGetCount) BIND(cuDeviceGet) BIND(cuDeviceGetName)
+  BIND(cuDevicePrimaryCtxRetain) BIND(cuCtxPushCurrent_v2) BIND(cuCtxPopCurrent_v2) BIND(cuCtxGetCurrent)
+  BIND(cuCtxGetDevice) BIND(cuStreamGetCtx) BIND(cuMemAlloc_v2) BIND(cuMemFree_v2)
+  BIND(cuMemAllocHost_v2) BIND(cuMemFreeHost) BIND(cuMemcpyHtoDAsync_v2) BIND(cuMemcpyDtoHAsync_v2)
+  BIND(cuMemcpyDtoDAsync_v2) BIND(cuMemcpyPeerAsync) BIND(cuStreamCreate) BIND(cuStreamDestroy_v2)
+  BIND(cuStreamSynchronize) BIND(cuStreamWaitEvent) BIND(cuEventCreate) BIND(cuEventRecord)
+  BIND(cuEventSynchronize) BIND(cuEventDestroy_v2) BIND(cuPointerGetAttribute) BIND(cuGetErrorName)
+  BIND(cuGetErrorString)
+#undef BIND
+  if (cu.cuInit(0) != GDA_CUDA_SUCCESS) {
+    open_error = "cuInit failed: the driver is present but no usable CUDA device or driver was found";
+    return;
+  }
+  if (cu.cuDeviceGetCount(&device_count) != GDA_CUDA_SUCCESS || device_count < 0) device_count = 0;
+  contexts = calloc((size_t)(device_count ? device_count : 1), sizeof(CUcontext));
+  if (!contexts) {
+    open_error = "out of memory";
+    return;
+  }
+}
+
+int gda_cuda_open(const char** err) {
+  pthread_once(&open_once, open_driver);
+  if (open_error) {
+    *err = open_error;
+    return -1;
+  }
+  return 0;
+}
+
+const char* gda_cuda_library(void) { return library_name; }
+
+// The primary context of device dev, retained on first use.
+static CUresult primary_context(int dev, CUcontext* out, const char** call) {
+  if (dev < 0 || dev >= device_count) {
+    *call = "cuDeviceGet";
+    return 101;  // CUDA_ERROR_INVALID_DEVICE
+  }
+  CUcontext c = __atomic_load_n(&contexts[dev], __ATOMIC_ACQUIRE);
+  if (c) {
+    *out = c;
+    return GDA_CUDA_SUCCESS;
+  }
+  pthread_mutex_lock(&retain_mu);
+  CUresult r = GDA_CUDA_SUCCESS;
+  if (!(c = contexts[dev])) {
+    CUdevice d;
+    *call = "cuDeviceGet";
+    r = cu.cuDeviceGet(&d, dev);
+    if (r == GDA_CUDA_SUCCESS) {
+      *call = "cuDevicePrimaryCtxRetain";
+      r = cu.cuDevicePrimaryCtxRetain(&c, d);
+    }
+    if (r == GDA_CUDA_SUCCESS) __atomic_store_n(&contexts[dev], c, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&retain_mu);
+  *out = c;
+  return r;
+}
+
+// Every operation runs with the device's primary context pushed onto the
+// calling thread's context stack and pops it before returning, so the
+// caller's current context (CuPy's device, PyCUDA's pushed contexts) is as it
+// was (CUDA Driver API, cuCtxPushCurrent / cuCtxPopCurrent). Goroutines move
+// between threads, so the push and pop happen within one C call.
+static CUresult push_context(int dev, const char** call) {
+  CUcontext c;
+  CUresult r = primary_context(dev, &c, call);
+  if (r != GDA_CUDA_SUCCESS) return r;
+  *call = "cuCtxPushCurrent_v2";
+  return cu.cuCtxPushCurrent_v2(c);
+}
+
+static CUresult pop_context(CUresult r, const char** call) {
+  CUresult p = cu.cuCtxPopCurrent_v2(NULL);
+  if (r != GDA_CUDA_SUCCESS) return r;  // the first error is the one to report
+  if (p != GDA_CUDA_SUCCESS) *call = "cuCtxPopCurrent_v2";
+  return p;
+}
+
+// CALL0: a driver call that needs no context. Inside BEGIN(dev) ... END,
+// CALL runs a driver call with dev's context current and jumps to END on error.
+#define CALL0(fn, ...)                      \
+  do {                                      \
+    *call = #fn;                            \
+    CUresult r_ = cu.fn(__VA_ARGS__);       \
+    if (r_ != GDA_CUDA_SUCCESS) return r_;  \
+  } while (0)
+#define BEGIN(dev)                                  \
+  CUresult r_ = push_context((dev), call);          \
+  if (r_ != GDA_CUDA_SUCCESS) return r_
+#define CALL(fn, ...)                       \
+  do {                                      \
+    *call = #fn;                            \
+    r_ = cu.fn(__VA_ARGS__);                \
+    if (r_ != GDA_CUDA_SUCCESS) goto end_;  \
+  } while (0)
+#define END    \
+  goto end_;   \
+  end_:        \
+  return pop_context(r_, call)
+
+CUresult gda_cuda_device_count(int* n, const char** call) {
+  (void)call;
+  *n = device_count;
+  return GDA_CUDA_SUCCESS;
+}
+
+CUresult gda_cuda_driver_version(int* v, const char** call) {
+  CALL0(cuDriverGetVersion, v);
+  return GDA_CUDA_SUCCESS;
+}
+
+CUresult gda_cuda_device_name(int dev, char* name, int len, const char** call) {
+  CUdevice d;
+  CALL0(cuDeviceGet, &d, dev);
+  CALL0(cuDeviceGetName, name, len, d);
+  return GDA_CUDA_SUCCESS;
+}
+
+CUresult gda_cuda_alloc(int dev, size_t n, CUdeviceptr* out, const char** call) {
+  BEGIN(dev);
+  CALL(cuMemAlloc_v2, out, n ? n : 1);
+  END;
+}
+
+CUresult gda_cuda_free(int dev, CUdeviceptr p, const char** call) {
+  BEGIN(dev);
+  CALL(cuMemFree_v2, p);
+  END;
+}
+
+CUresult gda_cuda_alloc_host(int dev, size_t n, void** out, const char** call) {
+  BEGIN(dev);
+  CALL(cuMemAllocHost_v2, out, n ? n : 1);
+  END;
+}
+
+CUresult gda_cuda_free_host(int dev, void* p, const char** call) {
+  BEGIN(dev);
+  CALL(cuMemFreeHost, p);
+  END;
+}
+
+CUresult gda_cuda_stream_create(int dev, CUstream* out, const char** call) {
+  BEGIN(dev);
+  CALL(cuStreamCreate, out, 1 /* CU_STREAM_NON_BLOCKING */);
+  END;
+}
+
+CUresult gda_cuda_stream_destroy(int dev, CUstream s, const char** call) {
+  BEGIN(dev);
+  CALL(cuStreamDestroy_v2, s);
+  END;
+}
+
+CUresult gda_cuda_stream_sync(int dev, CUstream s, const char** call) {
+  BEGIN(dev);
+  CALL(cuStreamSynchronize, s);
+  END;
+}
+
+CUresult gda_cuda_stream_wait_event(int dev, CUstream s, CUevent e, const char** call) {
+  BEGIN(dev);
+  CALL(cuStreamWaitEvent, s, e, 0);
+  END;
+}
+
+CUresult gda_cuda_event_create(int dev, CUevent* out, const char** call) {
+  BEGIN(dev);
+  CALL(cuEventCreate, out, 2 /* CU_EVENT_DISABLE_TIMING */);
+  END;
+}
+
+CUresult gda_cuda_event_record(int dev, CUevent e, CUstream s, const char** call) {
+  BEGIN(dev);
+  CALL(cuEventRecord, e, s);
+  END;
+}
+
+CUresult gda_cuda_event_sync(int dev, CUevent e, const char** call) {
+  BEGIN(dev);
+  CALL(cuEventSynchronize, e);
+  END;
+}
+
+CUresult gda_cuda_event_destroy(int dev, CUevent e, const char** call) {
+  BEGIN(dev);
+  CALL(cuEventDestroy_v2, e);
+  END;
+}
+
+CUresult gda_cuda_copy_async(int dev, int kind, void* dst, const void* src, size_t n, int src_dev, CUstream s,
+                             const char** call) {
+  if (n == 0) return GDA_CUDA_SUCCESS;
+  BEGIN(dev);
+  switch (kind) {
+    case 1:
+      CALL(cuMemcpyHtoDAsync_v2, (CUdeviceptr)(uintptr_t)dst, src, n, s);
+      break;
+    case 2:
+      CALL(cuMemcpyDtoHAsync_v2, dst, (CUdeviceptr)(uintptr_t)src, n, s);
+      break;
+    case 3:
+      CALL(cuMemcpyDtoDAsync_v2, (CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, n, s);
+      break;
+    default: {
+      CUcontext src_ctx;
+      if ((r_ = primary_context(src_dev, &src_ctx, call)) != GDA_CUDA_SUCCESS) goto end_;
+      CALL(cuMemcpyPeerAsync, (CUdeviceptr)(uintptr_t)dst, contexts[dev], (CUdeviceptr)(uintptr_t)src, src_ctx, n,
+           s);
+    }
+  }
+  END;
+}
+
+CUresult gda_cuda_gather(int dev, CUstream s, int count, void* const* dst, const CUdeviceptr* src, const size_t* n,
+                         const char** call) {
+  BEGIN(dev);
+  for (int i = 0; i < count; i++) {
+    r_ = cu.cuMemcpyDtoHAsync_v2(dst[i], src[i], n[i], s);
+    if (r_ != GDA_CUDA_SUCCESS) {
+      *call = "cuMemcpyDtoHAsync_v2";
+      // copies already queued write into dst: let them finish before the
+      // caller frees it
+      cu.cuStreamSynchronize(s);
+      goto end_;
+    }
+  }
+  CALL(cuStreamSynchronize, s);
+  END;
+}
+
+// cuPointerGetAttribute needs a current context (it documents
+// CUDA_ERROR_INVALID_CONTEXT): the caller's if it has one, else the primary
+// context of the first device that can be retained.
+static CUresult push_any_context(const char** call) {
+  CUcontext c = NULL;
+  *call = "cuCtxGetCurrent";
+  CUresult r = cu.cuCtxGetCurrent(&c);
+  if (r != GDA_CUDA_SUCCESS) return r;
+  if (c) {
+    *call = "cuCtxPushCurrent_v2";
+    return cu.cuCtxPushCurrent_v2(c);
+  }
+  for (int i = 0; i < device_count; i++)
+    if ((r = push_context(i, call)) == GDA_CUDA_SUCCESS || i == device_count - 1) return r;
+  return 101;
+}
+
+CUresult gda_cuda_pointer_kind(CUdeviceptr p, int* dev, int* kind, const char** call) {
+  CUresult r_ = push_any_context(call);
+  if (r_ != GDA_CUDA_SUCCESS) return r_;
+  unsigned int mt = 0;
+  int ordinal = -1, managed = 0;
+  *call = "cuPointerGetAttribute";
+  r_ = cu.cuPointerGetAttribute(&mt, 2 /* CU_POINTER_ATTRIBUTE_MEMORY_TYPE */, p);
+  if (r_ == 1 /* CUDA_ERROR_INVALID_VALUE */) {
+    // the documented answer for memory no context allocated, mapped or
+    // registered (CUDA Driver API, cuPointerGetAttribute): plain host memory
+    *dev = -1;
+    *kind = 0;
+    r_ = GDA_CUDA_SUCCESS;
+    goto end_;
+  }
+  if (r_ != GDA_CUDA_SUCCESS) goto end_;
+  // MEMORY_TYPE answers DEVICE for managed memory: IS_MANAGED tells
+  CALL(cuPointerGetAttribute, &managed, 8 /* CU_POINTER_ATTRIBUTE_IS_MANAGED */, p);
+  CALL(cuPointerGetAttribute, &ordinal, 9 /* CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL */, p);
+  *dev = ordinal;
+  *kind = managed ? 4 : (int)mt;
+  END;
+}
+
+CUresult gda_cuda_pointers_on_device(int dev, int count, const uintptr_t* ptrs, int* bad, int* bad_dev,
+                                     const char** call) {
+  *bad = -1;
+  if (count == 0) return GDA_CUDA_SUCCESS;
+  BEGIN(dev);
+  for (int i = 0; i < count; i++) {
+    int ordinal = -1;
+    *call = "cuPointerGetAttribute";
+    r_ = cu.cuPointerGetAttribute(&ordinal, 9 /* CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL */, (CUdeviceptr)ptrs[i]);
+    if (r_ != GDA_CUDA_SUCCESS || ordinal != dev) {
+      *bad = i;
+      *bad_dev = ordinal;
+      break;
+    }
+  }
+  END;
+}
+
+int gda_cuda_caller_context_is(int dev) {
+  CUcontext c = NULL;
+  if (dev < 0 || dev >= device_count || cu.cuCtxGetCurrent(&c) != GDA_CUDA_SUCCESS) return 0;
+  return c != NULL && c == __atomic_load_n(&contexts[dev], __ATOMIC_ACQUIRE);
+}
+
+CUresult gda_cuda_stream_device(int dev, CUstream s, int* out, const char** call) {
+  *out = dev;
+  if ((uintptr_t)s == 1 || (uintptr_t)s == 2) {
+    // the default streams of the caller's current context, when it has one
+    CUcontext c = NULL;
+    CALL0(cuCtxGetCurrent, &c);
+    for (int i = 0; c && i < device_count; i++)
+      if (__atomic_load_n(&contexts[i], __ATOMIC_ACQUIRE) == c) *out = i;
+    return GDA_CUDA_SUCCESS;
+  }
+  // the stream's context may be one we never retained (a producer's stream
+  // on another device): its device is asked of the driver with it current
+  // (CUDA Driver API, cuStreamGetCtx and cuCtxGetDevice)
+  BEGIN(dev);
+  CUcontext c = NULL, popped = NULL;
+  CUdevice d = 0;
+  CALL(cuStreamGetCtx, s, &c);
+  CALL(cuCtxPushCurrent_v2, c);
+  *call = "cuCtxGetDevice";
+  r_ = cu.cuCtxGetDevice(&d);
+  cu.cuCtxPopCurrent_v2(&popped);
+  if (r_ == GDA_CUDA_SUCCESS) *out = (int)d;
+  END;
+}
+
+const char* gda_cuda_error_name(CUresult r) {
+  const char* s = NULL;
+  if (cu.cuGetErrorName && cu.cuGetErrorName(r, &s) == GDA_CUDA_SUCCESS && s) return s;
+  return "CUDA_ERROR_UNKNOWN";
+}
+
+const char* gda_cuda_error_string(CUresult r) {
+  const char* s = NULL;
+  if (cu.cuGetErrorString && cu.cuGetErrorString(r, &s) == GDA_CUDA_SUCCESS && s) return s;
+  return "";
+}
+
+// ------------------------------------------------ the C vtable (backend.h)
+// Thin adapters from the vtable's driver-neutral types to the driver's.
+_Static_assert(sizeof(CUdeviceptr) == sizeof(uintptr_t), "device addresses are pointer-sized");
+
+static int vt_stream_wait_event(int dev, void* s, void* event, const char** call) {
+  return gda_cuda_stream_wait_event(dev, (CUstream)s, (CUevent)event, call);
+}
+
+static int vt_gather(int dev, void* s, int count, void* const* dst, const uintptr_t* src, const size_t* n,
+                     const char** call) {
+  return gda_cuda_gather(dev, (CUstream)s, count, dst, (const CUdeviceptr*)src, n, call);
+}
+
+static int vt_stream_sync(int dev, void* s, const char** call) { return gda_cuda_stream_sync(dev, (CUstream)s, call); }
+
+static const struct gda_device_backend cuda_vtable = {
+    .name = "cuda",
+    .open = gda_cuda_open,
+    .pointers_on_device = gda_cuda_pointers_on_device,
+    .default_stream = GDA_CUDA_STREAM_PER_THREAD,
+    .stream_wait_event = vt_stream_wait_event,
+    .gather = vt_gather,
+    .stream_sync = vt_stream_sync,
+};
+
+const struct gda_device_backend* gda_cuda_vtable(void) { return &cuda_vtable; }
