@@ -1,9 +1,9 @@
 // The read gate of a stream that is read once (OneShotStream): who may read
 // now, and what the other callers are told. It is the one implementation of
 // "take a ready array, else mark the stream busy": Go's OneShotStream calls
-// it through cgo for every stream, and a binding's C calls it directly for a
-// foreign stream, whose plain reads then need no Go at all (docs/design.md,
-// "One crossing per batch").
+// it through cgo, a binding's C calls it directly, so that a foreign
+// stream's plain reads need no Go at all (docs/design.md, "A stream's
+// life").
 //
 // No lock is held while the producer works: a producer may need a lock its
 // caller holds elsewhere (a Python producer needs the GIL, which a thread
