@@ -464,8 +464,10 @@ func (s *exportedStream) failRecovered(err error) C.int {
 	return s.fail(err)
 }
 
-//export gdaStreamGetSchema
-func gdaStreamGetSchema(h C.uintptr_t, out *C.struct_ArrowSchema) (rc C.int) {
+// withExportedStream runs op on the stream of handle h with its lock held,
+// and answers as a stream callback: 0, or the errno of op's error (kept for
+// get_last_error), of a released stream, or of a recovered panic.
+func withExportedStream(h C.uintptr_t, op func(s *exportedStream) error) (rc C.int) {
 	var s *exportedStream
 	defer errs.RecoverInto(func(err error) { rc = s.failRecovered(err) })
 	s, ok := exportedStreamOf(h)
@@ -474,47 +476,43 @@ func gdaStreamGetSchema(h C.uintptr_t, out *C.struct_ArrowSchema) (rc C.int) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := cschema.ExportSchema(s.reader.Schema(), schemaOf(out)); err != nil {
+	if err := op(s); err != nil {
 		return s.fail(err)
 	}
 	return 0
 }
 
+//export gdaStreamGetSchema
+func gdaStreamGetSchema(h C.uintptr_t, out *C.struct_ArrowSchema) C.int {
+	return withExportedStream(h, func(s *exportedStream) error {
+		return cschema.ExportSchema(s.reader.Schema(), schemaOf(out))
+	})
+}
+
 //export gdaStreamGetNext
-func gdaStreamGetNext(h C.uintptr_t, out *C.struct_ArrowArray, outDev *C.struct_ArrowDeviceArray) (rc C.int) {
-	var s *exportedStream
-	defer errs.RecoverInto(func(err error) { rc = s.failRecovered(err) })
-	s, ok := exportedStreamOf(h)
-	if !ok {
-		return C.int(errs.Errno(errReleasedStream))
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, err := s.reader.Next()
-	if errors.Is(err, io.EOF) {
-		if outDev != nil {
-			*outDev = C.struct_ArrowDeviceArray{}
-		} else {
-			*out = C.struct_ArrowArray{}
+func gdaStreamGetNext(h C.uintptr_t, out *C.struct_ArrowArray, outDev *C.struct_ArrowDeviceArray) C.int {
+	return withExportedStream(h, func(s *exportedStream) error {
+		a, err := s.reader.Next()
+		if errors.Is(err, io.EOF) {
+			if outDev != nil {
+				*outDev = C.struct_ArrowDeviceArray{}
+			} else {
+				*out = C.struct_ArrowArray{}
+			}
+			return nil
 		}
-		return 0
-	}
-	if err != nil {
-		return s.fail(err)
-	}
-	defer a.Release()
-	if outDev != nil {
+		if err != nil {
+			return err
+		}
+		defer a.Release()
+		if outDev == nil {
+			return cdevice.ExportArray(a, cdevice.ArrayAt(unsafe.Pointer(out)))
+		}
 		if a.Device().Type != s.reader.DeviceType() {
-			return s.fail(errs.Errorf(errs.ErrInvalid, "stream declared device type %s but produced an array on %s", s.reader.DeviceType(), a.Device()))
+			return errs.Errorf(errs.ErrInvalid, "stream declared device type %s but produced an array on %s", s.reader.DeviceType(), a.Device())
 		}
-		err = cdevice.ExportDeviceArray(a, cdevice.DeviceArrayAt(unsafe.Pointer(outDev)))
-	} else {
-		err = cdevice.ExportArray(a, cdevice.ArrayAt(unsafe.Pointer(out)))
-	}
-	if err != nil {
-		return s.fail(err)
-	}
-	return 0
+		return cdevice.ExportDeviceArray(a, cdevice.DeviceArrayAt(unsafe.Pointer(outDev)))
+	})
 }
 
 //export gdaStreamGetLastError

@@ -172,14 +172,18 @@ int gda_gate_unread(gda_read_gate* g, gda_gate_slot slot) {
   return keep;
 }
 
+// What a close or a move answers about the stream's state: BUSY during a
+// read, CLOSED once closed, else GO. g->mu is held.
+static int idle_open_locked(const gda_read_gate* g) {
+  if (g->reading) return GDA_GATE_BUSY;
+  if (g->closed) return GDA_GATE_CLOSED;
+  return GDA_GATE_GO;
+}
+
 int gda_gate_close(gda_read_gate* g, gda_gate_slot* slot) {
   pthread_mutex_lock(&g->mu);
-  int r = GDA_GATE_GO;
-  if (g->reading) {
-    r = GDA_GATE_BUSY;
-  } else if (g->closed) {
-    r = GDA_GATE_CLOSED;
-  } else {
+  int r = idle_open_locked(g);
+  if (r == GDA_GATE_GO) {
     g->closed = 1;
     *slot = g->unread;
     g->unread = (gda_gate_slot){0};
@@ -190,14 +194,10 @@ int gda_gate_close(gda_read_gate* g, gda_gate_slot* slot) {
 
 int gda_gate_take(gda_read_gate* g) {
   pthread_mutex_lock(&g->mu);
-  int r = GDA_GATE_GO;
-  if (g->reading) {
-    r = GDA_GATE_BUSY;
-  } else if (g->closed) {
-    r = GDA_GATE_CLOSED;
-  } else if (g->unread.held || g->unread.array) {
-    r = GDA_GATE_UNREAD;
-  } else {
+  int r = idle_open_locked(g);
+  if (r == GDA_GATE_GO && (g->unread.held || g->unread.array)) {
+    r = GDA_GATE_UNREAD;  // read it first
+  } else if (r == GDA_GATE_GO) {
     g->closed = 1;
   }
   pthread_mutex_unlock(&g->mu);
