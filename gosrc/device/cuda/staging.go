@@ -141,6 +141,10 @@ func ReleaseStaging() {
 	}
 }
 
+// StagingChunkBytes is the size of a staging chunk: copies larger than it
+// are pipelined through several.
+const StagingChunkBytes = stagingChunk
+
 // StagingChunks is the number of staging chunks of device dev, idle or in
 // use (for tests: the pool's bound).
 func StagingChunks(dev int) int {
