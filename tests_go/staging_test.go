@@ -163,7 +163,8 @@ func TestCUDAFailedPipelinedCopyGivesItsChunksBack(t *testing.T) {
 	d := mustCopy(t, host, cuda0)
 	defer d.Release()
 	for _, fn := range []string{"cuMemcpyDtoHAsync_v2", "cuEventRecord", "cuEventSynchronize"} {
-		fc.FailNth(fn, 3, 2) // CUDA_ERROR_OUT_OF_MEMORY: not sticky
+		device.ReleasePools() // no pinned result buffer to reuse: the copy is staged
+		fc.FailNth(fn, 3, 2)  // CUDA_ERROR_OUT_OF_MEMORY: not sticky
 		back, err := cdevice.CopyToDevice(d, device.Host)
 		fc.ClearFaults()
 		if err == nil {
@@ -176,5 +177,38 @@ func TestCUDAFailedPipelinedCopyGivesItsChunksBack(t *testing.T) {
 		if !sameOnHost(t, host, d) {
 			t.Fatalf("a copy after a failed %s differs", fn)
 		}
+	}
+}
+
+// A loader's steady state: the result of a large device-to-host copy goes
+// back to the host pool when released, the next copy of that size reuses it
+// (pinned on its first reuse) and the driver then writes into it directly,
+// one copy per buffer instead of one per staged piece. Each result is right.
+func TestCUDARepeatedCopiesToTheHostReuseAPinnedBuffer(t *testing.T) {
+	deviceBaseline(t)
+	host := int64Host(t, 5*cuda.StagingChunkBytes/8)
+	defer host.Release()
+	d := mustCopy(t, host, cuda0)
+	defer d.Release()
+	device.ReleasePools()
+	var calls []int64
+	registers := fc.Calls("cuMemHostRegister_v2")
+	for i := 0; i < 4; i++ {
+		before := fc.CopyCalls(fc.DeviceToHost)
+		if !sameOnHost(t, host, d) {
+			t.Fatalf("copy %d to the host differs", i)
+		}
+		calls = append(calls, fc.CopyCalls(fc.DeviceToHost)-before)
+	}
+	// the first copy stages the 40 MiB of values in pieces; the later ones
+	// write the values (one copy) and the bitmap (staged: one copy) directly
+	if calls[0] < 5 || calls[2] != 2 || calls[3] != 2 {
+		t.Errorf("device-to-host copy calls per round trip: %v, want >= 5 first, then 2", calls)
+	}
+	if n := fc.Calls("cuMemHostRegister_v2") - registers; n != 1 {
+		t.Errorf("%d registrations for one reused buffer, want 1", n)
+	}
+	if idle, _ := device.HostPoolIdle(); idle > 16 {
+		t.Errorf("%d idle buffers in the host pool, more than its bound of 16", idle)
 	}
 }

@@ -50,7 +50,8 @@ const (
 )
 
 // chunk is pinned host memory of one device, with an event that marks the
-// last copy queued on it by a large copy's pipeline.
+// last copy queued on it by a large copy's pipeline (made when a pipeline
+// first uses the chunk: small copies need none).
 type chunk struct {
 	dev  int
 	p    unsafe.Pointer // cuMemAllocHost memory, stagingChunk bytes
@@ -64,7 +65,55 @@ var staging = struct {
 	count map[int]int // chunks of each device, idle or in use
 }{idle: map[int][]*chunk{}, count: map[int]int{}}
 
-func init() { device.RegisterPool(ReleaseStaging) }
+func init() {
+	device.RegisterPool(ReleaseStaging)
+	device.SetHostPinner(hostPinner{})
+}
+
+// hostPinner pins the host pool's reused buffers (device/hostpool.go), so
+// that copies into and out of them skip staging: the driver then moves
+// their bytes directly, asynchronously, at the link's bandwidth.
+type hostPinner struct{}
+
+// pinned are the ranges hostPinner pinned: base address to size.
+var pinned = struct {
+	sync.RWMutex
+	m map[uintptr]int64
+}{m: map[uintptr]int64{}}
+
+func (hostPinner) Pin(p unsafe.Pointer, n int64) bool {
+	if Open() != nil || DeviceCount() == 0 {
+		return false
+	}
+	var call *C.char
+	if C.gda_cuda_host_register(p, C.size_t(n), &call) != 0 {
+		return false
+	}
+	pinned.Lock()
+	pinned.m[uintptr(p)] = n
+	pinned.Unlock()
+	return true
+}
+
+func (hostPinner) Unpin(p unsafe.Pointer, n int64) {
+	pinned.Lock()
+	delete(pinned.m, uintptr(p))
+	pinned.Unlock()
+	var call *C.char
+	C.gda_cuda_host_unregister(p, &call)
+}
+
+// isPinned says whether [p, p+n) lies in a range hostPinner pinned.
+func isPinned(p unsafe.Pointer, n int64) bool {
+	pinned.RLock()
+	defer pinned.RUnlock()
+	for base, size := range pinned.m {
+		if uintptr(p) >= base && uintptr(p)+uintptr(n) <= base+uintptr(size) {
+			return true
+		}
+	}
+	return false
+}
 
 // takeChunk gives an idle chunk of dev, allocating one while the device has
 // fewer than stagingPerDevice; nil when all are in use or allocation fails.
@@ -98,12 +147,7 @@ func newChunk(dev int) (*chunk, error) {
 	if err := cudaError(call, C.gda_cuda_alloc_host(C.int(dev), stagingChunk, &p, &call)); err != nil {
 		return nil, err
 	}
-	ev, err := NewEvent(dev)
-	if err != nil {
-		C.gda_cuda_free_host(C.int(dev), p, &call)
-		return nil, err
-	}
-	return &chunk{dev: dev, p: p, ev: ev}, nil
+	return &chunk{dev: dev, p: p}, nil
 }
 
 // putChunk gives c back to the pool once no copy queued on it is pending.
@@ -136,7 +180,9 @@ func ReleaseStaging() {
 	staging.Unlock()
 	for _, c := range all {
 		var call *C.char
-		_ = c.ev.Destroy()
+		if c.ev != nil {
+			_ = c.ev.Destroy()
+		}
 		C.gda_cuda_free_host(C.int(c.dev), c.p, &call)
 	}
 }
@@ -222,6 +268,9 @@ func stagedCopy(s *Stream, kind device.CopyKind, dst, src unsafe.Pointer, n int6
 	if s.foreign || n <= 0 || kind != device.HostToDevice && kind != device.DeviceToHost {
 		return false, nil
 	}
+	if kind == device.DeviceToHost && isPinned(dst, n) || kind == device.HostToDevice && isPinned(src, n) {
+		return false, nil // pinned already: the driver copies it directly
+	}
 	if n > stagingChunk {
 		return pipelinedCopy(s, kind, dst, src, n)
 	}
@@ -262,7 +311,17 @@ func pipelinedCopy(s *Stream, kind device.CopyKind, dst, src unsafe.Pointer, n i
 		}
 		cs = append(cs, c)
 	}
-	if len(cs) < 2 {
+	evented := true
+	for _, c := range cs {
+		if c.ev == nil {
+			// on failure the copy goes to the driver as it is
+			if ev, err := NewEvent(s.dev); err == nil {
+				c.ev = ev
+			}
+		}
+		evented = evented && c.ev != nil
+	}
+	if len(cs) < 2 || !evented {
 		for _, c := range cs {
 			putChunk(c)
 		}
