@@ -8,6 +8,7 @@ import "C"
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/godevarrow/godevarrow/gosrc/device"
@@ -81,8 +82,13 @@ var pinned = struct {
 	m map[uintptr]int64
 }{m: map[uintptr]int64{}}
 
+// copying is set once this process has made a staged copy: until then the
+// pool's buffers are not pinned, so that CPU-only work never opens the
+// driver (nor retains a context) for them.
+var copying atomic.Bool
+
 func (hostPinner) Pin(p unsafe.Pointer, n int64) bool {
-	if Open() != nil || DeviceCount() == 0 {
+	if !copying.Load() || Open() != nil || DeviceCount() == 0 {
 		return false
 	}
 	var call *C.char
@@ -147,6 +153,7 @@ func newChunk(dev int) (*chunk, error) {
 	if err := cudaError(call, C.gda_cuda_alloc_host(C.int(dev), stagingChunk, &p, &call)); err != nil {
 		return nil, err
 	}
+	copying.Store(true)
 	return &chunk{dev: dev, p: p}, nil
 }
 
