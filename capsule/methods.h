@@ -73,6 +73,7 @@
   X(cuda_status, ALWAYS, "cuda_status() -> CudaStatus", "() -> CudaStatus") \
   X(build_info, ALWAYS, "build_info() -> str", "() -> str") \
   X(debug_counters, ALWAYS, "debug_counters() -> Counters", "() -> Counters") \
+  X(debug_release_pools, ALWAYS, "debug_release_pools(): gives the idle resources of the device backends' pools (pinned staging memory) back to their drivers", "() -> None") \
   X(debug_known_schemas, ALWAYS, "debug_known_schemas() -> (type, schema)", "() -> tuple[Any, Any]") \
   X(debug_panic, REFUSE, "debug_panic(): test-only, needs GODEVARROW_ALLOW_PANIC_TEST=1", "() -> None")
 // clang-format on

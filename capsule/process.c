@@ -32,6 +32,15 @@ PyObject* m_debug_counters(PyObject* self, PyObject* const* args, Py_ssize_t nar
   RETURN_RECORD(gda_counters, gdaDebugCounters(&info_, &e_));
 }
 
+PyObject* m_debug_release_pools(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(0, "debug_release_pools");
+  gda_error e = {0};
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = gdaDebugReleasePools(&e);
+  Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
+  Py_RETURN_NONE;
+}
+
 PyObject* m_debug_known_schemas(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(0, "debug_known_schemas");
   return pyarrow_known_schemas();

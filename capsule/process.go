@@ -101,6 +101,17 @@ func gdaDebugCounters(out *C.gda_counters, e *C.gda_error) C.int {
 	})
 }
 
+// gdaDebugReleasePools gives the idle resources of the device backends'
+// pools back to their drivers (leak checks compare the drivers' counters).
+//
+//export gdaDebugReleasePools
+func gdaDebugReleasePools(e *C.gda_error) C.int {
+	return call(e, func() error {
+		device.ReleasePools()
+		return nil
+	})
+}
+
 // gdaDebugPanic panics inside an export, to prove that panics become Python
 // exceptions and that the library then refuses work. It only runs when the
 // environment variable GODEVARROW_ALLOW_PANIC_TEST=1 (read with C getenv).

@@ -1,26 +1,5 @@
 package cdevice
 
-/*
-#define _DEFAULT_SOURCE
-#include <stdlib.h>
-#include <sys/mman.h>
-
-// Host memory for a copy. Large buffers are 2 MiB aligned and asked to use
-// transparent huge pages, as numpy does: a copy then takes 512x fewer page
-// faults.
-static void* gda_host_alloc(size_t n) {
-  if (n >= ((size_t)4 << 20)) {
-    void* p = NULL;
-    if (posix_memalign(&p, (size_t)2 << 20, n) == 0) {
-      madvise(p, n, MADV_HUGEPAGE);
-      return p;
-    }
-  }
-  return malloc(n ? n : 1);
-}
-*/
-import "C"
-
 import (
 	"math"
 	"unsafe"
@@ -64,7 +43,7 @@ func (hostCopyAllocator) Allocate(int) []byte {
 
 // hostAlloc is the allocation behind NewHostBuffer (a variable so that tests
 // can make it fail).
-var hostAlloc = func(n int64) unsafe.Pointer { return C.gda_host_alloc(C.size_t(n)) }
+var hostAlloc = device.AllocHost
 
 // NewHostBuffer returns n bytes of uninitialized C memory as a buffer, or an
 // ErrNoMemory error when the allocation fails: sizes can come from input,
@@ -86,7 +65,7 @@ func (hostCopyAllocator) Reallocate(int, []byte) []byte {
 }
 
 func (hostCopyAllocator) Free(b []byte) {
-	C.free(unsafe.Pointer(unsafe.SliceData(b)))
+	device.FreeHost(unsafe.Pointer(unsafe.SliceData(b))) // a large one goes back to the pool (hostpool.go)
 	liveAllocatedBytes.Add(-int64(len(b)))
 }
 

@@ -151,7 +151,10 @@ type Backend interface {
 	// must leak that memory.
 	DrainStream(s Stream) bool
 	// CopyAsync queues a copy of n bytes on s; srcID is the source's device
-	// for a PeerToPeer copy.
+	// for a PeerToPeer copy. The data of a DeviceToHost copy may reach dst
+	// only when SyncStream returns (a backend may stage it through memory of
+	// its own): wait with SyncStream, not with an event, before reading dst.
+	// A HostToDevice copy may read src before it returns.
 	CopyAsync(s Stream, kind CopyKind, dst, src unsafe.Pointer, n int64, srcID int) error
 	// Gather copies small device values to host memory with one batched
 	// copy and one synchronization: dst[i] (C memory) receives size[i] bytes

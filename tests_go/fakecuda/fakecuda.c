@@ -396,11 +396,15 @@ static stream* stream_of(void* h) {
 static int valid_event(event* e) { return set_has(&all_events, e) && e->live; }
 
 static void run_until(stream* s, size_t end);
+// Set when the current call moved bytes (costs: see fakecuda_overrun_ns).
+static __thread int call_moved;
+static long long overrun_ns;
 
 static void run_op(op* o) {
   switch (o->kind) {
     case OP_COPY:
       memmove(o->dst, o->src, o->n);
+      call_moved = 1;
       bytes_copied[o->dir] += (long long)o->n;
       break;
     case OP_MEMSET:
@@ -603,8 +607,18 @@ static uint64_t all_busy;  // when the work of every stream ends
 // host's memmove is slower than the modelled link.
 static long long modelled_copy_ns;
 
+// Time by which calls that moved bytes ran past their modelled end
+// (fakecuda_overrun_ns): this host's memmove where it is slower than the
+// modelled link. A wall clock less this is the model's time for the calls.
 static void charge(void) {
   uint64_t end = max64(call_t0, call_after) + (uint64_t)call_cost;
+  uint64_t t = now_ns();
+  if (call_moved && t > end) {
+    pthread_mutex_lock(&mu);
+    overrun_ns += (long long)(t - end);
+    pthread_mutex_unlock(&mu);
+  }
+  call_moved = 0;
   while (now_ns() < end) {
   }
 }
@@ -1402,6 +1416,7 @@ void fakecuda_reset_counters(void) {
   memset(copy_calls, 0, sizeof(copy_calls));
   syncs = 0;
   modelled_copy_ns = 0;
+  overrun_ns = 0;
   for (int i = 0; i < n_stats; i++) stats[i].calls = 0, stats[i].fail_at = 0;
   pthread_mutex_unlock(&mu);
 }
@@ -1445,3 +1460,4 @@ int fakecuda_device_of(unsigned long long p) {
 
 int fakecuda_costs_enabled(void) { return costs_on; }
 long long fakecuda_modelled_copy_ns(void) { LOCKED(modelled_copy_ns); }
+long long fakecuda_overrun_ns(void) { LOCKED(overrun_ns); }

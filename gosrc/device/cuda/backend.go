@@ -89,6 +89,9 @@ func (b *backend) ReleaseStream(s device.Stream) error {
 	if err != nil {
 		return err
 	}
+	if hasStaged(st) { // staged copies never waited for: their chunks go back once drained
+		finishStaged(st, false, st.Drain())
+	}
 	return st.Destroy()
 }
 
@@ -119,17 +122,31 @@ func (b *backend) SyncStream(s device.Stream) error {
 	if err != nil {
 		return err
 	}
-	return st.Synchronize()
+	if err := st.Synchronize(); err != nil {
+		return err
+	}
+	finishStaged(st, true, true)
+	return nil
 }
 
 func (b *backend) DrainStream(s device.Stream) bool {
 	st, err := own(s)
-	return err == nil && st.Drain()
+	if err != nil {
+		return false
+	}
+	ok := st.Drain()
+	finishStaged(st, false, ok)
+	return ok
 }
 
 func (b *backend) CopyAsync(s device.Stream, kind device.CopyKind, dst, src unsafe.Pointer, n int64, srcID int) error {
 	st, err := own(s)
 	if err != nil {
+		return err
+	}
+	// host memory goes through pinned staging (staging.go): the data of a
+	// device-to-host copy is in dst once the stream is synchronized
+	if staged, err := stagedCopy(st, kind, dst, src, n); staged {
 		return err
 	}
 	return st.CopyAsync(kind, dst, src, n, srcID)
@@ -138,6 +155,9 @@ func (b *backend) CopyAsync(s device.Stream, kind device.CopyKind, dst, src unsa
 func (b *backend) Gather(s device.Stream, dst, src []unsafe.Pointer, size []int64) error {
 	st, err := own(s)
 	if err != nil {
+		return err
+	}
+	if staged, err := stagedGather(st, dst, src, size); staged {
 		return err
 	}
 	return st.Gather(dst, src, size)

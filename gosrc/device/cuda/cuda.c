@@ -22,6 +22,8 @@ static struct {
   CUresult (*cuMemFree_v2)(CUdeviceptr);
   CUresult (*cuMemAllocHost_v2)(void**, size_t);
   CUresult (*cuMemFreeHost)(void*);
+  CUresult (*cuMemHostRegister_v2)(void*, size_t, unsigned int);
+  CUresult (*cuMemHostUnregister)(void*);
   CUresult (*cuMemcpyHtoDAsync_v2)(CUdeviceptr, const void*, size_t, CUstream);
   CUresult (*cuMemcpyDtoHAsync_v2)(void*, CUdeviceptr, size_t, CUstream);
   CUresult (*cuMemcpyDtoDAsync_v2)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
@@ -70,7 +72,8 @@ static void open_driver(void) {
   BIND(cuInit) BIND(cuDriverGetVersion) BIND(cuDeviceGetCount) BIND(cuDeviceGet) BIND(cuDeviceGetName)
   BIND(cuDevicePrimaryCtxRetain) BIND(cuCtxPushCurrent_v2) BIND(cuCtxPopCurrent_v2) BIND(cuCtxGetCurrent)
   BIND(cuCtxGetDevice) BIND(cuStreamGetCtx) BIND(cuMemAlloc_v2) BIND(cuMemFree_v2)
-  BIND(cuMemAllocHost_v2) BIND(cuMemFreeHost) BIND(cuMemcpyHtoDAsync_v2) BIND(cuMemcpyDtoHAsync_v2)
+  BIND(cuMemAllocHost_v2) BIND(cuMemFreeHost) BIND(cuMemHostRegister_v2) BIND(cuMemHostUnregister)
+  BIND(cuMemcpyHtoDAsync_v2) BIND(cuMemcpyDtoHAsync_v2)
   BIND(cuMemcpyDtoDAsync_v2) BIND(cuMemcpyPeerAsync) BIND(cuStreamCreate) BIND(cuStreamDestroy_v2)
   BIND(cuStreamSynchronize) BIND(cuStreamWaitEvent) BIND(cuEventCreate) BIND(cuEventRecord)
   BIND(cuEventSynchronize) BIND(cuEventDestroy_v2) BIND(cuPointerGetAttribute) BIND(cuGetErrorName)
@@ -208,6 +211,32 @@ CUresult gda_cuda_alloc_host(int dev, size_t n, void** out, const char** call) {
 CUresult gda_cuda_free_host(int dev, void* p, const char** call) {
   BEGIN(dev);
   CALL(cuMemFreeHost, p);
+  END;
+}
+
+// Pins (and unpins) host memory the caller owns, for all contexts
+// (CU_MEMHOSTREGISTER_PORTABLE: "considered as pinned memory by all CUDA
+// contexts", CUDA Driver API, cuMemHostRegister), registered from the primary
+// context of the first device that can be retained: primary contexts live as
+// long as the process.
+static CUresult push_first_primary(const char** call) {
+  CUresult r = 101;  // CUDA_ERROR_INVALID_DEVICE: no device
+  for (int i = 0; i < device_count; i++)
+    if ((r = push_context(i, call)) == GDA_CUDA_SUCCESS) break;
+  return r;
+}
+
+CUresult gda_cuda_host_register(void* p, size_t n, const char** call) {
+  CUresult r_ = push_first_primary(call);
+  if (r_ != GDA_CUDA_SUCCESS) return r_;
+  CALL(cuMemHostRegister_v2, p, n, 1 /* CU_MEMHOSTREGISTER_PORTABLE */);
+  END;
+}
+
+CUresult gda_cuda_host_unregister(void* p, const char** call) {
+  CUresult r_ = push_first_primary(call);
+  if (r_ != GDA_CUDA_SUCCESS) return r_;
+  CALL(cuMemHostUnregister, p);
   END;
 }
 

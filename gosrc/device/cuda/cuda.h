@@ -37,6 +37,9 @@ CUresult gda_cuda_alloc(int dev, size_t n, CUdeviceptr* out, const char** call);
 CUresult gda_cuda_free(int dev, CUdeviceptr p, const char** call);
 CUresult gda_cuda_alloc_host(int dev, size_t n, void** out, const char** call);
 CUresult gda_cuda_free_host(int dev, void* p, const char** call);
+// Pins / unpins host memory the caller owns, for every context.
+CUresult gda_cuda_host_register(void* p, size_t n, const char** call);
+CUresult gda_cuda_host_unregister(void* p, const char** call);
 CUresult gda_cuda_stream_create(int dev, CUstream* out, const char** call);
 CUresult gda_cuda_stream_destroy(int dev, CUstream s, const char** call);
 CUresult gda_cuda_stream_sync(int dev, CUstream s, const char** call);

@@ -1,0 +1,434 @@
+package cuda
+
+/*
+#include "cuda.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/godevarrow/godevarrow/gosrc/device"
+)
+
+// Copies between device memory and ordinary (pageable) host memory go
+// through pinned staging memory. The driver serves a copy from or into
+// pageable memory synchronously and at a fraction of the link's bandwidth
+// (it stages it itself, through its own small buffers, on one thread); a
+// copy from or into pinned memory is asynchronous and runs at the link's
+// bandwidth. Pinned memory is far too slow to allocate per copy
+// (cuMemAllocHost costs about a millisecond per MiB), so each device keeps a
+// few chunks of it, allocated on first use and reused:
+//
+//   - a small copy (up to a chunk) takes its bytes of a chunk that its stream
+//     holds until it is synchronized: a host-to-device copy is a memcpy into
+//     the chunk and one asynchronous driver copy; a device-to-host copy is
+//     one asynchronous driver copy into the chunk, and the memcpy out of it
+//     runs when the stream is synchronized (SyncStream), so nothing reads
+//     the destination before the data is there;
+//   - a large copy is cut into chunk-sized pieces that go round the chunks
+//     it holds, each reuse waiting for the chunk's event: the host-side
+//     memcpy of one piece, spread over threads (one per CPU, at most
+//     maxCopyWorkers), overlaps the transfer of the pieces queued before it;
+//   - a gather of small values (Gather) lands in a chunk and is copied out
+//     after its one synchronization.
+//
+// The pool is bounded: at most stagingPerDevice chunks of stagingChunk bytes
+// per device (16 MiB of pinned memory each), idle ones kept until
+// ReleaseStaging (device.ReleasePools). When every chunk of a device is in
+// use (concurrent copies), a copy goes to the driver directly, as before:
+// nothing waits for a chunk.
+
+const (
+	stagingChunk     = 4 << 20 // bytes of pinned memory per chunk
+	stagingPerDevice = 4       // chunks a device keeps at most
+	stagingAlign     = 256     // small copies start on this boundary in a chunk
+	maxCopyWorkers   = 16      // host threads of one memcpy
+	copyPerWorker    = 1 << 20 // a memcpy is split only into parts at least this large
+)
+
+// chunk is pinned host memory of one device, with an event that marks the
+// last copy queued on it by a large copy's pipeline (made when a pipeline
+// first uses the chunk: small copies need none).
+type chunk struct {
+	dev  int
+	p    unsafe.Pointer // cuMemAllocHost memory, stagingChunk bytes
+	ev   *Event
+	used int64 // bytes already handed to small copies
+}
+
+var staging = struct {
+	sync.Mutex
+	idle  map[int][]*chunk
+	count map[int]int // chunks of each device, idle or in use
+}{idle: map[int][]*chunk{}, count: map[int]int{}}
+
+func init() {
+	device.RegisterPool(ReleaseStaging)
+	device.SetHostPinner(hostPinner{})
+}
+
+// hostPinner pins the host pool's reused buffers (device/hostpool.go), so
+// that copies into and out of them skip staging: the driver then moves
+// their bytes directly, asynchronously, at the link's bandwidth.
+type hostPinner struct{}
+
+// pinned are the ranges hostPinner pinned: base address to size.
+var pinned = struct {
+	sync.RWMutex
+	m map[uintptr]int64
+}{m: map[uintptr]int64{}}
+
+// copying is set once this process has made a staged copy: until then the
+// pool's buffers are not pinned, so that CPU-only work never opens the
+// driver (nor retains a context) for them.
+var copying atomic.Bool
+
+func (hostPinner) Pin(p unsafe.Pointer, n int64) bool {
+	if !copying.Load() || Open() != nil || DeviceCount() == 0 {
+		return false
+	}
+	var call *C.char
+	if C.gda_cuda_host_register(p, C.size_t(n), &call) != 0 {
+		return false
+	}
+	pinned.Lock()
+	pinned.m[uintptr(p)] = n
+	pinned.Unlock()
+	return true
+}
+
+func (hostPinner) Unpin(p unsafe.Pointer, n int64) {
+	pinned.Lock()
+	delete(pinned.m, uintptr(p))
+	pinned.Unlock()
+	var call *C.char
+	C.gda_cuda_host_unregister(p, &call)
+}
+
+// isPinned says whether [p, p+n) lies in a range hostPinner pinned.
+func isPinned(p unsafe.Pointer, n int64) bool {
+	pinned.RLock()
+	defer pinned.RUnlock()
+	for base, size := range pinned.m {
+		if uintptr(p) >= base && uintptr(p)+uintptr(n) <= base+uintptr(size) {
+			return true
+		}
+	}
+	return false
+}
+
+// takeChunk gives an idle chunk of dev, allocating one while the device has
+// fewer than stagingPerDevice; nil when all are in use or allocation fails.
+func takeChunk(dev int) *chunk {
+	staging.Lock()
+	if l := staging.idle[dev]; len(l) > 0 {
+		c := l[len(l)-1]
+		staging.idle[dev] = l[:len(l)-1]
+		staging.Unlock()
+		return c
+	}
+	if staging.count[dev] >= stagingPerDevice {
+		staging.Unlock()
+		return nil
+	}
+	staging.count[dev]++
+	staging.Unlock()
+	c, err := newChunk(dev)
+	if err != nil {
+		staging.Lock()
+		staging.count[dev]--
+		staging.Unlock()
+		return nil
+	}
+	return c
+}
+
+func newChunk(dev int) (*chunk, error) {
+	var p unsafe.Pointer
+	var call *C.char
+	if err := cudaError(call, C.gda_cuda_alloc_host(C.int(dev), stagingChunk, &p, &call)); err != nil {
+		return nil, err
+	}
+	copying.Store(true)
+	return &chunk{dev: dev, p: p}, nil
+}
+
+// putChunk gives c back to the pool once no copy queued on it is pending.
+func putChunk(c *chunk) {
+	c.used = 0
+	staging.Lock()
+	staging.idle[c.dev] = append(staging.idle[c.dev], c)
+	staging.Unlock()
+}
+
+// dropChunk forgets a chunk that a copy may still write into (its stream
+// could not be synchronized): freeing it could let the driver write into
+// freed memory, so it is leaked, and the device may allocate another.
+func dropChunk(c *chunk) {
+	staging.Lock()
+	staging.count[c.dev]--
+	staging.Unlock()
+}
+
+// ReleaseStaging frees every idle staging chunk (their pinned memory and
+// events); chunks in use return to the pool when their copy is done.
+func ReleaseStaging() {
+	staging.Lock()
+	var all []*chunk
+	for dev, l := range staging.idle {
+		all = append(all, l...)
+		staging.count[dev] -= len(l)
+		delete(staging.idle, dev)
+	}
+	staging.Unlock()
+	for _, c := range all {
+		var call *C.char
+		if c.ev != nil {
+			_ = c.ev.Destroy()
+		}
+		C.gda_cuda_free_host(C.int(c.dev), c.p, &call)
+	}
+}
+
+// StagingChunkBytes is the size of a staging chunk: copies larger than it
+// are pipelined through several.
+const StagingChunkBytes = stagingChunk
+
+// StagingChunks is the number of staging chunks of device dev, idle or in
+// use (for tests: the pool's bound).
+func StagingChunks(dev int) int {
+	staging.Lock()
+	defer staging.Unlock()
+	return staging.count[dev]
+}
+
+// staged is what a stream's staged copies hold until it is synchronized:
+// their chunks, and the memcpys out of them that complete device-to-host
+// copies.
+type staged struct {
+	chunks []*chunk
+	small  *chunk // the chunk small copies take their bytes from
+	outs   []stagedOut
+}
+
+type stagedOut struct {
+	dst, src unsafe.Pointer
+	n        int64
+}
+
+var pending = struct {
+	sync.Mutex
+	m map[*Stream]*staged
+}{m: map[*Stream]*staged{}}
+
+func stagedOf(s *Stream) *staged {
+	pending.Lock()
+	defer pending.Unlock()
+	w := pending.m[s]
+	if w == nil {
+		w = &staged{}
+		pending.m[s] = w
+	}
+	return w
+}
+
+// finishStaged ends the staged copies of s after it was synchronized (done:
+// the memcpys out run, then the chunks go back) or drained after a failure
+// (drained: the chunks go back without the memcpys; else they are dropped).
+func finishStaged(s *Stream, done, drained bool) {
+	pending.Lock()
+	w := pending.m[s]
+	delete(pending.m, s)
+	pending.Unlock()
+	if w == nil {
+		return
+	}
+	if done {
+		for _, o := range w.outs {
+			parallelCopy(o.dst, o.src, o.n)
+		}
+	}
+	for _, c := range w.chunks {
+		if done || drained {
+			putChunk(c)
+		} else {
+			dropChunk(c)
+		}
+	}
+}
+
+// hasStaged says whether s has staged copies not yet finished.
+func hasStaged(s *Stream) bool {
+	pending.Lock()
+	defer pending.Unlock()
+	return pending.m[s] != nil
+}
+
+// stagedCopy makes a host-to-device or device-to-host copy on s through
+// staging memory; false (and nil) when it cannot, and the copy should go to
+// the driver as it is. The host side may be any host memory.
+func stagedCopy(s *Stream, kind device.CopyKind, dst, src unsafe.Pointer, n int64) (bool, error) {
+	if s.foreign || n <= 0 || kind != device.HostToDevice && kind != device.DeviceToHost {
+		return false, nil
+	}
+	if kind == device.DeviceToHost && isPinned(dst, n) || kind == device.HostToDevice && isPinned(src, n) {
+		return false, nil // pinned already: the driver copies it directly
+	}
+	if n > stagingChunk {
+		return pipelinedCopy(s, kind, dst, src, n)
+	}
+	w := stagedOf(s)
+	if w.small == nil || w.small.used+n > stagingChunk {
+		c := takeChunk(s.dev)
+		if c == nil {
+			return false, nil
+		}
+		w.small = c
+		w.chunks = append(w.chunks, c)
+	}
+	at := unsafe.Add(w.small.p, w.small.used)
+	w.small.used += (n + stagingAlign - 1) &^ (stagingAlign - 1)
+	if kind == device.HostToDevice {
+		parallelCopy(at, src, n)
+		return true, s.CopyAsync(kind, dst, at, n, s.dev)
+	}
+	if err := s.CopyAsync(kind, at, src, n, s.dev); err != nil {
+		return true, err
+	}
+	w.outs = append(w.outs, stagedOut{dst: dst, src: at, n: n})
+	return true, nil
+}
+
+// pipelinedCopy copies more than a chunk in chunk-sized pieces through the
+// chunks it can take (at least two, or it declines): piece i uses chunk
+// i%k, waiting for that chunk's event (its previous piece's transfer) before
+// reusing it, so the memcpy of one piece overlaps the transfers queued
+// before it. The last pieces of a device-to-host copy are copied out when
+// the stream is synchronized.
+func pipelinedCopy(s *Stream, kind device.CopyKind, dst, src unsafe.Pointer, n int64) (bool, error) {
+	var cs []*chunk
+	for len(cs) < stagingPerDevice {
+		c := takeChunk(s.dev)
+		if c == nil {
+			break
+		}
+		cs = append(cs, c)
+	}
+	evented := true
+	for _, c := range cs {
+		if c.ev == nil {
+			// on failure the copy goes to the driver as it is
+			if ev, err := NewEvent(s.dev); err == nil {
+				c.ev = ev
+			}
+		}
+		evented = evented && c.ev != nil
+	}
+	if len(cs) < 2 || !evented {
+		for _, c := range cs {
+			putChunk(c)
+		}
+		return false, nil
+	}
+	w := stagedOf(s)
+	w.chunks = append(w.chunks, cs...)
+	outs := make([]stagedOut, len(cs))
+	for i, off := 0, int64(0); off < n; i, off = i+1, off+stagingChunk {
+		c, m := cs[i%len(cs)], min(stagingChunk, n-off)
+		if i >= len(cs) {
+			if err := c.ev.Synchronize(); err != nil {
+				return true, err
+			}
+			if o := outs[i%len(cs)]; o.n > 0 {
+				parallelCopy(o.dst, o.src, o.n)
+			}
+		}
+		var err error
+		if kind == device.HostToDevice {
+			parallelCopy(c.p, unsafe.Add(src, off), m)
+			err = s.CopyAsync(kind, unsafe.Add(dst, off), c.p, m, s.dev)
+		} else {
+			err = s.CopyAsync(kind, c.p, unsafe.Add(src, off), m, s.dev)
+			outs[i%len(cs)] = stagedOut{dst: unsafe.Add(dst, off), src: c.p, n: m}
+		}
+		if err == nil {
+			err = c.ev.Record(s)
+		}
+		if err != nil {
+			outs[i%len(cs)] = stagedOut{}
+			w.outs = append(w.outs, outs...)
+			return true, err
+		}
+	}
+	for _, o := range outs {
+		if o.n > 0 {
+			w.outs = append(w.outs, o)
+		}
+	}
+	return true, nil
+}
+
+// stagedGather is Gather through a staging chunk: the values land in pinned
+// memory (asynchronous copies, which the driver queues without waiting)
+// and are copied to dst after the one synchronization. false when they do
+// not fit in a chunk or no chunk is free.
+func stagedGather(s *Stream, dst, src []unsafe.Pointer, size []int64) (bool, error) {
+	total := int64(0)
+	for _, n := range size {
+		total += (n + 7) &^ 7
+	}
+	if s.foreign || total > stagingChunk {
+		return false, nil
+	}
+	c := takeChunk(s.dev)
+	if c == nil {
+		return false, nil
+	}
+	at := make([]unsafe.Pointer, len(dst))
+	off := int64(0)
+	for i, n := range size {
+		at[i] = unsafe.Add(c.p, off)
+		off += (n + 7) &^ 7
+	}
+	if err := s.Gather(at, src, size); err != nil {
+		if s.Drain() {
+			putChunk(c)
+		} else {
+			dropChunk(c)
+		}
+		return true, err
+	}
+	for i, n := range size {
+		copy(unsafe.Slice((*byte)(dst[i]), n), unsafe.Slice((*byte)(at[i]), n))
+	}
+	putChunk(c)
+	return true, nil
+}
+
+// parallelCopy copies n bytes from src to dst (host memory, not
+// overlapping), split over up to one thread per CPU: one thread of memcpy
+// cannot keep up with the link, and the first touch of fresh destination
+// pages (page faults) is spread with it.
+func parallelCopy(dst, src unsafe.Pointer, n int64) {
+	workers := int64(min(runtime.NumCPU(), maxCopyWorkers))
+	workers = max(min(workers, n/copyPerWorker), 1)
+	if workers == 1 {
+		copy(unsafe.Slice((*byte)(dst), n), unsafe.Slice((*byte)(src), n))
+		return
+	}
+	part := ((n+workers-1)/workers + 4095) &^ 4095
+	var wg sync.WaitGroup
+	for off := int64(0); off < n; off += part {
+		m := min(part, n-off)
+		wg.Add(1)
+		go func(d, s unsafe.Pointer) {
+			defer wg.Done()
+			copy(unsafe.Slice((*byte)(d), m), unsafe.Slice((*byte)(s), m))
+		}(unsafe.Add(dst, off), unsafe.Add(src, off))
+	}
+	wg.Wait()
+}
