@@ -184,7 +184,7 @@ func exportToC(t *testing.T, a *cdevice.Array) (*cschema.CArrowSchema, *cdevice.
 	return s, d
 }
 
-func TestCUDAStringImportIsOneBatchedCopy(t *testing.T) {
+func TestCUDAStringImportReadsNothingUntilAnOperationNeedsTheOffsets(t *testing.T) {
 	deviceBaseline(t)
 	// a batch with three string-like columns and a fixed-width one
 	host := stringArray(t, 1000)
@@ -221,19 +221,44 @@ func TestCUDAStringImportIsOneBatchedCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls, syncs := fc.CopyCalls(fc.DeviceToHost), fc.Syncs()
+	calls, bytes, syncs := fc.CopyCalls(fc.DeviceToHost), fc.BytesCopied(fc.DeviceToHost), fc.Syncs()
 	back, err := cdevice.ImportDeviceArray(c, schema)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer back.Release()
-	// the batched gather queues the two offsets each string column needs
-	// (first and last) on one stream, then synchronizes once
-	if n := fc.CopyCalls(fc.DeviceToHost) - calls; n != 3*2 {
-		t.Errorf("%d device-to-host copy calls for 3 string columns, want 6", n)
+	// the import checks the structs on the host: no byte leaves the device
+	if n, b, y := fc.CopyCalls(fc.DeviceToHost)-calls, fc.BytesCopied(fc.DeviceToHost)-bytes, fc.Syncs()-syncs; n != 0 || b != 0 || y != 0 {
+		t.Errorf("the import made %d device-to-host copies (%d bytes) and %d synchronizations, want none", n, b, y)
+	}
+	// the first operation that needs the offsets (validation) fetches the two
+	// that bound each string column (first and last) in one batched gather:
+	// one stream, one synchronization, and never again
+	part, err := back.Slice(1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer part.Release()
+	calls, bytes, syncs = fc.CopyCalls(fc.DeviceToHost), fc.BytesCopied(fc.DeviceToHost), fc.Syncs()
+	for range 2 {
+		if err := cdevice.Validate(part, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := cdevice.Validate(back, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, b := fc.CopyCalls(fc.DeviceToHost)-calls, fc.BytesCopied(fc.DeviceToHost)-bytes; n != 3*2 || b != 3*2*4 {
+		t.Errorf("%d device-to-host copies of %d bytes for 3 string columns, want 6 of 24 in all", n, b)
 	}
 	if n := fc.Syncs() - syncs; n != 1 {
-		t.Errorf("%d synchronizations for one import, want 1", n)
+		t.Errorf("%d synchronizations for the offsets, want 1", n)
+	}
+	// the data buffers got their sizes: the copy to the host is the batch
+	h := mustCopy(t, back, device.Host)
+	defer h.Release()
+	if eq, err := cdevice.Equal(h, batch, false); err != nil || !eq {
+		t.Errorf("the string batch came back different (%v)", err)
 	}
 }
 
