@@ -93,15 +93,24 @@ def test_foreign_producer_is_waited_for(values, device_leak_check):
     assert producer.releases == 1  # released once, at the last reference
 
 
-def test_string_import_makes_one_synchronized_batched_copy(device_leak_check):
+def test_string_import_reads_nothing_and_the_first_read_makes_one_batched_copy(device_leak_check):
     values = pa.array(["a", "bb", None, "dddd"] * 100)
     producer = fake.CudaProducer(values)
     copies, syncs = fake.LIB.fakecuda_copy_calls(fake.DTOH), fake.LIB.fakecuda_sync_count()
+    nbytes = fake.LIB.fakecuda_bytes_copied(fake.DTOH)
     g = gda.array(producer)
-    # the first and last offsets of the array's range, fetched together after one wait
-    assert fake.LIB.fakecuda_copy_calls(fake.DTOH) - copies == 2
-    assert fake.LIB.fakecuda_sync_count() - syncs == 1
     assert len(g) == 400 and g.device == gda.Device.cuda(0)
+    # the import checks the structs on the host: nothing leaves the device
+    assert fake.LIB.fakecuda_bytes_copied(fake.DTOH) == nbytes
+    assert fake.LIB.fakecuda_sync_count() == syncs
+    # the first and last offsets of the array's range, fetched together
+    # after one wait, by the first operation that needs them, and only once
+    g.validate()
+    g.validate()
+    assert fake.LIB.fakecuda_copy_calls(fake.DTOH) - copies == 2
+    assert fake.LIB.fakecuda_bytes_copied(fake.DTOH) - nbytes == 8
+    assert fake.LIB.fakecuda_sync_count() - syncs == 1
+    assert g.to_pyarrow().equals(values)
     del g
 
 
@@ -137,17 +146,19 @@ def test_fault_in_a_copy_to_the_device(fn, device_leak_check):
 
 
 @pytest.mark.parametrize("fn", ["cuStreamWaitEvent", "cuMemcpyDtoHAsync_v2", "cuStreamSynchronize"])
-def test_fault_while_importing_a_foreign_array(fn, device_leak_check):
+def test_fault_while_reading_a_foreign_arrays_offsets(fn, device_leak_check):
     # a non-sticky error: after a 700-class one the context is unusable (see
     # test_cuda_fidelity.py), so a test that "recovers" from it is unrealistic
     producer = fake.CudaProducer(pa.array(["x", "yy", "zzz"]))
+    g = gda.array(producer)
     fake.LIB.fakecuda_fail_nth(fn.encode(), 1, fake.CUDA_ERROR_OUT_OF_MEMORY)
     try:
         with pytest.raises(gda.DeviceError, match="CUDA_ERROR_OUT_OF_MEMORY") as info:
-            gda.array(producer)
+            g.validate()
         info.value.__traceback__ = None
     finally:
         fake.LIB.fakecuda_clear_faults()
+    del g
     assert producer.releases == 1
 
 

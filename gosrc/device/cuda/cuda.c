@@ -1,9 +1,11 @@
+#define _DEFAULT_SOURCE  // pthread_rwlock_t under -std=c11
 #include "cuda.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 // The bound driver entry points.
 static struct {
@@ -35,6 +37,7 @@ static struct {
   CUresult (*cuEventSynchronize)(CUevent);
   CUresult (*cuEventDestroy_v2)(CUevent);
   CUresult (*cuPointerGetAttribute)(void*, int, CUdeviceptr);
+  CUresult (*cuPointerGetAttributes)(unsigned int, int*, void**, CUdeviceptr);
   CUresult (*cuGetErrorName)(CUresult, const char**);
   CUresult (*cuGetErrorString)(CUresult, const char**);
 } cu;
@@ -73,7 +76,8 @@ static void open_driver(void) {
   BIND(cuMemAllocHost_v2) BIND(cuMemFreeHost) BIND(cuMemcpyHtoDAsync_v2) BIND(cuMemcpyDtoHAsync_v2)
   BIND(cuMemcpyDtoDAsync_v2) BIND(cuMemcpyPeerAsync) BIND(cuStreamCreate) BIND(cuStreamDestroy_v2)
   BIND(cuStreamSynchronize) BIND(cuStreamWaitEvent) BIND(cuEventCreate) BIND(cuEventRecord)
-  BIND(cuEventSynchronize) BIND(cuEventDestroy_v2) BIND(cuPointerGetAttribute) BIND(cuGetErrorName)
+  BIND(cuEventSynchronize) BIND(cuEventDestroy_v2) BIND(cuPointerGetAttribute) BIND(cuPointerGetAttributes)
+  BIND(cuGetErrorName)
   BIND(cuGetErrorString)
 #undef BIND
   if (cu.cuInit(0) != GDA_CUDA_SUCCESS) {
@@ -187,13 +191,73 @@ CUresult gda_cuda_device_name(int dev, char* name, int len, const char** call) {
   return GDA_CUDA_SUCCESS;
 }
 
+// The device allocations godevarrow made and has not freed, sorted by
+// address: while one is live its addresses belong to its device and to
+// nothing else, so a pointer inside it needs no driver query (an import of
+// memory godevarrow exported, the round trip of every exchange).
+typedef struct {
+  CUdeviceptr start;
+  size_t size;
+  int dev;
+} own_range;
+// Grows the range table (NULL, table kept, when out of memory).
+static void* realloc_ranges(void* t, size_t* cap) {
+  size_t c = *cap ? 2 * *cap : 64;
+  void* g = realloc(t, c * sizeof(own_range));
+  if (g) *cap = c;
+  return g;
+}
+static own_range* own;
+static size_t own_n, own_cap;
+static pthread_rwlock_t own_mu = PTHREAD_RWLOCK_INITIALIZER;
+
+// The index of the first range starting after p.
+static size_t own_after(CUdeviceptr p) {
+  size_t lo = 0, hi = own_n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (own[mid].start <= p) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// The device of the live allocation of godevarrow holding p, or -1.
+static int own_device(CUdeviceptr p) {
+  pthread_rwlock_rdlock(&own_mu);
+  size_t i = own_after(p);
+  int dev = i > 0 && p - own[i - 1].start < own[i - 1].size ? own[i - 1].dev : -1;
+  pthread_rwlock_unlock(&own_mu);
+  return dev;
+}
+
+// Records (size > 0) or forgets (size 0) the allocation at p; an allocation
+// that cannot be recorded is only queried the driver's way.
+static void own_set(CUdeviceptr p, size_t size, int dev) {
+  own_range* grown = NULL;
+  pthread_rwlock_wrlock(&own_mu);
+  size_t i = own_after(p);
+  if (size == 0 && i > 0 && own[i - 1].start == p) {
+    memmove(own + i - 1, own + i, (own_n - i) * sizeof(*own));
+    own_n--;
+  } else if (size > 0 && (own_n < own_cap || (grown = realloc_ranges(own, &own_cap)))) {
+    if (grown) own = grown;
+    memmove(own + i + 1, own + i, (own_n - i) * sizeof(*own));
+    own[i] = (own_range){p, size, dev};
+    own_n++;
+  }
+  pthread_rwlock_unlock(&own_mu);
+}
+
 CUresult gda_cuda_alloc(int dev, size_t n, CUdeviceptr* out, const char** call) {
   BEGIN(dev);
   CALL(cuMemAlloc_v2, out, n ? n : 1);
+  own_set(*out, n ? n : 1, dev);
   END;
 }
 
 CUresult gda_cuda_free(int dev, CUdeviceptr p, const char** call) {
+  own_set(p, 0, dev);  // forgotten first: the address may be handed out again
   BEGIN(dev);
   CALL(cuMemFree_v2, p);
   END;
@@ -341,16 +405,45 @@ CUresult gda_cuda_pointer_kind(CUdeviceptr p, int* dev, int* kind, const char** 
   END;
 }
 
+// One driver query per allocation, not per buffer: a pointer inside
+// godevarrow's own live allocations is known, and one query of any other
+// gives its allocation's range (CUDA Driver API, cuPointerGetAttributes with
+// CU_POINTER_ATTRIBUTE_RANGE_START_ADDR and _RANGE_SIZE), which covers the
+// other buffers carved from it (an RMM or CuPy pool, a cuDF column).
 CUresult gda_cuda_pointers_on_device(int dev, int count, const uintptr_t* ptrs, int* bad, int* bad_dev,
                                      const char** call) {
   *bad = -1;
   if (count == 0) return GDA_CUDA_SUCCESS;
   BEGIN(dev);
+  enum { RECENT = 16 };
+  own_range recent[RECENT];  // the last ranges the driver gave, newest at next - 1
+  int n_recent = 0, next = 0;
   for (int i = 0; i < count; i++) {
-    int ordinal = -1;
-    *call = "cuPointerGetAttribute";
-    r_ = cu.cuPointerGetAttribute(&ordinal, 9 /* CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL */, (CUdeviceptr)ptrs[i]);
-    if (r_ != GDA_CUDA_SUCCESS || ordinal != dev) {
+    CUdeviceptr p = (CUdeviceptr)ptrs[i];
+    int ordinal = own_device(p);
+    for (int k = 0; ordinal < 0 && k < n_recent; k++) {
+      const own_range* r = &recent[(next - 1 - k + RECENT) % RECENT];
+      if (p - r->start < r->size) ordinal = r->dev;
+    }
+    if (ordinal < 0) {
+      unsigned int type = 0;
+      own_range r = {0, 0, -1};
+      int attrs[] = {2 /* MEMORY_TYPE */, 9 /* DEVICE_ORDINAL */, 11 /* RANGE_START_ADDR */, 12 /* RANGE_SIZE */};
+      void* data[] = {&type, &r.dev, &r.start, &r.size};
+      CALL(cuPointerGetAttributes, 4, attrs, data, p);
+      if (type == 0) {  // "default NULL values": memory the driver does not know
+        *bad = i;
+        *bad_dev = -1;
+        *call = "cuPointerGetAttributes";
+        r_ = 1;  // CUDA_ERROR_INVALID_VALUE, cuPointerGetAttribute's answer for it
+        goto end_;
+      }
+      ordinal = r.dev;
+      recent[next] = r;
+      next = (next + 1) % RECENT;
+      n_recent += n_recent < RECENT;
+    }
+    if (ordinal != dev) {
       *bad = i;
       *bad_dev = ordinal;
       break;
