@@ -288,6 +288,35 @@ func TestCUDAFixedWidthImportReadsNothing(t *testing.T) {
 	}
 }
 
+func TestCUDAImportOfGodevarrowsOwnMemoryAsksTheDriverNothing(t *testing.T) {
+	deviceBaseline(t)
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	b.AppendValues([]int64{1, 2, 3}, []bool{true, false, true})
+	arr := b.NewArray()
+	b.Release()
+	defer arr.Release()
+	host, _ := cdevice.FromArrow(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, arr)
+	defer host.Release()
+	d := mustCopy(t, host, cuda1)
+	defer d.Release()
+	s, c := exportToC(t, d)
+	defer cb.Free(s)
+	defer cb.Free(c)
+	schema, _ := cschema.ImportSchema(s)
+	queries := func() int64 { return fc.Calls("cuPointerGetAttribute") + fc.Calls("cuPointerGetAttributes") }
+	before := queries()
+	back, err := cdevice.ImportDeviceArray(c, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back.Release()
+	// the buffers lie in allocations of godevarrow's that are still live:
+	// their device is known without a pointer query
+	if n := queries() - before; n != 0 {
+		t.Errorf("%d pointer queries importing godevarrow's own device memory, want 0", n)
+	}
+}
+
 func TestCUDADeviceStreamKeepsDevices(t *testing.T) {
 	deviceBaseline(t)
 	host := stringArray(t, 10)
