@@ -35,7 +35,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/checksum"
 	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
-	_ "github.com/godevarrow/godevarrow/gosrc/device/cuda" // the CUDA backend registers itself
+	"github.com/godevarrow/godevarrow/gosrc/device/cuda" // the CUDA backend registers itself
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/handle"
@@ -767,6 +767,7 @@ func gdaDebugCounters(out *C.gda_counters, e *C.gda_error) C.int {
 	return call(e, func() error {
 		st, ss := cdevice.LiveStats(), streams.LiveStats()
 		cache := cschema.SchemaCacheSize()
+		streams, events, hostBuffers := cuda.Pooled()
 		*out = C.gda_counters{
 			handles:          C.int64_t(handles.Len()),
 			exported_schemas: C.int64_t(st.ExportedSchemas),
@@ -781,6 +782,10 @@ func gdaDebugCounters(out *C.gda_counters, e *C.gda_error) C.int {
 
 			schema_cache_entries: C.int64_t(cache.Entries),
 			schema_cache_bytes:   C.int64_t(cache.Bytes),
+
+			pooled_streams:      C.int64_t(streams),
+			pooled_events:       C.int64_t(events),
+			pooled_host_buffers: C.int64_t(hostBuffers),
 		}
 		return nil
 	})

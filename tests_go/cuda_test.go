@@ -430,3 +430,32 @@ func TestCUDAFaultInjection(t *testing.T) {
 		t.Errorf("only %d faults were injected", failures)
 	}
 }
+
+func TestCUDACopiesTakeStreamsAndEventsFromPools(t *testing.T) {
+	deviceBaseline(t)
+	host := stringArray(t, 50)
+	defer host.Release()
+	roundTrip := func() {
+		d := mustCopy(t, host, cuda0)
+		defer d.Release()
+		h := mustCopy(t, d, device.Host)
+		h.Release()
+	}
+	roundTrip() // fills the pools
+	made := func() int64 {
+		return fc.Calls("cuStreamCreate") + fc.Calls("cuStreamDestroy_v2") + fc.Calls("cuEventCreate") + fc.Calls("cuEventDestroy_v2")
+	}
+	records := fc.Calls("cuEventRecord")
+	before := made()
+	for range 5 {
+		roundTrip()
+	}
+	// every copy still orders its work with a stream and an event...
+	if n := fc.Calls("cuEventRecord") - records; n < 5 {
+		t.Errorf("%d events recorded for 5 copies to the device", n)
+	}
+	// ...taken from the pools, not made and destroyed per operation
+	if n := made() - before; n != 0 {
+		t.Errorf("%d streams or events created or destroyed by 5 round trips, want 0", n)
+	}
+}

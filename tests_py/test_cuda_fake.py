@@ -114,6 +114,20 @@ def test_string_import_reads_nothing_and_the_first_read_makes_one_batched_copy(d
     del g
 
 
+@pytest.mark.parametrize("one_allocation, queries", [(False, 3), (True, 1)])
+def test_the_import_asks_the_driver_once_per_allocation(one_allocation, queries, device_leak_check):
+    # a string array's three buffers: three allocations, or one pool block
+    values = pa.array(["a", None, "ccc"])
+    producer = fake.CudaProducer(values, one_allocation=one_allocation)
+    single = fake.LIB.fakecuda_call_count(b"cuPointerGetAttribute")
+    several = fake.LIB.fakecuda_call_count(b"cuPointerGetAttributes")
+    g = gda.array(producer)
+    assert fake.LIB.fakecuda_call_count(b"cuPointerGetAttributes") - several == queries
+    assert fake.LIB.fakecuda_call_count(b"cuPointerGetAttribute") == single
+    assert g.to_pyarrow().equals(values)
+    del g
+
+
 def test_buffers_on_another_device_than_declared_are_rejected(device_leak_check):
     producer = fake.CudaProducer(pa.array([1, 2, 3]), device=1)
     producer.struct.device_id = 0  # lies: the buffers are on device 1

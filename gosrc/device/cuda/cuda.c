@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -347,20 +348,86 @@ CUresult gda_cuda_copy_async(int dev, int kind, void* dst, const void* src, size
   END;
 }
 
+// Pinned staging memory of gathers, per device. A device-to-host copy into
+// pageable memory is synchronous whatever its name says (CUDA Runtime API,
+// "API synchronization behavior": for transfers from device memory to
+// pageable host memory the function returns only once the copy completes),
+// so a gather of many small values paid one synchronous copy each; into
+// pinned memory they are asynchronous, and one synchronization ends them
+// all. Pinned allocation is slow, so blocks are kept (a free list per
+// device, bounded by the number of concurrent gathers).
+typedef struct staging {
+  struct staging* next;
+  size_t cap;  // bytes after the header
+} staging;
+static staging** staging_free;  // per device, allocated on first use
+static pthread_mutex_t staging_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic long long staging_pooled;
+
+long long gda_cuda_pooled_host(void) { return staging_pooled; }
+
+// A block of dev of at least n bytes (NULL with r set when it cannot be made);
+// called with dev's context current.
+static staging* staging_take(int dev, size_t n, CUresult* r, const char** call) {
+  pthread_mutex_lock(&staging_mu);
+  if (!staging_free) staging_free = calloc((size_t)(device_count ? device_count : 1), sizeof(staging*));
+  staging* b = NULL;
+  for (staging** at = staging_free ? &staging_free[dev] : NULL; at && *at; at = &(*at)->next)
+    if ((*at)->cap >= n) {
+      b = *at;
+      *at = b->next;
+      staging_pooled--;
+      break;
+    }
+  pthread_mutex_unlock(&staging_mu);
+  if (b) return b;
+  size_t cap = n < 4096 - sizeof(staging) ? 4096 - sizeof(staging) : n;
+  void* p = NULL;
+  *call = "cuMemAllocHost_v2";
+  if ((*r = cu.cuMemAllocHost_v2(&p, sizeof(staging) + cap)) != GDA_CUDA_SUCCESS) return NULL;
+  b = p;
+  b->cap = cap;
+  return b;
+}
+
+static void staging_give(int dev, staging* b) {
+  pthread_mutex_lock(&staging_mu);
+  if (staging_free) {
+    b->next = staging_free[dev];
+    staging_free[dev] = b;
+    staging_pooled++;
+    b = NULL;
+  }
+  pthread_mutex_unlock(&staging_mu);
+  if (b) cu.cuMemFreeHost(b);
+}
+
 CUresult gda_cuda_gather(int dev, CUstream s, int count, void* const* dst, const CUdeviceptr* src, const size_t* n,
                          const char** call) {
+  size_t total = 0;
+  for (int i = 0; i < count; i++) total += n[i];
   BEGIN(dev);
-  for (int i = 0; i < count; i++) {
-    r_ = cu.cuMemcpyDtoHAsync_v2(dst[i], src[i], n[i], s);
+  staging* b = staging_take(dev, total, &r_, call);
+  if (!b) goto end_;
+  unsigned char* at = (unsigned char*)(b + 1);
+  for (int i = 0; i < count; at += n[i++]) {
+    r_ = cu.cuMemcpyDtoHAsync_v2(at, src[i], n[i], s);
     if (r_ != GDA_CUDA_SUCCESS) {
       *call = "cuMemcpyDtoHAsync_v2";
-      // copies already queued write into dst: let them finish before the
-      // caller frees it
-      cu.cuStreamSynchronize(s);
+      // copies already queued write into the block: it is kept only once
+      // they are done, and leaked when the stream cannot tell
+      if (cu.cuStreamSynchronize(s) == GDA_CUDA_SUCCESS) staging_give(dev, b);
       goto end_;
     }
   }
-  CALL(cuStreamSynchronize, s);
+  *call = "cuStreamSynchronize";
+  if ((r_ = cu.cuStreamSynchronize(s)) != GDA_CUDA_SUCCESS) goto end_;  // the block may still be written: leaked
+  at = (unsigned char*)(b + 1);
+  for (int i = 0; i < count; i++) {
+    memcpy(dst[i], at, n[i]);
+    at += n[i];
+  }
+  staging_give(dev, b);
   END;
 }
 
