@@ -97,7 +97,11 @@ func readUnvouched(p unsafe.Pointer, n int64) ([]byte, error) {
 // is an error. Sizes kept on the device are fetched now: the buffers they
 // size are exported with them.
 func (im *importer) variadicSizes(p unsafe.Pointer, n int64) ([]byte, error) {
-	at, err := im.backend.PointerInfo(p)
+	b, err := device.BackendFor(im.lazy.dev.Type)
+	if err != nil {
+		return nil, err
+	}
+	at, err := b.PointerInfo(p)
 	switch {
 	case err != nil:
 		return nil, errs.Errorf(errs.ErrInvalid, "cannot tell where the variadic buffer sizes at %p live: %v", p, err)

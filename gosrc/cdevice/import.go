@@ -127,10 +127,11 @@ func importOwned(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema, owner 
 		if err := prepareDeviceImport(cell, dev); err != nil {
 			return fail(err)
 		}
-		im.hostReadable = dev.Type.HostAccessible()
+		if im.hostReadable = dev.Type.HostAccessible(); !im.hostReadable {
+			im.lazy = &lazyBounds{dev: dev, event: unsafe.Pointer(cell.sync_event)}
+		}
 		if deviceMemory {
 			im.backend, im.onDevice = b, int(dev.ID)
-			im.lazy = &lazyBounds{dev: dev, event: unsafe.Pointer(cell.sync_event)}
 		}
 	}
 	data, err := im.node(&cell.array, schema, 0, nil)
