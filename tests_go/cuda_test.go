@@ -12,6 +12,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/device/cuda"
 	"github.com/godevarrow/godevarrow/gosrc/streams"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 	fc "github.com/godevarrow/godevarrow/tests_go/fakecudactl"
@@ -404,6 +405,8 @@ func TestCUDAFaultInjection(t *testing.T) {
 		for _, call := range calls {
 			t.Run(name+"/"+call, func(t *testing.T) {
 				deviceBaseline(t)
+				// with empty pools every stream and event is created
+				cuda.DrainPools()
 				before := fc.Calls(call)
 				if err := op(); err != nil {
 					t.Fatalf("the operation fails without a fault: %v", err)
@@ -412,6 +415,7 @@ func TestCUDAFaultInjection(t *testing.T) {
 					t.Logf("%s does not call %s: nothing to inject", name, call)
 					return
 				}
+				cuda.DrainPools()
 				fc.FailNth(call, 1, 2) // CUDA_ERROR_OUT_OF_MEMORY
 				defer fc.ClearFaults()
 				err := op()

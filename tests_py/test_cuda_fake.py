@@ -136,12 +136,13 @@ def test_buffers_on_another_device_than_declared_are_rejected(device_leak_check)
     assert producer.releases == 1
 
 
+# streams and events come from the CUDA backend's pools once a copy ran
+# (their creation faults are injected with empty pools in tests_go's
+# TestCUDAFaultInjection)
 DRIVER_CALLS_OF_A_COPY = [
-    "cuStreamCreate",
     "cuMemAlloc_v2",
     "cuMemcpyHtoDAsync_v2",
     "cuStreamSynchronize",
-    "cuEventCreate",
     "cuEventRecord",
 ]
 

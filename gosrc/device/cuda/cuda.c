@@ -414,20 +414,23 @@ CUresult gda_cuda_gather(int dev, CUstream s, int count, void* const* dst, const
     r_ = cu.cuMemcpyDtoHAsync_v2(at, src[i], n[i], s);
     if (r_ != GDA_CUDA_SUCCESS) {
       *call = "cuMemcpyDtoHAsync_v2";
-      // copies already queued write into the block: it is kept only once
-      // they are done, and leaked when the stream cannot tell
-      if (cu.cuStreamSynchronize(s) == GDA_CUDA_SUCCESS) staging_give(dev, b);
-      goto end_;
+      goto drain;
     }
   }
   *call = "cuStreamSynchronize";
-  if ((r_ = cu.cuStreamSynchronize(s)) != GDA_CUDA_SUCCESS) goto end_;  // the block may still be written: leaked
+  if ((r_ = cu.cuStreamSynchronize(s)) != GDA_CUDA_SUCCESS) goto drain;
   at = (unsigned char*)(b + 1);
   for (int i = 0; i < count; i++) {
     memcpy(dst[i], at, n[i]);
     at += n[i];
   }
   staging_give(dev, b);
+  goto end_;
+drain:
+  // copies already queued write into the block: it is reused only once they
+  // are done (tried twice, as Stream.Drain does), else leaked
+  if (cu.cuStreamSynchronize(s) == GDA_CUDA_SUCCESS || cu.cuStreamSynchronize(s) == GDA_CUDA_SUCCESS)
+    staging_give(dev, b);
   END;
 }
 

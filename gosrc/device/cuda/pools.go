@@ -100,3 +100,20 @@ func (p *devicePool) putEvent(e *Event) bool {
 func Pooled() (streams, events, hostBuffers int64) {
 	return pooledStreams.Load(), pooledEvents.Load(), int64(C.gda_cuda_pooled_host())
 }
+
+// DrainPools destroys what the pools hold (streams, events; the pinned
+// staging blocks are kept, as they are bounded by the concurrent gathers):
+// the next operations create their own again. For a program that gives the
+// device back (before resetting its context), and for tests of the paths that
+// create streams and events.
+func DrainPools() {
+	for dev := range pools {
+		p := &pools[dev]
+		for s := p.takeStream(); s != nil; s = p.takeStream() {
+			_ = s.Destroy()
+		}
+		for e := p.takeEvent(); e != nil; e = p.takeEvent() {
+			_ = e.Destroy()
+		}
+	}
+}
