@@ -223,15 +223,6 @@ static size_t own_after(CUdeviceptr p) {
   return lo;
 }
 
-// The device of the live allocation of godevarrow holding p, or -1.
-static int own_device(CUdeviceptr p) {
-  pthread_rwlock_rdlock(&own_mu);
-  size_t i = own_after(p);
-  int dev = i > 0 && p - own[i - 1].start < own[i - 1].size ? own[i - 1].dev : -1;
-  pthread_rwlock_unlock(&own_mu);
-  return dev;
-}
-
 // Records (size > 0) or forgets (size 0) the allocation at p; an allocation
 // that cannot be recorded is only queried the driver's way.
 static void own_set(CUdeviceptr p, size_t size, int dev) {
@@ -483,33 +474,48 @@ CUresult gda_cuda_pointer_kind(CUdeviceptr p, int* dev, int* kind, const char** 
 CUresult gda_cuda_pointers_on_device(int dev, int count, const uintptr_t* ptrs, int* bad, int* bad_dev,
                                      const char** call) {
   *bad = -1;
-  if (count == 0) return GDA_CUDA_SUCCESS;
-  BEGIN(dev);
   enum { RECENT = 16 };
-  own_range recent[RECENT];  // the last ranges the driver gave, newest at next - 1
-  int n_recent = 0, next = 0;
-  for (int i = 0; i < count; i++) {
+  own_range recent[RECENT];  // the ranges known so far, newest at next - 1
+  int n_recent = 0, next = 0, pushed = 0;
+  size_t hint = 0;
+  CUresult r = GDA_CUDA_SUCCESS;
+  // one read lock for the whole check (the table changes only when
+  // godevarrow allocates or frees); dev's context is pushed only when the
+  // driver must be asked
+  pthread_rwlock_rdlock(&own_mu);
+  for (int i = 0; i < count && r == GDA_CUDA_SUCCESS; i++) {
     CUdeviceptr p = (CUdeviceptr)ptrs[i];
-    int ordinal = own_device(p);
-    for (int k = 0; ordinal < 0 && k < n_recent; k++) {
-      const own_range* r = &recent[(next - 1 - k + RECENT) % RECENT];
-      if (p - r->start < r->size) ordinal = r->dev;
+    int ordinal = -1;
+    // godevarrow's own allocations first: a batch it copied has its buffers
+    // in consecutive allocations, so the entry after the last hit is tried
+    // before a binary search
+    for (size_t h = hint; ordinal < 0 && h < hint + 2 && h < own_n; h++)
+      if (p - own[h].start < own[h].size) ordinal = own[hint = h].dev;
+    if (ordinal < 0) {
+      size_t at = own_after(p);
+      if (at > 0 && p - own[at - 1].start < own[at - 1].size) ordinal = own[hint = at - 1].dev;
     }
+    for (int k = 0; ordinal < 0 && k < n_recent; k++) {
+      const own_range* q = &recent[(next - 1 - k + RECENT) % RECENT];
+      if (p - q->start < q->size) ordinal = q->dev;
+    }
+    own_range got = {0, 0, -1};
     if (ordinal < 0) {
       unsigned int type = 0;
-      own_range r = {0, 0, -1};
       int attrs[] = {2 /* MEMORY_TYPE */, 9 /* DEVICE_ORDINAL */, 11 /* RANGE_START_ADDR */, 12 /* RANGE_SIZE */};
-      void* data[] = {&type, &r.dev, &r.start, &r.size};
-      CALL(cuPointerGetAttributes, 4, attrs, data, p);
+      void* data[] = {&type, &got.dev, &got.start, &got.size};
+      if (!pushed && (r = push_context(dev, call)) != GDA_CUDA_SUCCESS) break;
+      pushed = 1;
+      *call = "cuPointerGetAttributes";
+      if ((r = cu.cuPointerGetAttributes(4, attrs, data, p)) != GDA_CUDA_SUCCESS) break;
       if (type == 0) {  // "default NULL values": memory the driver does not know
         *bad = i;
         *bad_dev = -1;
-        *call = "cuPointerGetAttributes";
-        r_ = 1;  // CUDA_ERROR_INVALID_VALUE, cuPointerGetAttribute's answer for it
-        goto end_;
+        r = 1;  // CUDA_ERROR_INVALID_VALUE, cuPointerGetAttribute's answer for it
+        break;
       }
-      ordinal = r.dev;
-      recent[next] = r;
+      ordinal = got.dev;
+      recent[next] = got;
       next = (next + 1) % RECENT;
       n_recent += n_recent < RECENT;
     }
@@ -519,7 +525,8 @@ CUresult gda_cuda_pointers_on_device(int dev, int count, const uintptr_t* ptrs, 
       break;
     }
   }
-  END;
+  pthread_rwlock_unlock(&own_mu);
+  return pushed ? pop_context(r, call) : r;
 }
 
 int gda_cuda_caller_context_is(int dev) {
