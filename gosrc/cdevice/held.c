@@ -145,16 +145,18 @@ static int gate_device(const struct gda_device_backend* b, const struct ArrowDev
   (void)call, (void)result;
   const char* msg;
   if (d->device_id < 0 || d->device_id > INT32_MAX || e->n_nodes <= 0 || b->open(&msg) != 0) return 0;
-  // a gated node has at most 3 buffers
-  device_reads dr = {.max_buffers = 3 * e->n_nodes};
-  if (!(dr.buffers = malloc((size_t)dr.max_buffers * sizeof(uintptr_t)))) return 0;
+  // a gated node has at most 3 buffers; a batch of a few hundred columns
+  // lists them on the stack
+  uintptr_t on_stack[1024];
+  device_reads dr = {.max_buffers = 3 * e->n_nodes, .buffers = on_stack};
+  if (dr.max_buffers > 1024 && !(dr.buffers = malloc((size_t)dr.max_buffers * sizeof(uintptr_t)))) return 0;
   int ok = gate_tree(&d->array, e, &dr), bad = -1, bad_dev = -1;
   const char* ignored;
   // a buffer the driver does not place on dev: the Go import words it
   if (ok && dr.n_buffers > 0)
     ok = b->pointers_on_device((int)d->device_id, (int)dr.n_buffers, dr.buffers, &bad, &bad_dev, &ignored) == 0 &&
          bad < 0;
-  free(dr.buffers);
+  if (dr.buffers != on_stack) free(dr.buffers);
   return ok;
 }
 
