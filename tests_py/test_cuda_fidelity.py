@@ -277,13 +277,13 @@ def test_item3_pointer_queries_run_with_a_context():
 def test_item4_only_not_a_device_pointer_means_host_memory():
     g = gda.array(pa.array(["a", "bb", None, "a long string, not inlined"], pa.string_view())).to_device("cuda:0")
     s, a = g.__arrow_c_device_array__()
-    fake.LIB.fakecuda_fail_nth(b"cuPointerGetAttribute", 1, fake.CUDA_ERROR_OUT_OF_MEMORY)
+    fake.LIB.fakecuda_fail_nth(b"cuPointerGetAttributes", 1, fake.CUDA_ERROR_OUT_OF_MEMORY)
     try:
         with pytest.raises(gda.ArrowInvalid, match="CUDA_ERROR_OUT_OF_MEMORY"):
             gda.array(fake_pair(s, a))
     finally:
         fake.LIB.fakecuda_clear_faults()
-    back = gda.array(g)  # the driver's CUDA_ERROR_INVALID_VALUE: host memory, read as such
+    back = gda.array(g)  # the driver's "default NULL values": host memory, read as such
     assert back.to_pyarrow().to_pylist() == ["a", "bb", None, "a long string, not inlined"]
 
 

@@ -447,22 +447,15 @@ CUresult gda_cuda_pointer_kind(CUdeviceptr p, int* dev, int* kind, const char** 
   if (r_ != GDA_CUDA_SUCCESS) return r_;
   unsigned int mt = 0;
   int ordinal = -1, managed = 0;
-  *call = "cuPointerGetAttribute";
-  r_ = cu.cuPointerGetAttribute(&mt, 2 /* CU_POINTER_ATTRIBUTE_MEMORY_TYPE */, p);
-  if (r_ == 1 /* CUDA_ERROR_INVALID_VALUE */) {
-    // the documented answer for memory no context allocated, mapped or
-    // registered (CUDA Driver API, cuPointerGetAttribute): plain host memory
-    *dev = -1;
-    *kind = 0;
-    r_ = GDA_CUDA_SUCCESS;
-    goto end_;
-  }
-  if (r_ != GDA_CUDA_SUCCESS) goto end_;
-  // MEMORY_TYPE answers DEVICE for managed memory: IS_MANAGED tells
-  CALL(cuPointerGetAttribute, &managed, 8 /* CU_POINTER_ATTRIBUTE_IS_MANAGED */, p);
-  CALL(cuPointerGetAttribute, &ordinal, 9 /* CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL */, p);
-  *dev = ordinal;
-  *kind = managed ? 4 : (int)mt;
+  // one call for the three attributes; MEMORY_TYPE answers DEVICE for
+  // managed memory, IS_MANAGED tells
+  int attrs[] = {2 /* MEMORY_TYPE */, 8 /* IS_MANAGED */, 9 /* DEVICE_ORDINAL */};
+  void* data[] = {&mt, &managed, &ordinal};
+  CALL(cuPointerGetAttributes, 3, attrs, data, p);
+  // memory no context allocated, mapped or registered gets "default NULL
+  // values" (CUDA Driver API, cuPointerGetAttributes): plain host memory
+  *dev = mt ? ordinal : -1;
+  *kind = !mt ? 0 : managed ? 4 : (int)mt;
   END;
 }
 
