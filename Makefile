@@ -153,9 +153,9 @@ test-pythons: fakecuda
 	@for v in $(SUPPORTED_PYTHONS); do .ci/suite-in-venv $$v source || exit 1; done
 
 # docs/reference.md: the API reference as plain Markdown, from the docstrings
-# of the installed build (tests_py/test_api_docs.py checks it is current).
+# of the installed build (tests_py/api/test_api_docs.py checks it is current).
 api-reference: build
-	cd tests_py && ../$(PY) api_reference.py > ../docs/reference.md
+	cd tests_py/api && ../../$(PY) api_reference.py > ../../docs/reference.md
 
 # The documentation site (MkDocs, strict: broken links and bad references fail).
 docs: venv
@@ -167,7 +167,7 @@ docs: venv
 typecheck: build
 	$(PY) -m mypy
 	$(PY) -m mypy.stubtest godevarrow._godevarrow
-	$(PY) tests_py/typecheck_docs.py
+	$(PY) tests_py/api/typecheck_docs.py
 
 # A C program exports, reads, imports and releases Arrow data through
 # godevarrow 200 times under valgrind's memcheck: no invalid access, nothing
@@ -216,7 +216,7 @@ test-gpu: wheel
 	$(GPU_VENV)/bin/python -c 'import sys, pyarrow, cupy, cudf, godevarrow; \
 	  print("python", sys.version.split()[0], "pyarrow", pyarrow.__version__, "cudf", cudf.__version__, \
 	        "cupy", cupy.__version__, "godevarrow", godevarrow.__version__)'; \
-	$(GPU_VENV)/bin/python -m pytest -q tests_py/test_gpu.py; rc=$$?; \
+	$(GPU_VENV)/bin/python -m pytest -q tests_py/cuda/test_gpu.py; rc=$$?; \
 	$(GPU_VENV)/bin/python -m godevarrow demo >/dev/null 2>&1 && demo=ok || demo=failed; \
 	echo "---- godevarrow test-gpu report ----"; \
 	$(GPU_VENV)/bin/python -m godevarrow info 2>&1 | head -20; \
@@ -231,7 +231,7 @@ gpu-kit: wheel
 	rm -rf build/gpu-kit-wheels
 	$(PY) -m pip download -q --only-binary=:all: --python-version 3.10 -d build/gpu-kit-wheels \
 	  "$$(grep -m1 '^pytest==' requirements-test.txt)" exceptiongroup tomli
-	$(PY) tests_py/gpukit/assemble.py --wheel 'dist/*x86_64.whl' --pytest-wheels build/gpu-kit-wheels --out $(GPU_KIT)
+	$(PY) tests_py/cuda/gpukit/assemble.py --wheel 'dist/*x86_64.whl' --pytest-wheels build/gpu-kit-wheels --out $(GPU_KIT)
 	@du -sh $(GPU_KIT)
 
 # Without a real CUDA driver, the demo's GPU leg runs on the strict fake one.
@@ -276,7 +276,7 @@ profile: venv
 # test pass without checking (pytest.raises(Exception), an except that only
 # passes, contextlib.suppress, assertions on elapsed time).
 lint: venv
-	@test -z "$$(gofmt -l gosrc capsule tests_go tests_py/goext examples)" || (gofmt -l gosrc capsule tests_go tests_py/goext examples; echo "gofmt: files above need formatting"; exit 1)
+	@test -z "$$(gofmt -l gosrc capsule tests_go tests_py/gofuncs/goext examples)" || (gofmt -l gosrc capsule tests_go tests_py/gofuncs/goext examples; echo "gofmt: files above need formatting"; exit 1)
 	CGO_CFLAGS="-I$(PYINC)" go vet ./...
 	$(PY) -m ruff check python tests_py benchmarks examples .ci
 	$(PY) -m ruff format --check python tests_py benchmarks examples .ci
@@ -284,7 +284,7 @@ lint: venv
 	$(PY) .ci/lint_tests.py
 
 fmt: venv
-	gofmt -w gosrc capsule tests_go tests_py/goext examples
+	gofmt -w gosrc capsule tests_go tests_py/gofuncs/goext examples
 	$(PY) -m ruff format python tests_py benchmarks examples .ci
 
 clean:

@@ -1,6 +1,7 @@
-// What the C files of the binding share (module.c, capsules.c, methods.c,
-// tensor.c, arraybase.c, import.c, pyarrow.c). Only these files include
-// Python.h.
+// What the C files of the binding share (module.c, errors.c, handles.c,
+// capsules.c and the topic files beside their Go halves: schema.c, array.c,
+// import.c, stream.c, table.c, values.c, tensor.c, process.c, gofuncs.c;
+// and pyarrow.c). Only these files include Python.h.
 #pragma once
 // The binding keeps to CPython's stable ABI of 3.10 (the Limited API), so one
 // wheel serves every CPython from 3.10 up (docs/design.md, "Packaging").
@@ -18,7 +19,7 @@
 
 #include "module.h"
 
-// The exception classes (module.c), one variable per GDA_EXCEPTIONS entry.
+// The exception classes (errors.c), one variable per GDA_EXCEPTIONS entry.
 #define GDA_EXCEPTION_VAR(kind, name, base, doc) extern PyObject* name;
 GDA_EXCEPTIONS(GDA_EXCEPTION_VAR)
 extern PyObject* GodevarrowError;
@@ -42,14 +43,31 @@ extern _Thread_local int gil_marked;
 PyObject* raise_error(gda_error* e);
 // Raises the refusal of a poisoned library; returns NULL.
 PyObject* refuse_poisoned(void);
+// Makes the exception classes and adds them to the module: 0, or -1.
+int errors_init(PyObject* module);
 
-// ---- handles: a Go object owned by Python ----
+// ---- handles: a Go object owned by Python (handles.c) ----
 // A capsule named HANDLE_NAME (or STREAM_HANDLE_NAME, whose destructor
 // settles a stream before releasing it) whose pointer is the handle.
 #define HANDLE_NAME "godevarrow.handle"
 #define STREAM_HANDLE_NAME "godevarrow.stream"
 PyObject* wrap_handle(uintptr_t h);
 PyObject* wrap_stream_handle(uintptr_t h);
+// wrap_stream_handle without the stream's bookkeeping in C (its caller
+// attaches what it already has).
+PyObject* wrap_stream_handle_bare(uintptr_t h);
+// A stream capsule's context: the stream's bookkeeping in C (stream.c),
+// attached by wrap_stream_handle (0, or -1 with an exception) and freed by
+// its destructor (NULL: none).
+int stream_c_read_attach(PyObject* cap, uintptr_t h);
+void stream_c_read_free(void* ctx);
+// The context of a stream capsule (stream_c_read), or NULL for any other object.
+void* stream_c_read_of(PyObject* o);
+// Stops the read-ahead under the stream of handle h (context ctx, from
+// stream_c_read_of with the GIL), if any, and waits up to timeout_ms for a
+// read in progress: 1 when it is idle (gdaStreamSettle; in C when no
+// read-ahead is under it). Called without the GIL.
+int stream_settle(void* ctx, uintptr_t h, int timeout_ms);
 // The handle of a handle capsule, stream capsule or ArrayBase: 0, or -1
 // with GodevarrowTypeError.
 int get_handle(PyObject* o, uintptr_t* h);
@@ -61,7 +79,7 @@ int get_int64(PyObject* o, int64_t* out);
 // The handles of a sequence, in a calloc'd array the caller frees.
 int get_handles(PyObject* seq, uintptr_t** hs, Py_ssize_t* n);
 
-// ---- Arrow capsules ----
+// ---- Arrow capsules (capsules.c) ----
 // The five Arrow capsule kinds: X(id, capsule name, struct, release member).
 #define GDA_ARROW_KINDS(X)                                                        \
   X(ARROW_SCHEMA, "arrow_schema", struct ArrowSchema, release)                    \
@@ -136,9 +154,11 @@ static inline PyObject* arrow_pair(struct ArrowSchema* s, void* a, int device) {
 // reference, or NULL with an error set. The Limited API hides tp_name.
 PyObject* type_name_of(PyObject* o);
 
-// ---- ArrayBase (arraybase.c) ----
+// ---- ArrayBase (array.c) ----
 extern PyTypeObject* ArrayBase_Type;  // a heap type, made by array_base_init
 int array_base_init(PyObject* module);
+// The Go handle of an ArrayBase, built from its held import on first need.
+int array_base_handle(PyObject* o, uintptr_t* h);
 // A new instance of type owning the Go handle h and/or the held import
 // `held` (0/NULL: none); on failure both are released.
 PyObject* array_base_owning(PyTypeObject* type, uintptr_t h, gda_held* held);
@@ -157,8 +177,10 @@ extern PyObject* str_device_array;
 extern PyObject* str_array;
 int import_init(void);
 // The import of an array known to be of schema e, moved out into d.
-int stream_iter_init(PyObject* module);
 PyObject* import_known_array(gda_held_schema* e, struct ArrowDeviceArray* d, PyTypeObject* cls);
+
+// ---- streams (stream.c) ----
+int stream_iter_init(PyObject* module);  // the StreamIterator type
 
 // ---- pyarrow's shortcuts (pyarrow.c) ----
 // Imports obj when it is a pyarrow array or batch that pyarrow.c knows a
@@ -219,6 +241,48 @@ GDA_METHODS(GDA_METHOD_DECL)
     return wrap_handle(out_);                             \
   } while (0)
 
+// Method shapes that arrays and chunked arrays share (go_export: the Go half).
+// (handle, index) -> handle.
+#define GDA_CHILD_METHOD(name, go_export)                                       \
+  PyObject* m_##name(PyObject* self, PyObject* const* args, Py_ssize_t nargs) { \
+    CHECK_NARGS(2, #name);                                                      \
+    uintptr_t h;                                                                \
+    int64_t i;                                                                  \
+    if (get_handle(args[0], &h) || get_int64(args[1], &i)) return NULL;        \
+    RETURN_HANDLE(go_export(h, i, &out_, &e_));                                 \
+  }
+// (handle, offset, length) -> handle.
+#define GDA_SLICE_METHOD(name, go_export)                                                             \
+  PyObject* m_##name(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {                       \
+    CHECK_NARGS(3, #name);                                                                            \
+    uintptr_t h;                                                                                      \
+    int64_t off, len;                                                                                 \
+    if (get_handle(args[0], &h) || get_int64(args[1], &off) || get_int64(args[2], &len)) return NULL; \
+    RETURN_HANDLE(go_export(h, off, len, &out_, &e_));                                                \
+  }
+// (handle, full) -> None; validation reads the data, so it runs without the GIL.
+#define GDA_VALIDATE_METHOD(name, go_export)                                    \
+  PyObject* m_##name(PyObject* self, PyObject* const* args, Py_ssize_t nargs) { \
+    CHECK_NARGS(2, #name);                                                      \
+    uintptr_t h;                                                                \
+    int full, rc;                                                               \
+    if (get_handle(args[0], &h) || get_bool(args[1], &full)) return NULL;      \
+    gda_error e = {0};                                                          \
+    Py_BEGIN_ALLOW_THREADS rc = go_export(h, full, &e);                         \
+    Py_END_ALLOW_THREADS if (rc) return raise_error(&e);                        \
+    Py_RETURN_NONE;                                                             \
+  }
+// (handle, device_type, device_id) -> handle; a copy, made without the GIL.
+#define GDA_TO_DEVICE_METHOD(name, go_export)                                                         \
+  PyObject* m_##name(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {                       \
+    CHECK_NARGS(3, #name);                                                                            \
+    uintptr_t h;                                                                                      \
+    int64_t dtype, id;                                                                                \
+    if (get_handle(args[0], &h) || get_int64(args[1], &dtype) || get_int64(args[2], &id)) return NULL; \
+    if (dtype < INT32_MIN || dtype > INT32_MAX)                                                       \
+      return PyErr_Format(ArrowInvalid, "unknown device type %lld", (long long)dtype);                \
+    RETURN_HANDLE_NOGIL(go_export(h, (int32_t)dtype, id, &out_, &e_));                                \
+  }
 
 // Whether the library refuses work (a recovered panic, errors.go).
 static inline int is_poisoned(void) { return __atomic_load_n(&gda_poisoned, __ATOMIC_ACQUIRE); }

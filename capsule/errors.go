@@ -102,3 +102,10 @@ func setError(e *C.gda_error, kind C.int, errno int, msg string) C.int {
 	}
 	return kind
 }
+
+// gdaPoisonedError fills e with the refusal of a poisoned library.
+//
+//export gdaPoisonedError
+func gdaPoisonedError(e *C.gda_error) C.int {
+	return call(e, func() error { return nil })
+}

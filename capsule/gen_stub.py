@@ -6,7 +6,7 @@ fixed part (ArrayBase and the type aliases) is the template below.
     python capsule/gen_stub.py          # rewrite the stub
     python capsule/gen_stub.py --check  # exit 1 when the stub is out of step
 
-tests_py/test_binding.py runs the check, so CI fails on a stale stub.
+tests_py/binding/test_binding.py runs the check, so CI fails on a stale stub.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def render() -> str:
     lines = [HEADER]
     for kind, name, base, _doc in _entries(_macro(module_h, "GDA_EXCEPTIONS")):
         lines.append(f"class {name}(GodevarrowError, {PY_BASES[base]}): ...")
-    # made in module.c next to the X-list: a stream error with errno EINVAL
+    # made in errors.c next to the X-list: a stream error with errno EINVAL
     lines.append("class StreamInvalid(StreamError, ArrowInvalid): ...")
     for pyname, fields_macro, _ctype, _doc in _entries(_macro(module_h, "GDA_RECORDS")):
         lines.append("")

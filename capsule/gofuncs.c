@@ -4,8 +4,8 @@
 //
 // Ctrl-C during a call; the rules of this file's one fast path:
 // - The function runs on the calling thread (a goroutine of its own would
-//   cost two OS-thread switches per call, about 25 us: `make bench`, "Go
-//   functions").
+//   cost two OS-thread switches per call: docs/performance.md, "A goroutine
+//   per call", and the "Go functions" rows of docs/benchmarks.md).
 // - Python runs signal handlers on its main thread between bytecodes, and
 //   none run during the call. So while a call runs on the main thread,
 //   SIGINT goes through sigint_chained: it calls the handler it replaced

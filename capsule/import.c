@@ -172,6 +172,16 @@ PyObject* import_known_array(gda_held_schema* e, struct ArrowDeviceArray* d, PyT
   return array_base_owning(cls, h, NULL);
 }
 
+PyObject* m_import_array(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "import_array");
+  int device;
+  if (get_bool(args[2], &device)) return NULL;
+  void* sp = capsule_pointer(args[0], "arrow_schema");
+  void* ap = sp ? capsule_pointer(args[1], device ? "arrow_device_array" : "arrow_array") : NULL;
+  if (!ap) return NULL;
+  RETURN_HANDLE(gdaImportArray(sp, ap, device, &out_, &e_));
+}
+
 // import_from(obj, cls, requested_schema_capsule): an instance of cls (an
 // ArrayBase subclass) imported through obj's array protocols, or
 // NotImplemented when obj has none (the Python layer then tries DLPack and

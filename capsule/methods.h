@@ -4,7 +4,7 @@
 // module.c expands it into the method table (each entry calls m_<name>,
 // after refusing work when poisoned is REFUSE and the library is poisoned);
 // capsule/gen_stub.py reads it to write python/godevarrow/_godevarrow.pyi,
-// and tests_py/test_binding.py checks that the stub file is in step. Adding
+// and tests_py/binding/test_binding.py checks that the stub file is in step. Adding
 // a method is one line here, its m_<name> wrapper, and its Go export.
 //
 // Every method is METH_FASTCALL with positional arguments. A wrapper unpacks
@@ -17,6 +17,7 @@
   X(import_from, REFUSE, "import_from(obj, cls, requested_schema_capsule) -> cls instance, or NotImplemented when obj has no Arrow array protocol", "(obj: object, cls: type[_A], requested_schema: Optional[_Capsule], /) -> Union[_A, NotImplementedType]") \
   X(import_array, REFUSE, "import_array(schema_capsule, array_capsule, device) -> handle", "(schema_capsule: _Capsule, array_capsule: _Capsule, device: bool, /) -> _Handle") \
   X(import_stream, REFUSE, "import_stream(capsule, device) -> stream handle", "(capsule: _Capsule, device: bool, /) -> _Handle") \
+  X(import_stream_from, REFUSE, "import_stream_from(obj, requested_schema_capsule) -> stream handle, or NotImplemented when obj has no Arrow stream protocol", "(obj: object, requested_schema: Optional[_Capsule], /) -> Union[_Handle, NotImplementedType]") \
   X(export_schema, REFUSE, "export_schema(handle) -> capsule", "(handle: _Handle, /) -> _Capsule") \
   X(export_array, REFUSE, "export_array(handle, requested_schema_handle, device) -> (schema_capsule, array_capsule)", "(handle: _Handle, requested_schema: Optional[_Handle], device: bool, /) -> tuple[_Capsule, _Capsule]") \
   X(export_stream, REFUSE, "export_stream(handle, requested_schema_handle, device) -> capsule (moves the stream)", "(handle: _Handle, requested_schema: Optional[_Handle], device: bool, /) -> _Capsule") \

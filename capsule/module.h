@@ -1,7 +1,6 @@
 // The declarations the two halves of _godevarrow share: the Go exports
-// (exports.go, errors.go, dlpack.go) fill these records, the CPython side
-// (module.c and the other C files) packs them into Python
-// objects. Each list below is declared once, as an X-macro, and expanded
+// (the <topic>.go files) fill these records, the CPython side (module.c
+// and the <topic>.c files) packs them into Python objects. Each list below is declared once, as an X-macro, and expanded
 // wherever it is needed: adding an exception class or a record field is one
 // line here (and the stub generator, capsule/gen_stub.py, reads these lists
 // for python/godevarrow/_godevarrow.pyi).
@@ -35,6 +34,12 @@ enum {
   GDA_ERR_MEMORY,                // Python's own MemoryError: a failed host allocation
   GDA_PENDING = -1,              // not an error: the wait timed out, call again
   GDA_CONVERT = -2,              // not an error: an argument of go_call must be converted first
+};
+
+// What gdaStreamCRead says of a stream (flags).
+enum {
+  GDA_READS_AHEAD = 1,      // its reads take a read-ahead's queue
+  GDA_OVER_READ_AHEAD = 2,  // a read-ahead is under it: settling stops it (Go)
 };
 
 typedef struct {
@@ -118,31 +123,18 @@ typedef struct {
   int64_t len;
 } gda_bytes;
 
-#define GDA_SCHEMA_INFO(X)    \
-  X(char*, format, STR)       \
-  X(char*, name, STR)         \
-  X(int64_t, flags, INT)      \
-  X(gda_bytes, metadata, BYTES) \
-  X(int64_t, n_children, INT) \
-  X(int32_t, has_dictionary, BOOL)
+#define GDA_SCHEMA_INFO(X)                                                        \
+  X(char*, format, STR) X(char*, name, STR) X(int64_t, flags, INT)                \
+  X(gda_bytes, metadata, BYTES) X(int64_t, n_children, INT) X(int32_t, has_dictionary, BOOL)
 
-#define GDA_STREAM_INFO(X)        \
-  X(uintptr_t, schema, HANDLE)    \
-  X(int32_t, device_type, INT)    \
-  X(int32_t, is_struct, BOOL)
+#define GDA_STREAM_INFO(X) X(uintptr_t, schema, HANDLE) X(int32_t, device_type, INT) X(int32_t, is_struct, BOOL)
 
-#define GDA_CHUNKED_INFO(X)     \
-  X(uintptr_t, schema, HANDLE)  \
-  X(int64_t, length, INT)       \
-  X(int64_t, n_chunks, INT)     \
-  X(int32_t, device_type, INT)  \
-  X(int32_t, is_struct, BOOL)
+#define GDA_CHUNKED_INFO(X)                                                       \
+  X(uintptr_t, schema, HANDLE) X(int64_t, length, INT) X(int64_t, n_chunks, INT)  \
+  X(int32_t, device_type, INT) X(int32_t, is_struct, BOOL)
 
-#define GDA_CUDA_STATUS(X)       \
-  X(int32_t, available, BOOL)    \
-  X(int64_t, device_count, INT)  \
-  X(char*, library, STR)         \
-  X(char*, message, STR)
+#define GDA_CUDA_STATUS(X)                                                        \
+  X(int32_t, available, BOOL) X(int64_t, device_count, INT) X(char*, library, STR) X(char*, message, STR)
 
 typedef struct { GDA_SCHEMA_INFO(GDA_RECORD_FIELD) } gda_schema_info;
 typedef struct { GDA_STREAM_INFO(GDA_RECORD_FIELD) } gda_stream_info;

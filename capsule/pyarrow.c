@@ -6,8 +6,9 @@
 //    for data not on the CPU, so for pyarrow's own Array and RecordBatch
 //    (methods not overridden by a subclass) the plain protocol is asked
 //    first: it gives what the device protocol gives, without pyarrow's
-//    per-buffer device check (12 µs for 1,000 columns). Data elsewhere
-//    raises and takes the device protocol. Older pyarrow: the general order.
+//    per-buffer device check (docs/performance.md, "pyarrow is asked for
+//    the plain protocol first"). Data elsewhere raises and takes the device
+//    protocol. Older pyarrow: the general order.
 // 2. A pyarrow array or batch whose `type`/`schema` is, or equals (pyarrow's
 //    `equals(..., check_metadata=True)`), the one last imported into a flat
 //    held schema (held.h, gda_held_flat_schema) is asked for its array alone

@@ -1,4 +1,5 @@
-// The tensor protocols' methods: DLPack and the CUDA Array Interface.
+// The tensor protocols' methods: DLPack and the CUDA Array Interface (their
+// Go halves are in tensor.go).
 #include "binding.h"
 
 #include <stddef.h>
@@ -99,6 +100,25 @@ PyObject* m_stream_new(PyObject* self, PyObject* const* args, Py_ssize_t nargs) 
   return Py_BuildValue("(NK)", handle, (unsigned long long)stream);
 }
 
+PyObject* m_device_traits(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "device_traits");
+  int64_t type;
+  if (get_int64(args[0], &type)) return NULL;
+  int host = 0, streams = 0, device_memory = 0;
+  gdaDeviceTraits(type, &host, &streams, &device_memory);
+  return Py_BuildValue("(NNN)", PyBool_FromLong(host), PyBool_FromLong(streams), PyBool_FromLong(device_memory));
+}
+
+PyObject* m_device_count(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(1, "device_count");
+  int64_t type;
+  if (get_int64(args[0], &type)) return NULL;
+  int64_t n;
+  // the first call may open a driver
+  Py_BEGIN_ALLOW_THREADS n = gdaDeviceCount(type);
+  Py_END_ALLOW_THREADS return PyLong_FromLongLong((long long)n);
+}
+
 PyObject* m_tensor_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(2, "tensor_info");
   uintptr_t h;
@@ -119,64 +139,3 @@ PyObject* m_wrap_cuda_pointer(PyObject* self, PyObject* const* args, Py_ssize_t 
   if (stream == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
   RETURN_HANDLE(gdaWrapCUDAPointer(args[0], (char*)format, (uintptr_t)data, length, (uintptr_t)stream, &out_, &e_));
 }
-
-PyObject* m_device_traits(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(1, "device_traits");
-  int64_t type;
-  if (get_int64(args[0], &type)) return NULL;
-  int host = 0, streams = 0, device_memory = 0;
-  gdaDeviceTraits(type, &host, &streams, &device_memory);
-  return Py_BuildValue("(NNN)", PyBool_FromLong(host), PyBool_FromLong(streams), PyBool_FromLong(device_memory));
-}
-
-PyObject* m_device_count(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(1, "device_count");
-  int64_t type;
-  if (get_int64(args[0], &type)) return NULL;
-  int64_t n;
-  // the first call may open a driver
-  Py_BEGIN_ALLOW_THREADS n = gdaDeviceCount(type);
-  Py_END_ALLOW_THREADS return PyLong_FromLongLong((long long)n);
-}
-
-// ------------------------------------------- the process (status and debugging)
-
-PyObject* m_cuda_status(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(0, "cuda_status");
-  gda_cuda_status st = {0};
-  gda_error e = {0};
-  int rc;
-  Py_BEGIN_ALLOW_THREADS rc = gdaCUDAStatus(&st, &e);
-  Py_END_ALLOW_THREADS if (rc) {
-    PyObject* discard = pack_gda_cuda_status(&st);  // frees what was filled
-    Py_XDECREF(discard);
-    return raise_error(&e);
-  }
-  return pack_gda_cuda_status(&st);
-}
-
-PyObject* m_build_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(0, "build_info");
-  char* s = NULL;
-  gda_error e = {0};
-  if (gdaBuildInfo(&s, &e)) return raise_error(&e);
-  return conv_STR(s);
-}
-
-PyObject* m_debug_counters(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(0, "debug_counters");
-  RETURN_RECORD(gda_counters, gdaDebugCounters(&info_, &e_));
-}
-
-PyObject* m_debug_known_schemas(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(0, "debug_known_schemas");
-  return pyarrow_known_schemas();
-}
-
-PyObject* m_debug_panic(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(0, "debug_panic");
-  gda_error e = {0};
-  if (gdaDebugPanic(&e)) return raise_error(&e);
-  Py_RETURN_NONE;
-}
-

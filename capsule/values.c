@@ -1,6 +1,6 @@
-// Values and tables: the methods that turn an array's values into Python
-// objects (decoding the value encoding of gosrc/cdevice/values.h, which Go
-// writes without the GIL), compare values, and wrap chunked arrays.
+// Values: the methods that turn an array's values into Python objects
+// (decoding the value encoding of gosrc/values/values.h, which Go writes
+// without the GIL; values.go) and compare values.
 #include "binding.h"
 
 #include <stdlib.h>
@@ -327,79 +327,4 @@ PyObject* m_equal(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   Py_BEGIN_ALLOW_THREADS rc = gdaEqual(a, b, check, &eq, &e);
   Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
   return PyBool_FromLong(eq);
-}
-
-// ------------------------------------------------------------ chunked arrays
-
-PyObject* m_chunked_from_arrays(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(2, "chunked_from_arrays");
-  uintptr_t schema, *hs, out = 0;
-  Py_ssize_t n;
-  if (get_optional_handle(args[1], &schema) || get_handles(args[0], &hs, &n)) return NULL;
-  gda_error e = {0};
-  int rc = gdaChunkedFromArrays(hs, n, schema, &out, &e);
-  free(hs);
-  return rc ? raise_error(&e) : wrap_handle(out);
-}
-
-PyObject* m_chunked_read(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  HANDLE_ARG(1, "chunked_read");
-  RETURN_HANDLE_NOGIL(gdaChunkedRead(h, &out_, &e_));  // the producer may block
-}
-
-PyObject* m_chunked_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  HANDLE_ARG(1, "chunked_info");
-  RETURN_RECORD(gda_chunked_info, gdaChunkedInfo(h, &info_, &e_));
-}
-
-PyObject* m_chunked_chunk(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(2, "chunked_chunk");
-  uintptr_t h;
-  int64_t i;
-  if (get_handle(args[0], &h) || get_int64(args[1], &i)) return NULL;
-  RETURN_HANDLE(gdaChunkedChunk(h, i, &out_, &e_));
-}
-
-PyObject* m_chunked_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  HANDLE_ARG(1, "chunked_stream");
-  uintptr_t out = 0;
-  gda_error e = {0};
-  if (gdaChunkedStream(h, &out, &e)) return raise_error(&e);
-  return wrap_stream_handle(out);
-}
-
-PyObject* m_chunked_slice(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(3, "chunked_slice");
-  uintptr_t h;
-  int64_t off, len;
-  if (get_handle(args[0], &h) || get_int64(args[1], &off) || get_int64(args[2], &len)) return NULL;
-  RETURN_HANDLE(gdaChunkedSlice(h, off, len, &out_, &e_));
-}
-
-PyObject* m_chunked_column(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(2, "chunked_column");
-  uintptr_t h;
-  int64_t i;
-  if (get_handle(args[0], &h) || get_int64(args[1], &i)) return NULL;
-  RETURN_HANDLE(gdaChunkedColumn(h, i, &out_, &e_));
-}
-
-PyObject* m_chunked_to_device(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(3, "chunked_to_device");
-  uintptr_t h;
-  int64_t dtype, id;
-  if (get_handle(args[0], &h) || get_int64(args[1], &dtype) || get_int64(args[2], &id)) return NULL;
-  if (dtype < INT32_MIN || dtype > INT32_MAX) return PyErr_Format(ArrowInvalid, "unknown device type %lld", (long long)dtype);
-  RETURN_HANDLE_NOGIL(gdaChunkedToDevice(h, (int32_t)dtype, id, &out_, &e_));
-}
-
-PyObject* m_chunked_validate(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(2, "chunked_validate");
-  uintptr_t h;
-  int full, rc;
-  if (get_handle(args[0], &h) || get_bool(args[1], &full)) return NULL;
-  gda_error e = {0};
-  Py_BEGIN_ALLOW_THREADS rc = gdaChunkedValidate(h, full, &e);
-  Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
-  Py_RETURN_NONE;
 }

@@ -30,7 +30,7 @@ import (
 // Every physical layout the format parser knows goes through every step of
 // the engine that has a case per layout: a step that forgot a layout fails
 // here with the layout's name and the step's. Adding a layout is a checklist
-// ("Adding an Arrow type", docs/drafts/layouts.md, bound for docs/design.md);
+// ("Adding an Arrow type", docs/design.md);
 // this test is its net.
 
 // layoutNames reads the Layout constants from the source file that declares

@@ -1,6 +1,6 @@
 """The ctypes mirrors of the Arrow C ABI structs: the one place tests_py
 defines them, with the helpers that reach the structs inside capsules
-(``struct_of``). hostile.py and fakecuda.py build producer structs with them.
+(``struct_of``). adversarial/hostile_cases.py and fakecuda.py build producer structs with them.
 
 Member order and types follow gosrc/include/arrow-c-abi.h (the Arrow C data,
 device and stream interfaces): ``const char*`` is c_char_p, ``void*`` is

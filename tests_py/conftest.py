@@ -1,7 +1,10 @@
 """Shared fixtures and helpers of the Python suite.
 
 Test modules import the helpers with ``from conftest import ...`` (tests_py has
-no ``__init__.py``, so pytest puts this directory on ``sys.path``).
+no ``__init__.py``, so pytest puts this directory on ``sys.path``). The tests
+live in one folder per part of the package (api, protocols, streams, ...),
+none of them a package either: the helpers shared by several folders (cabi,
+fakecuda, gil_producer) stay here, the others beside the tests that use them.
 """
 
 from __future__ import annotations
@@ -35,9 +38,9 @@ class _WithoutPandas(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, _WithoutPandas())
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-# goext/ runs only in a process whose godevarrow is the build of its Go
-# functions (test_go_functions.py starts one)
-collect_ignore = [] if os.environ.get("GODEVARROW_EXTENSION") else ["goext"]
+# gofuncs/goext/ runs only in a process whose godevarrow is the build of its
+# Go functions (gofuncs/test_go_functions.py starts one)
+collect_ignore = [] if os.environ.get("GODEVARROW_EXTENSION") else ["gofuncs/goext"]
 CORPUS = pathlib.Path(
     os.environ.get("GODEVARROW_CORPUS", REPO.parent / "shared" / "testdata" / "arrow-ipc-integration")
 )
@@ -188,17 +191,20 @@ def run_in_threads(target, args: list[tuple]) -> None:
 
 
 def run_hostile_case(name: str, timeout: float) -> dict:
-    """Runs the case `name` of hostile.py in a process of its own and returns
-    the result it prints, after checking that the process did not crash."""
+    """Runs the case `name` of adversarial/hostile_cases.py in a process of its
+    own and returns the result it prints, after checking that the process did
+    not crash."""
     import json
 
     here = str(pathlib.Path(__file__).resolve().parent)
     proc = subprocess.run(
-        [sys.executable, os.path.join(here, "hostile.py"), name],
+        [sys.executable, os.path.join(here, "adversarial", "hostile_cases.py"), name],
         capture_output=True,
         text=True,
         timeout=timeout,
         cwd=here,
+        # the cases import cabi and fakecuda from here
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)),
     )
     assert proc.returncode == 0, f"the case crashed the process (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -18,7 +18,7 @@ static _Atomic int64_t live_nodes;
 
 int64_t gda_live_exported_nodes(void) { return atomic_load(&live_nodes); }
 
-static void release_go_export(uintptr_t handle) { godevarrowReleaseExport(handle); }
+static void release_go_export(uintptr_t handle) { gdaReleaseExport(handle); }
 
 gda_shared* gda_shared_new_with(uintptr_t handle, void (*release)(uintptr_t)) {
   gda_shared* s = malloc(sizeof(gda_shared));

@@ -31,8 +31,8 @@ type exportRecord struct {
 // exports holds the record of every live exported array, for its C release.
 var exports handle.Table
 
-//export godevarrowReleaseExport
-func godevarrowReleaseExport(h C.uintptr_t) {
+//export gdaReleaseExport
+func gdaReleaseExport(h C.uintptr_t) {
 	defer errs.RecoverInto(func(error) {})
 	v, ok := exports.Delete(handle.Handle(h))
 	if !ok {

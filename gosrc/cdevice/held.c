@@ -380,3 +380,8 @@ int gda_held_export(gda_held* h, struct ArrowSchema* schema_out, void* array_out
   }
   return 0;
 }
+
+gda_stream_read gda_stream_source_next(gda_stream_source* src) {
+  src->read = 1;
+  return gda_stream_read_next(src->plain, src->dev, src->held, src->dev_type);
+}

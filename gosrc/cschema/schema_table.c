@@ -17,7 +17,7 @@ static int64_t table_bytes;
 
 static void held_schema_unref(gda_held_schema* e) {
   if (atomic_fetch_sub(&e->refs, 1) == 1) {
-    godevarrowHeldSchemaDropped(e->go_schema);
+    gdaHeldSchemaDropped(e->go_schema);
     e->tmpl.release(&e->tmpl);
     free(e);
   }

@@ -65,7 +65,7 @@ func gateNodes(s *Schema, out []C.gda_gate_node) ([]C.gda_gate_node, bool) {
 
 // heldSchemas holds the Go Schema of each entry of the held-schema table,
 // which is the schema import cache (schema_cache.go): the C entry keeps the
-// handle, and tells us when it goes (godevarrowHeldSchemaDropped).
+// handle, and tells us when it goes (gdaHeldSchemaDropped).
 var heldSchemas handle.Table
 
 // addHeldSchema adds s (imported from a tree of the given hash, its template
@@ -95,8 +95,8 @@ func HeldSchema(h uintptr) *Schema {
 	return v.(*Schema)
 }
 
-//export godevarrowHeldSchemaDropped
-func godevarrowHeldSchemaDropped(h C.uintptr_t) {
+//export gdaHeldSchemaDropped
+func gdaHeldSchemaDropped(h C.uintptr_t) {
 	defer errs.RecoverInto(func(error) {})
 	heldSchemas.Delete(handle.Handle(h))
 }

@@ -24,7 +24,7 @@ import (
 //
 // Without the import the device types it serves have no backend, and every
 // operation on them fails with an error wrapping ErrUnavailable. The CPU
-// backend (cpu.go) is always registered. docs/drafts/seam.md ("Adding a
+// backend (cpu.go) is always registered. docs/design.md ("Adding a
 // device") lists what a new device needs.
 
 // Stream is a queue of work on one device, made by a Backend. Streams of

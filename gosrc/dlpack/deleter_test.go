@@ -19,7 +19,7 @@ func TestDeleterIgnoresStaleHandles(t *testing.T) {
 					t.Errorf("deleter(%#x) panicked into its C caller: %v", h, v)
 				}
 			}()
-			godevarrowDLPackRelease(_Ctype_uintptr_t(h))
+			gdaDLPackRelease(_Ctype_uintptr_t(h))
 		}()
 	}
 	if n := LiveExports(); n != live {
@@ -41,7 +41,7 @@ func TestDeleterPanicIsCounted(t *testing.T) {
 				t.Errorf("deleter panicked into its C caller: %v", v)
 			}
 		}()
-		godevarrowDLPackRelease(_Ctype_uintptr_t(h))
+		gdaDLPackRelease(_Ctype_uintptr_t(h))
 	}()
 	if n := errs.Panics() - before; n != 1 {
 		t.Errorf("Panics grew by %d, want 1", n)

@@ -11,7 +11,7 @@ package dlpack
 #include <stdlib.h>
 #include "dlpack.h"
 
-extern void godevarrowDLPackRelease(uintptr_t handle);
+extern void gdaDLPackRelease(uintptr_t handle);
 
 typedef struct {
   struct DLManagedTensorVersioned versioned;
@@ -24,7 +24,7 @@ typedef struct {
 static void gda_dlpack_free(gda_dlpack_export* e) {
   uintptr_t h = e->handle;
   free(e);
-  godevarrowDLPackRelease(h);
+  gdaDLPackRelease(h);
 }
 static void gda_dlpack_deleter_versioned(struct DLManagedTensorVersioned* t) { gda_dlpack_free(t->manager_ctx); }
 static void gda_dlpack_deleter_legacy(DLManagedTensor* t) { gda_dlpack_free(t->manager_ctx); }
@@ -225,8 +225,8 @@ func Export(a *cdevice.Array, opts ExportOptions) (unsafe.Pointer, error) {
 // exports holds the array behind every exported tensor until its deleter.
 var exports handle.Table
 
-//export godevarrowDLPackRelease
-func godevarrowDLPackRelease(h C.uintptr_t) {
+//export gdaDLPackRelease
+func gdaDLPackRelease(h C.uintptr_t) {
 	defer errs.RecoverInto(func(error) {})
 	v, ok := exports.Delete(handle.Handle(h))
 	if !ok {

@@ -139,7 +139,7 @@ typedef struct {
 // Schema, its C export template, the entry's own template) times
 // gda_schema_template_bytes, plus the entry and its gate nodes. An entry
 // lives on while held imports refer to it, and when it goes the Go side is
-// told (godevarrowHeldSchemaDropped). Returns 0, ENOMEM or EFBIG.
+// told (gdaHeldSchemaDropped). Returns 0, ENOMEM or EFBIG.
 #define GDA_HELD_SCHEMAS 256
 #define GDA_HELD_SCHEMA_BYTES ((int64_t)64 << 20)
 #define GDA_HELD_SCHEMA_COPIES 3
@@ -179,21 +179,6 @@ int gda_held_import_device(struct ArrowSchema* schema, struct ArrowDeviceArray* 
 // 1 when d was moved into *out, -1 when declined (d untouched). A CUDA array
 // is gated as gda_held_import does; a driver failure declines.
 int gda_held_import_entry(gda_held_schema* e, struct ArrowDeviceArray* d, gda_held** out);
-// One get_next of a foreign stream (exactly one of plain and dev), in one
-// call from Go (a plain stream's array gets device CPU). When e is not NULL
-// and the array is on dev_type it is offered to gda_held_import_entry. rc is
-// get_next's errno (what the producer filled is released); otherwise held is
-// the held array, or cell a malloc'd cell with the array for the Go import
-// (NULL with errno 0: the end of the stream; no_memory: the array could not
-// be kept and was released).
-typedef struct {
-  int rc;
-  int no_memory;
-  struct ArrowDeviceArray* cell;
-  gda_held* held;
-} gda_stream_read;
-gda_stream_read gda_stream_read_next(struct ArrowArrayStream* plain, struct ArrowDeviceArrayStream* dev,
-                                     gda_held_schema* e, int32_t dev_type);
 // Like gda_held_import's checks alone: 1 when it would take the pair. Touches nothing.
 int gda_held_accepts(const struct ArrowSchema* schema, const struct ArrowArray* array);
 // The moved array (on the CPU or CUDA) and the Go Schema handle of a held import.

@@ -73,3 +73,40 @@ int gda_held_on_cpu(const gda_held* h);
 int gda_held_export(gda_held* h, struct ArrowSchema* schema_out, void* array_out, int is_device);
 // The schema alone: 0, or ENOMEM.
 int gda_held_export_schema(const gda_held* h, struct ArrowSchema* out);
+
+// ---- a foreign stream's reads ----
+// One get_next of a foreign stream (exactly one of plain and dev; a plain
+// stream's array gets device CPU). When e is not NULL and the array is on
+// dev_type it is offered to the held fast path (as gda_held_import does for
+// an array of schema e). rc is get_next's errno (what the producer filled is
+// released); otherwise held is the held array, or cell a malloc'd cell with
+// the array for the Go import (NULL with errno 0: the end of the stream;
+// no_memory: the array could not be kept and was released).
+typedef struct {
+  int rc;
+  int no_memory;
+  struct ArrowDeviceArray* cell;
+  gda_held* held;
+} gda_stream_read;
+gda_stream_read gda_stream_read_next(struct ArrowArrayStream* plain, struct ArrowDeviceArrayStream* dev,
+                                     gda_held_schema* e, int32_t dev_type);
+
+// The C half of an imported foreign stream (cdevice.StreamReader keeps one),
+// which a binding reads without Go while the stream's read gate (gate.h)
+// lets it: what gda_stream_read_next needs, and two flags. Only a reader the
+// gate let in may touch it; Go frees it when the stream is closed or moved
+// out, which the gate refuses during a read.
+typedef struct {
+  struct ArrowArrayStream* plain;
+  struct ArrowDeviceArrayStream* dev;
+  gda_held_schema* held;  // the schema's held entry (the reader's reference), or NULL
+  int32_t dev_type;
+  int read;    // get_next was called: the producer's stream is no longer pristine
+  int failed;  // a read failed: Go words every later read (its error is Go's)
+} gda_stream_source;
+
+// One read of src: gda_stream_read_next with its held entry; marks it read.
+// Call it only when src->failed is 0; any outcome but a held array or the
+// end goes to Go (cdevice.StreamReader.FinishRead), which words errors and
+// imports what the fast path declined.
+gda_stream_read gda_stream_source_next(gda_stream_source* src);

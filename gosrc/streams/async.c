@@ -4,13 +4,13 @@
 #include <string.h>
 
 // Go side (async.go)
-extern void godevarrowAsyncRequest(uintptr_t handle, int64_t n);
-extern void godevarrowAsyncCancel(uintptr_t handle);
-extern int godevarrowAsyncExtract(uintptr_t handle, struct ArrowDeviceArray* out);
-extern int godevarrowAsyncOnSchema(uintptr_t handle, struct ArrowAsyncProducer* p, struct ArrowSchema* s);
-extern int godevarrowAsyncOnNextTask(uintptr_t handle, struct ArrowAsyncTask* t, const char* md);
-extern void godevarrowAsyncOnError(uintptr_t handle, int code, const char* msg, const char* md);
-extern void godevarrowAsyncRelease(uintptr_t handle);
+extern void gdaAsyncRequest(uintptr_t handle, int64_t n);
+extern void gdaAsyncCancel(uintptr_t handle);
+extern int gdaAsyncExtract(uintptr_t handle, struct ArrowDeviceArray* out);
+extern int gdaAsyncOnSchema(uintptr_t handle, struct ArrowAsyncProducer* p, struct ArrowSchema* s);
+extern int gdaAsyncOnNextTask(uintptr_t handle, struct ArrowAsyncTask* t, const char* md);
+extern void gdaAsyncOnError(uintptr_t handle, int code, const char* msg, const char* md);
+extern void gdaAsyncRelease(uintptr_t handle);
 
 // ---------------------------------------------------------------- memory
 
@@ -88,11 +88,11 @@ static void unlock_idle(void) { __atomic_store_n(&idle_lock, 0, __ATOMIC_RELEASE
 
 static void producer_request(struct ArrowAsyncProducer* p, int64_t n) {
   uintptr_t h = __atomic_load_n(&((slot*)p)->handle, __ATOMIC_ACQUIRE);
-  if (h) godevarrowAsyncRequest(h, n);
+  if (h) gdaAsyncRequest(h, n);
 }
 static void producer_cancel(struct ArrowAsyncProducer* p) {
   uintptr_t h = __atomic_load_n(&((slot*)p)->handle, __ATOMIC_ACQUIRE);
-  if (h) godevarrowAsyncCancel(h);
+  if (h) gdaAsyncCancel(h);
 }
 
 struct ArrowAsyncProducer* gda_async_producer_acquire(int32_t device_type, const char* additional_metadata,
@@ -139,7 +139,7 @@ static int task_extract(struct ArrowAsyncTask* t, struct ArrowDeviceArray* out) 
   uintptr_t h = c->handle;
   gda_async_free(c);
   t->private_data = NULL;
-  return godevarrowAsyncExtract(h, out);
+  return gdaAsyncExtract(h, out);
 }
 
 struct ArrowAsyncTask* gda_async_task_new(uintptr_t handle) {
@@ -170,20 +170,20 @@ void gda_async_call_release(struct ArrowAsyncDeviceStreamHandler* h) { h->releas
 // ---------------------------------------------------------------- handler
 
 static int handler_on_schema(struct ArrowAsyncDeviceStreamHandler* h, struct ArrowSchema* s) {
-  return godevarrowAsyncOnSchema(handle_of(h->private_data), h->producer, s);
+  return gdaAsyncOnSchema(handle_of(h->private_data), h->producer, s);
 }
 static int handler_on_next_task(struct ArrowAsyncDeviceStreamHandler* h, struct ArrowAsyncTask* t, const char* md) {
-  return godevarrowAsyncOnNextTask(handle_of(h->private_data), t, md);
+  return gdaAsyncOnNextTask(handle_of(h->private_data), t, md);
 }
 static void handler_on_error(struct ArrowAsyncDeviceStreamHandler* h, int code, const char* msg, const char* md) {
-  godevarrowAsyncOnError(handle_of(h->private_data), code, msg, md);
+  gdaAsyncOnError(handle_of(h->private_data), code, msg, md);
 }
 static void handler_release(struct ArrowAsyncDeviceStreamHandler* h) {
   uintptr_t handle = handle_of(h->private_data);
   gda_async_free(h->private_data);
   h->private_data = NULL;
   h->release = NULL;
-  godevarrowAsyncRelease(handle);
+  gdaAsyncRelease(handle);
   gda_async_free(h);  // ours (gda_async_handler_new); nobody may touch it after release
 }
 

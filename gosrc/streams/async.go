@@ -304,8 +304,8 @@ func producerOf(h C.uintptr_t) (*asyncProducer, bool) {
 	return v.(*asyncProducer), true
 }
 
-//export godevarrowAsyncRequest
-func godevarrowAsyncRequest(h C.uintptr_t, n C.int64_t) {
+//export gdaAsyncRequest
+func gdaAsyncRequest(h C.uintptr_t, n C.int64_t) {
 	defer errs.RecoverInto(func(error) {})
 	p, ok := producerOf(h)
 	if !ok {
@@ -328,8 +328,8 @@ func godevarrowAsyncRequest(h C.uintptr_t, n C.int64_t) {
 	p.signal()
 }
 
-//export godevarrowAsyncCancel
-func godevarrowAsyncCancel(h C.uintptr_t) {
+//export gdaAsyncCancel
+func gdaAsyncCancel(h C.uintptr_t) {
 	defer errs.RecoverInto(func(error) {})
 	p, ok := producerOf(h)
 	if !ok {
@@ -382,8 +382,8 @@ func (t *asyncTask) handedOver(accepted bool) {
 	}
 }
 
-//export godevarrowAsyncExtract
-func godevarrowAsyncExtract(h C.uintptr_t, out *C.struct_ArrowDeviceArray) (rc C.int) {
+//export gdaAsyncExtract
+func gdaAsyncExtract(h C.uintptr_t, out *C.struct_ArrowDeviceArray) (rc C.int) {
 	defer errs.RecoverInto(func(error) { rc = C.int(syscall.EIO) })
 	v, ok := asyncTasks.Delete(handle.Handle(h))
 	if !ok {
@@ -570,8 +570,8 @@ func readerOf(h C.uintptr_t) (*AsyncReader, bool) {
 	return v.(*AsyncReader), true
 }
 
-//export godevarrowAsyncOnSchema
-func godevarrowAsyncOnSchema(h C.uintptr_t, prod *C.struct_ArrowAsyncProducer, s *C.struct_ArrowSchema) (rc C.int) {
+//export gdaAsyncOnSchema
+func gdaAsyncOnSchema(h C.uintptr_t, prod *C.struct_ArrowAsyncProducer, s *C.struct_ArrowSchema) (rc C.int) {
 	defer errs.RecoverInto(func(error) { rc = C.int(syscall.EIO) })
 	r, ok := readerOf(h)
 	if !ok {
@@ -629,8 +629,8 @@ func (r *AsyncReader) push(it asyncItem) bool {
 // which a Close can land.
 var asyncImportedHook atomic.Pointer[func()]
 
-//export godevarrowAsyncOnNextTask
-func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.char) (rc C.int) {
+//export gdaAsyncOnNextTask
+func gdaAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.char) (rc C.int) {
 	defer errs.RecoverInto(func(error) { rc = C.int(syscall.EIO) })
 	r, ok := readerOf(h)
 	if !ok {
@@ -699,8 +699,8 @@ func godevarrowAsyncOnNextTask(h C.uintptr_t, t *C.struct_ArrowAsyncTask, md *C.
 	return C.int(syscall.EOVERFLOW)
 }
 
-//export godevarrowAsyncOnError
-func godevarrowAsyncOnError(h C.uintptr_t, code C.int, msg, md *C.char) {
+//export gdaAsyncOnError
+func gdaAsyncOnError(h C.uintptr_t, code C.int, msg, md *C.char) {
 	defer errs.RecoverInto(func(error) {})
 	r, ok := readerOf(h)
 	if !ok {
@@ -716,8 +716,8 @@ func godevarrowAsyncOnError(h C.uintptr_t, code C.int, msg, md *C.char) {
 	r.push(asyncItem{err: err})
 }
 
-//export godevarrowAsyncRelease
-func godevarrowAsyncRelease(h C.uintptr_t) {
+//export gdaAsyncRelease
+func gdaAsyncRelease(h C.uintptr_t) {
 	defer errs.RecoverInto(func(error) {})
 	v, ok := asyncReaders.Delete(handle.Handle(h))
 	if !ok {

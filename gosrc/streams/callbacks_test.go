@@ -52,9 +52,9 @@ func checkNoPanic(t *testing.T, before int64) {
 func TestAsyncProducerCallbacksRejectStaleHandles(t *testing.T) {
 	before := errs.Panics()
 	for _, h := range invalidHandles {
-		callFromC(t, godevarrowAsyncRequest, h, 1)
-		callFromC(t, godevarrowAsyncCancel, h)
-		if rc := callFromC(t, godevarrowAsyncExtract, h, nil); rc != nil && rc[0].Int() == 0 {
+		callFromC(t, gdaAsyncRequest, h, 1)
+		callFromC(t, gdaAsyncCancel, h)
+		if rc := callFromC(t, gdaAsyncExtract, h, nil); rc != nil && rc[0].Int() == 0 {
 			t.Errorf("extract_data(%#x) = 0 for a task that does not exist", h)
 		}
 	}
@@ -68,16 +68,16 @@ func TestAsyncHandlerCallbacksRejectStaleHandles(t *testing.T) {
 		t.Fatal(err)
 	}
 	live := uint64(*(*uintptr)(handler.private_data))
-	callFromC(t, godevarrowAsyncRelease, live) // the Go side of release; the C handler is left behind
+	callFromC(t, gdaAsyncRelease, live) // the Go side of release; the C handler is left behind
 	for _, h := range append(invalidHandles, live) {
-		if rc := callFromC(t, godevarrowAsyncOnSchema, h, nil, nil); rc != nil && rc[0].Int() == 0 {
+		if rc := callFromC(t, gdaAsyncOnSchema, h, nil, nil); rc != nil && rc[0].Int() == 0 {
 			t.Errorf("on_schema(%#x) = 0 on a released handler", h)
 		}
-		if rc := callFromC(t, godevarrowAsyncOnNextTask, h, nil, nil); rc != nil && rc[0].Int() == 0 {
+		if rc := callFromC(t, gdaAsyncOnNextTask, h, nil, nil); rc != nil && rc[0].Int() == 0 {
 			t.Errorf("on_next_task(%#x) = 0 on a released handler", h)
 		}
-		callFromC(t, godevarrowAsyncOnError, h, 5, nil, nil)
-		callFromC(t, godevarrowAsyncRelease, h)
+		callFromC(t, gdaAsyncOnError, h, 5, nil, nil)
+		callFromC(t, gdaAsyncRelease, h)
 	}
 	checkNoPanic(t, before)
 }
@@ -104,18 +104,18 @@ func exportedStreamHandle(t *testing.T) uint64 {
 func TestExportedStreamCallbacksRejectStaleHandles(t *testing.T) {
 	before := errs.Panics()
 	live := exportedStreamHandle(t)
-	callFromC(t, godevarrowStreamRelease, live) // the Go side of release; the C cell is left behind
+	callFromC(t, gdaStreamRelease, live) // the Go side of release; the C cell is left behind
 	for _, h := range append(invalidHandles, live) {
-		if rc := callFromC(t, godevarrowStreamGetSchema, h, nil); rc != nil && rc[0].Int() == 0 {
+		if rc := callFromC(t, gdaStreamGetSchema, h, nil); rc != nil && rc[0].Int() == 0 {
 			t.Errorf("get_schema(%#x) = 0 on a released stream", h)
 		}
-		if rc := callFromC(t, godevarrowStreamGetNext, h, nil, nil); rc != nil && rc[0].Int() == 0 {
+		if rc := callFromC(t, gdaStreamGetNext, h, nil, nil); rc != nil && rc[0].Int() == 0 {
 			t.Errorf("get_next(%#x) = 0 on a released stream", h)
 		}
-		if msg := callFromC(t, godevarrowStreamGetLastError, h); msg != nil && !msg[0].IsNil() {
+		if msg := callFromC(t, gdaStreamGetLastError, h); msg != nil && !msg[0].IsNil() {
 			t.Errorf("get_last_error(%#x) returned a message for a released stream", h)
 		}
-		callFromC(t, godevarrowStreamRelease, h)
+		callFromC(t, gdaStreamRelease, h)
 	}
 	checkNoPanic(t, before)
 }

@@ -14,27 +14,36 @@ typedef struct {
 } gda_stream_private;
 
 static int gda_stream_get_schema(struct ArrowArrayStream* s, struct ArrowSchema* out) {
-  return godevarrowStreamGetSchema(((gda_stream_private*)s->private_data)->handle, out);
+  return gdaStreamGetSchema(((gda_stream_private*)s->private_data)->handle, out);
 }
 static int gda_stream_get_next(struct ArrowArrayStream* s, struct ArrowArray* out) {
-  return godevarrowStreamGetNext(((gda_stream_private*)s->private_data)->handle, out, NULL);
+  return gdaStreamGetNext(((gda_stream_private*)s->private_data)->handle, out, NULL);
 }
 static const char* gda_stream_get_last_error(struct ArrowArrayStream* s) {
-  return godevarrowStreamGetLastError(((gda_stream_private*)s->private_data)->handle);
+  return gdaStreamGetLastError(((gda_stream_private*)s->private_data)->handle);
 }
-static void gda_stream_release(struct ArrowArrayStream* s) {
-  if (!s || !s->release) return;
-  gda_stream_private* p = s->private_data;
+// Frees the private block of a released export and releases its Go stream.
+static void release_private(gda_stream_private* p) {
   uintptr_t h = p->handle;
   free(p);
+  gdaStreamRelease(h);
+}
+
+static gda_stream_private* new_private(uintptr_t handle) {
+  gda_stream_private* p = malloc(sizeof(gda_stream_private));
+  if (p) p->handle = handle;
+  return p;
+}
+
+static void gda_stream_release(struct ArrowArrayStream* s) {
+  if (!s || !s->release) return;
   s->release = NULL;
-  godevarrowStreamRelease(h);
+  release_private(s->private_data);
 }
 
 int gda_stream_init(struct ArrowArrayStream* s, uintptr_t handle) {
-  gda_stream_private* p = malloc(sizeof(gda_stream_private));
+  gda_stream_private* p = new_private(handle);
   if (!p) return ENOMEM;
-  p->handle = handle;
   s->get_schema = gda_stream_get_schema;
   s->get_next = gda_stream_get_next;
   s->get_last_error = gda_stream_get_last_error;
@@ -44,27 +53,23 @@ int gda_stream_init(struct ArrowArrayStream* s, uintptr_t handle) {
 }
 
 static int gda_device_stream_get_schema(struct ArrowDeviceArrayStream* s, struct ArrowSchema* out) {
-  return godevarrowStreamGetSchema(((gda_stream_private*)s->private_data)->handle, out);
+  return gdaStreamGetSchema(((gda_stream_private*)s->private_data)->handle, out);
 }
 static int gda_device_stream_get_next(struct ArrowDeviceArrayStream* s, struct ArrowDeviceArray* out) {
-  return godevarrowStreamGetNext(((gda_stream_private*)s->private_data)->handle, NULL, out);
+  return gdaStreamGetNext(((gda_stream_private*)s->private_data)->handle, NULL, out);
 }
 static const char* gda_device_stream_get_last_error(struct ArrowDeviceArrayStream* s) {
-  return godevarrowStreamGetLastError(((gda_stream_private*)s->private_data)->handle);
+  return gdaStreamGetLastError(((gda_stream_private*)s->private_data)->handle);
 }
 static void gda_device_stream_release(struct ArrowDeviceArrayStream* s) {
   if (!s || !s->release) return;
-  gda_stream_private* p = s->private_data;
-  uintptr_t h = p->handle;
-  free(p);
   s->release = NULL;
-  godevarrowStreamRelease(h);
+  release_private(s->private_data);
 }
 
 int gda_device_stream_init(struct ArrowDeviceArrayStream* s, uintptr_t handle, ArrowDeviceType device_type) {
-  gda_stream_private* p = malloc(sizeof(gda_stream_private));
+  gda_stream_private* p = new_private(handle);
   if (!p) return ENOMEM;
-  p->handle = handle;
   s->device_type = device_type;
   s->get_schema = gda_device_stream_get_schema;
   s->get_next = gda_device_stream_get_next;

@@ -2,6 +2,15 @@ package streams
 
 /*
 #include "gda.h"
+
+// A foreign stream's C half and the producer's struct, in one allocation.
+typedef struct {
+  gda_stream_source src;
+  union {
+    struct ArrowArrayStream plain;
+    struct ArrowDeviceArrayStream dev;
+  } stream;
+} gda_stream_cell;
 */
 import "C"
 
@@ -31,12 +40,15 @@ type StreamReader struct {
 	dev     *C.struct_ArrowDeviceArrayStream // (C-allocated cells we own)
 	schema  *cschema.Schema
 	devType device.Type
-	err     error // sticky error after a failed get_next
+	err     error // sticky error after a failed get_next (src.failed tells C)
 	closed  bool
-	read    bool // get_next was called: the producer's stream is no longer pristine
 	// the held-schema entry of schema (a reference), or nil: NextHeld keeps
 	// each array in C when the gate takes it
 	held *C.gda_held_schema
+	// src is the C half (held.h) that reads run on, from Go (next) or from a
+	// binding's C (CSource); its read flag says the producer's stream is no
+	// longer pristine. Set once the schema is read; freed by Close/handOver.
+	src *C.gda_stream_source
 }
 
 // ImportArrayStream moves a C stream (CPU data) into a StreamReader and reads
@@ -76,14 +88,16 @@ func importArrayStream(c *CArrowArrayStream, peeked *C.struct_ArrowSchema, peeke
 	if c.release == nil {
 		return fail(errs.Errorf(errs.ErrInvalid, "ArrowArrayStream was already released (consumed twice?)"))
 	}
-	cell := (*C.struct_ArrowArrayStream)(C.calloc(1, C.sizeof_struct_ArrowArrayStream))
-	if cell == nil {
+	block := newStreamCell()
+	if block == nil {
 		C.gda_call_stream_release(c)
 		return fail(errs.Errorf(errs.ErrNoMemory, "out of memory importing a stream"))
 	}
+	cell := (*C.struct_ArrowArrayStream)(unsafe.Pointer(&block.stream))
 	*cell = *c
 	c.release = nil
-	r := &StreamReader{plain: cell, devType: device.CPU}
+	block.src.plain = cell
+	r := &StreamReader{plain: cell, devType: device.CPU, src: &block.src}
 	return r.start(peeked, peekedErrno)
 }
 
@@ -96,15 +110,23 @@ func ImportDeviceArrayStream(c *CArrowDeviceArrayStream) (*StreamReader, error) 
 	if c.release == nil {
 		return nil, errs.Errorf(errs.ErrInvalid, "ArrowDeviceArrayStream was already released (consumed twice?)")
 	}
-	cell := (*C.struct_ArrowDeviceArrayStream)(C.calloc(1, C.sizeof_struct_ArrowDeviceArrayStream))
-	if cell == nil {
+	block := newStreamCell()
+	if block == nil {
 		C.gda_call_device_stream_release(c)
 		return nil, errs.Errorf(errs.ErrNoMemory, "out of memory importing a stream")
 	}
+	cell := (*C.struct_ArrowDeviceArrayStream)(unsafe.Pointer(&block.stream))
 	*cell = *c
 	c.release = nil
-	r := &StreamReader{dev: cell, devType: device.Type(cell.device_type)}
+	block.src.dev = cell
+	r := &StreamReader{dev: cell, devType: device.Type(cell.device_type), src: &block.src}
 	return r.start(nil, 0)
+}
+
+// newStreamCell allocates a stream's C half with room for the producer's
+// struct (nil when out of memory); freeSource frees both.
+func newStreamCell() *C.gda_stream_cell {
+	return (*C.gda_stream_cell)(C.calloc(1, C.sizeof_gda_stream_cell))
 }
 
 // start reads the schema: from peeked (get_schema's result peekedErrno) when
@@ -160,8 +182,14 @@ func (r *StreamReader) start(peeked *C.struct_ArrowSchema, peekedErrno C.int) (*
 		return fail(err)
 	}
 	r.schema = s
+	r.src.held, r.src.dev_type = r.held, C.int32_t(r.devType)
 	return r, nil
 }
+
+// CSource is the C half of the stream (held.h's gda_stream_source), which a
+// binding reads without Go once the stream's read gate lets it in (see
+// OneShotStream.CRead); nil once the reader is closed.
+func (r *StreamReader) CSource() unsafe.Pointer { return unsafe.Pointer(r.src) }
 
 func (r *StreamReader) producerError(call string, rc C.int) error {
 	var msg *C.char
@@ -219,18 +247,38 @@ func (r *StreamReader) next(wantHeld bool) (unsafe.Pointer, *cdevice.Array, erro
 	if r.err != nil {
 		return nil, nil, EndedBy(r.err)
 	}
-	r.read = true
-	var held *C.gda_held_schema
-	if wantHeld {
-		held = r.held
-	}
 	// one call into C per array: get_next, and the held gate
-	got := C.gda_stream_read_next(r.plain, r.dev, held, C.int32_t(r.devType))
+	var got C.gda_stream_read
+	if wantHeld {
+		got = C.gda_stream_source_next(r.src)
+	} else {
+		r.src.read = 1
+		got = C.gda_stream_read_next(r.plain, r.dev, nil, C.int32_t(r.devType))
+	}
+	return r.finish(got)
+}
+
+// FinishRead ends a read that a binding made in C (gda_stream_source_next on
+// CSource, inside the stream's read gate) with an outcome other than a held
+// array or the end: got points to its gda_stream_read. With got nil the
+// binding did not read (the source had failed) and this is NextHeld.
+func (r *StreamReader) FinishRead(got unsafe.Pointer) (unsafe.Pointer, *cdevice.Array, error) {
+	if got == nil {
+		return r.NextHeld()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.finish(*(*C.gda_stream_read)(got))
+}
+
+// finish turns what one get_next gave into next's result (r.mu is held): a
+// failure is kept as the stream's sticky error.
+func (r *StreamReader) finish(got C.gda_stream_read) (unsafe.Pointer, *cdevice.Array, error) {
 	switch {
 	case got.no_memory != 0:
 		return nil, nil, errs.Errorf(errs.ErrNoMemory, "out of memory reading a stream")
 	case got.rc != 0:
-		r.err = r.producerError("get_next", got.rc)
+		r.fail(r.producerError("get_next", got.rc))
 		return nil, nil, r.err
 	case got.held != nil:
 		return unsafe.Pointer(got.held), nil, nil
@@ -241,14 +289,21 @@ func (r *StreamReader) next(wantHeld bool) (unsafe.Pointer, *cdevice.Array, erro
 	if dt := device.Type(cell.device_type); dt != r.devType {
 		C.gda_call_array_release(&cell.array)
 		C.free(unsafe.Pointer(cell))
-		r.err = errs.Errorf(errs.ErrInvalid, "stream declared device type %s but get_next returned an array on %s", r.devType, dt)
+		r.fail(errs.Errorf(errs.ErrInvalid, "stream declared device type %s but get_next returned an array on %s", r.devType, dt))
 		return nil, nil, r.err
 	}
 	a, err := cdevice.ImportCell(unsafe.Pointer(cell), r.schema)
 	if err != nil {
-		r.err = err
+		r.fail(err)
 	}
 	return nil, a, err
+}
+
+// fail keeps err as the stream's sticky error (r.mu is held), and tells a
+// binding's C reads to leave every later read to Go.
+func (r *StreamReader) fail(err error) {
+	r.err = err
+	r.src.failed = 1
 }
 
 // Close releases the producer's stream (once); later calls do nothing.
@@ -264,13 +319,10 @@ func (r *StreamReader) Close() error {
 		if r.plain.release != nil {
 			C.gda_call_stream_release(r.plain)
 		}
-		C.free(unsafe.Pointer(r.plain))
-	} else {
-		if r.dev.release != nil {
-			C.gda_call_device_stream_release(r.dev)
-		}
-		C.free(unsafe.Pointer(r.dev))
+	} else if r.dev.release != nil {
+		C.gda_call_device_stream_release(r.dev)
 	}
+	r.freeSource() // and the producer's struct with it
 	liveStreamImports.Add(-1)
 	return nil
 }
@@ -286,30 +338,37 @@ func (r *StreamReader) Close() error {
 func (r *StreamReader) handOver(plain *C.struct_ArrowArrayStream, dev *C.struct_ArrowDeviceArrayStream) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed || r.read || r.err != nil {
+	if r.closed || r.err != nil || (r.src != nil && r.src.read != 0) {
 		return false
 	}
 	switch {
 	case plain != nil && r.plain != nil:
 		*plain = *r.plain
-		C.free(unsafe.Pointer(r.plain))
 	case dev != nil && r.dev != nil:
 		*dev = *r.dev
-		C.free(unsafe.Pointer(r.dev))
 	case plain != nil && r.dev != nil && r.devType == device.CPU:
 		// a CPU device stream consumed as a plain stream: a C adapter
 		if C.gda_plain_stream_over_device_stream(r.dev, plain) != 0 {
 			return false
 		}
-		C.free(unsafe.Pointer(r.dev))
 	default:
 		return false
 	}
 	r.plain, r.dev = nil, nil
 	r.closed = true
 	r.dropHeld()
+	r.freeSource() // the producer's struct moved out of it above
 	liveStreamImports.Add(-1)
 	return true
+}
+
+// freeSource frees the stream's C half and the producer's struct in it
+// (newStreamCell).
+func (r *StreamReader) freeSource() {
+	if r.src != nil {
+		C.free(unsafe.Pointer(r.src))
+		r.src = nil
+	}
 }
 
 func (r *StreamReader) dropHeld() {
@@ -405,8 +464,10 @@ func (s *exportedStream) failRecovered(err error) C.int {
 	return s.fail(err)
 }
 
-//export godevarrowStreamGetSchema
-func godevarrowStreamGetSchema(h C.uintptr_t, out *C.struct_ArrowSchema) (rc C.int) {
+// withExportedStream runs op on the stream of handle h with its lock held,
+// and answers as a stream callback: 0, or the errno of op's error (kept for
+// get_last_error), of a released stream, or of a recovered panic.
+func withExportedStream(h C.uintptr_t, op func(s *exportedStream) error) (rc C.int) {
 	var s *exportedStream
 	defer errs.RecoverInto(func(err error) { rc = s.failRecovered(err) })
 	s, ok := exportedStreamOf(h)
@@ -415,51 +476,47 @@ func godevarrowStreamGetSchema(h C.uintptr_t, out *C.struct_ArrowSchema) (rc C.i
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := cschema.ExportSchema(s.reader.Schema(), schemaOf(out)); err != nil {
+	if err := op(s); err != nil {
 		return s.fail(err)
 	}
 	return 0
 }
 
-//export godevarrowStreamGetNext
-func godevarrowStreamGetNext(h C.uintptr_t, out *C.struct_ArrowArray, outDev *C.struct_ArrowDeviceArray) (rc C.int) {
-	var s *exportedStream
-	defer errs.RecoverInto(func(err error) { rc = s.failRecovered(err) })
-	s, ok := exportedStreamOf(h)
-	if !ok {
-		return C.int(errs.Errno(errReleasedStream))
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, err := s.reader.Next()
-	if errors.Is(err, io.EOF) {
-		if outDev != nil {
-			*outDev = C.struct_ArrowDeviceArray{}
-		} else {
-			*out = C.struct_ArrowArray{}
+//export gdaStreamGetSchema
+func gdaStreamGetSchema(h C.uintptr_t, out *C.struct_ArrowSchema) C.int {
+	return withExportedStream(h, func(s *exportedStream) error {
+		return cschema.ExportSchema(s.reader.Schema(), schemaOf(out))
+	})
+}
+
+//export gdaStreamGetNext
+func gdaStreamGetNext(h C.uintptr_t, out *C.struct_ArrowArray, outDev *C.struct_ArrowDeviceArray) C.int {
+	return withExportedStream(h, func(s *exportedStream) error {
+		a, err := s.reader.Next()
+		if errors.Is(err, io.EOF) {
+			if outDev != nil {
+				*outDev = C.struct_ArrowDeviceArray{}
+			} else {
+				*out = C.struct_ArrowArray{}
+			}
+			return nil
 		}
-		return 0
-	}
-	if err != nil {
-		return s.fail(err)
-	}
-	defer a.Release()
-	if outDev != nil {
+		if err != nil {
+			return err
+		}
+		defer a.Release()
+		if outDev == nil {
+			return cdevice.ExportArray(a, cdevice.ArrayAt(unsafe.Pointer(out)))
+		}
 		if a.Device().Type != s.reader.DeviceType() {
-			return s.fail(errs.Errorf(errs.ErrInvalid, "stream declared device type %s but produced an array on %s", s.reader.DeviceType(), a.Device()))
+			return errs.Errorf(errs.ErrInvalid, "stream declared device type %s but produced an array on %s", s.reader.DeviceType(), a.Device())
 		}
-		err = cdevice.ExportDeviceArray(a, cdevice.DeviceArrayAt(unsafe.Pointer(outDev)))
-	} else {
-		err = cdevice.ExportArray(a, cdevice.ArrayAt(unsafe.Pointer(out)))
-	}
-	if err != nil {
-		return s.fail(err)
-	}
-	return 0
+		return cdevice.ExportDeviceArray(a, cdevice.DeviceArrayAt(unsafe.Pointer(outDev)))
+	})
 }
 
-//export godevarrowStreamGetLastError
-func godevarrowStreamGetLastError(h C.uintptr_t) (msg *C.char) {
+//export gdaStreamGetLastError
+func gdaStreamGetLastError(h C.uintptr_t) (msg *C.char) {
 	defer errs.RecoverInto(func(error) { msg = nil })
 	s, ok := exportedStreamOf(h)
 	if !ok {
@@ -470,8 +527,8 @@ func godevarrowStreamGetLastError(h C.uintptr_t) (msg *C.char) {
 	return s.lastErr
 }
 
-//export godevarrowStreamRelease
-func godevarrowStreamRelease(h C.uintptr_t) {
+//export gdaStreamRelease
+func gdaStreamRelease(h C.uintptr_t) {
 	defer errs.RecoverInto(func(error) {})
 	v, ok := exportedStreams.Delete(handle.Handle(h))
 	if !ok {

@@ -9,7 +9,6 @@ import "C"
 import (
 	"fmt"
 	"io"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -20,14 +19,16 @@ import (
 )
 
 // OneShotStream is a stream that is read once: its arrays go to whoever
-// calls Next, in order, or the whole stream is moved out once (Export, cdevice.Cast,
+// calls Next, in order, or the whole stream is moved out once (Export, Cast,
 // Prefetch). It is what a language binding holds for a stream its user may
 // read from several threads and close from yet another.
 //
 // No lock is held while the producer works. A producer may need a lock its
 // caller holds elsewhere (a Python producer needs the GIL, which a thread
 // calling Close holds), so holding one across a read would deadlock. Instead
-// a read marks the stream busy:
+// a read marks the stream busy, in its read gate (gate.h, the one
+// implementation of this bookkeeping, which a binding's C also uses to read a
+// foreign stream without Go: see CRead):
 //
 //   - a second Next waits for the first to end, in slices of at most its
 //     wait, so that its caller can attend to signals between them;
@@ -37,29 +38,22 @@ import (
 //   - Close during a read changes nothing and reports false: the caller waits
 //     with Settle, without its own locks, and calls Close again, so that the
 //     producer's release runs on the caller's thread (never on the reader's);
-//   - Export, cdevice.Cast and Prefetch during a read fail and leave the stream as
+//   - Export, Cast and Prefetch during a read fail and leave the stream as
 //     it was.
 //
 // States: open → (reading ⇄ open) → closed, where "closed" covers moved out,
-// closed and released; every use after that reports errs.ErrConsumed.
+// closed and released; every use after that reports ErrConsumed.
 //
 // The zero value is not usable; make one with NewOneShotStream.
 type OneShotStream struct {
 	reader   cdevice.ArrayReader
 	prefetch *PrefetchReader // the read-ahead under reader, if any (see Settle)
 
-	mu       sync.Mutex
-	reading  bool
-	closed   bool
-	readDone chan struct{} // closed when the read in progress ends; made by the first waiter
-	// readerThread is the thread of the read in progress, as its caller
-	// named it (0: not named); see NextHeld.
-	readerThread ThreadID
-	// unread is an array read but not delivered (its reader was interrupted,
-	// by Ctrl-C say): the next read returns it, so nothing is lost. At most
-	// one of unread and unreadHeld (a held record, see NextHeld) is set.
-	unread     *cdevice.Array
-	unreadHeld unsafe.Pointer
+	// gate keeps the busy flag, the thread of the read in progress (as its
+	// caller named it; see NextHeld), the closed flag, and the unread slot:
+	// an array read but not delivered (its reader was interrupted, by Ctrl-C
+	// say), which the next read returns, so that nothing is lost.
+	gate *readGate
 }
 
 // heldReader is a reader that can hand out arrays held in C (StreamReader).
@@ -69,7 +63,7 @@ type heldReader interface {
 
 // NewOneShotStream makes a OneShotStream that owns r.
 func NewOneShotStream(r cdevice.ArrayReader) *OneShotStream {
-	return &OneShotStream{reader: r}
+	return &OneShotStream{reader: r, gate: newReadGate()}
 }
 
 func errStreamConsumed() error {
@@ -100,13 +94,13 @@ func (s *OneShotStream) Next(wait time.Duration) (a *cdevice.Array, err error, r
 
 // NextHeld is Next for a binding that holds arrays in C (held.h): an array
 // of a foreign stream that the held gate takes comes back as a held record
-// (the caller owns its reference), any other as an cdevice.Array. Per array that
+// (the caller owns its reference), any other as an Array. Per array that
 // saves building Go data, which is most of the cost of reading a stream of
 // small batches (docs/performance.md).
 //
 // thread names the calling OS thread (CurrentThread; 0: unnamed). A named
 // read from the thread on which this stream's producer is running — a
-// producer that reads the stream it feeds — fails with errs.ErrInvalid instead
+// producer that reads the stream it feeds — fails with ErrInvalid instead
 // of waiting for itself.
 func (s *OneShotStream) NextHeld(wait time.Duration, thread ThreadID) (held unsafe.Pointer, a *cdevice.Array, err error, ready bool) {
 	return s.next(wait, true, thread)
@@ -117,35 +111,24 @@ func errReentrantRead() error {
 }
 
 func (s *OneShotStream) next(wait time.Duration, wantHeld bool, thread ThreadID) (held unsafe.Pointer, a *cdevice.Array, err error, ready bool) {
-	s.mu.Lock()
-	for s.reading {
-		if thread != 0 && s.readerThread == thread {
-			s.mu.Unlock()
-			return nil, nil, errReentrantRead(), true
-		}
-		if !s.waitIdleLocked(wait) {
-			s.mu.Unlock()
-			return nil, nil, nil, false
-		}
-	}
-	if s.closed {
-		s.mu.Unlock()
-		return nil, nil, errStreamConsumed(), true
-	}
-	if thread != 0 && s.prefetch != nil && s.prefetch.producerThread.Load() == uint64(thread) {
-		s.mu.Unlock()
+	switch r, slot := s.gate.begin(wait, thread); r {
+	case gateReentrant:
 		return nil, nil, errReentrantRead(), true
+	case gateBusy:
+		return nil, nil, nil, false
+	case gateClosed:
+		return nil, nil, errStreamConsumed(), true
+	case gateUnread:
+		return slot.held, slot.a, nil, true
 	}
-	if s.unread != nil || s.unreadHeld != nil {
-		a, held = s.unread, s.unreadHeld
-		s.unread, s.unreadHeld = nil, nil
-		s.mu.Unlock()
-		return held, a, nil, true
-	}
-	s.reading, s.readerThread = true, thread
-	s.mu.Unlock()
-	defer s.endRead()
-	if s.prefetch != nil && s.reader == cdevice.ArrayReader(s.prefetch) {
+	defer s.gate.end()
+	return s.read(wait, wantHeld)
+}
+
+// read is a read the gate let in: from the read-ahead's queue (waiting at
+// most wait), or from the producer.
+func (s *OneShotStream) read(wait time.Duration, wantHeld bool) (held unsafe.Pointer, a *cdevice.Array, err error, ready bool) {
+	if s.readsAhead() {
 		if wantHeld {
 			return s.prefetch.NextWithinHeld(wait)
 		}
@@ -160,64 +143,72 @@ func (s *OneShotStream) next(wait time.Duration, wantHeld bool, thread ThreadID)
 	return nil, a, err, true
 }
 
+// readsAhead reports whether the stream's reads take arrays its read-ahead
+// queued (Prefetch), not the producer's.
+func (s *OneShotStream) readsAhead() bool {
+	return s.prefetch != nil && s.reader == cdevice.ArrayReader(s.prefetch)
+}
+
 // TryNextHeld is NextHeld for a caller that must not wait (an event loop):
 // ok is false when nothing is ready now, and always for a stream that does
 // not read ahead (see Prefetch), whose reads call the producer. It never
 // calls the producer.
 func (s *OneShotStream) TryNextHeld() (held unsafe.Pointer, a *cdevice.Array, err error, ok bool) {
-	s.mu.Lock()
-	switch {
-	case s.closed:
-		s.mu.Unlock()
+	switch r, slot := s.gate.tryBegin(s.readsAhead()); r {
+	case gateClosed:
 		return nil, nil, errStreamConsumed(), true
-	case s.reading || s.prefetch == nil || s.reader != cdevice.ArrayReader(s.prefetch):
-		s.mu.Unlock()
+	case gateBusy:
 		return nil, nil, nil, false
-	case s.unread != nil || s.unreadHeld != nil:
-		a, held = s.unread, s.unreadHeld
-		s.unread, s.unreadHeld = nil, nil
-		s.mu.Unlock()
-		return held, a, nil, true
+	case gateUnread:
+		return slot.held, slot.a, nil, true
 	}
-	s.reading, s.readerThread = true, 0
-	s.mu.Unlock()
-	defer s.endRead()
+	defer s.gate.end()
 	return s.prefetch.TryNextHeld()
 }
 
-// endRead marks the read in progress ended and wakes those waiting for it.
-func (s *OneShotStream) endRead() {
-	s.mu.Lock()
-	s.reading, s.readerThread = false, 0
-	if s.readDone != nil {
-		close(s.readDone)
-		s.readDone = nil
-	}
-	s.mu.Unlock()
+// ReadHeld is NextHeld for a binding that began the read in the stream's
+// read gate itself (see CRead) and ends it after: the read alone.
+func (s *OneShotStream) ReadHeld(wait time.Duration) (held unsafe.Pointer, a *cdevice.Array, err error, ready bool) {
+	return s.read(wait, true)
 }
 
-// waitIdleLocked waits (s.mu held, and released meanwhile) until the read in
-// progress ends, or for at most wait when wait > 0: false when it had not
-// ended by then.
-func (s *OneShotStream) waitIdleLocked(wait time.Duration) bool {
-	if s.readDone == nil {
-		s.readDone = make(chan struct{})
+// TryReadHeld is TryNextHeld for a binding that began the read in the
+// stream's read gate itself (gda_gate_try_begin, which lets a read in only
+// for a stream that reads ahead): the read alone.
+func (s *OneShotStream) TryReadHeld() (held unsafe.Pointer, a *cdevice.Array, err error, ok bool) {
+	if !s.readsAhead() {
+		return nil, nil, nil, false
 	}
-	done := s.readDone
-	s.mu.Unlock()
-	defer s.mu.Lock()
-	if wait <= 0 {
-		<-done
-		return true
+	return s.prefetch.TryNextHeld()
+}
+
+// CRead is what a binding needs to keep the stream's bookkeeping in C: its
+// read gate (gate.h), valid while the stream is reachable (a binding that
+// keeps it longer takes a reference, gda_gate_ref, and drops it with
+// gda_gate_unref); for a foreign stream read as it is (not cast, not read
+// ahead) the StreamReader's C half (held.h), else nil; whether the stream
+// reads ahead (what gda_gate_try_begin asks); and whether a read-ahead is
+// under it (then Settle must stop it; without one, Settle is
+// gda_gate_wait_idle). A read the gate lets in is then, for a foreign
+// stream, gda_stream_source_next, any outcome but a held array or the end
+// going to FinishRead; for others ReadHeld or TryReadHeld; and
+// gda_gate_end after it.
+func (s *OneShotStream) CRead() (gate, source unsafe.Pointer, readsAhead, overReadAhead bool) {
+	if r, ok := s.reader.(*StreamReader); ok {
+		source = r.CSource()
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
+	return s.gate.pointer(), source, s.readsAhead(), s.prefetch != nil
+}
+
+// FinishRead finishes a read that a binding began in C (see CRead): got is
+// its gda_stream_read, or nil when the source had failed and nothing was
+// read. The binding holds the read gate meanwhile.
+func (s *OneShotStream) FinishRead(got unsafe.Pointer) (held unsafe.Pointer, a *cdevice.Array, err error) {
+	r, ok := s.reader.(*StreamReader)
+	if !ok {
+		return nil, nil, errs.Errorf(errs.ErrInternal, "FinishRead of a stream that is not read in C")
 	}
+	return r.FinishRead(got)
 }
 
 // SetWakeFD and ArmWake are those of the stream's read-ahead (see
@@ -239,38 +230,16 @@ func (s *OneShotStream) ArmWake(on bool) {
 }
 
 func (s *OneShotStream) readAhead() (*PrefetchReader, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.prefetch, !s.closed && s.prefetch != nil && s.reader == cdevice.ArrayReader(s.prefetch)
+	return s.prefetch, s.readsAhead() && !s.gate.closed()
 }
 
 // Unread gives back an array that Next returned but that could not be
 // delivered: the next Next returns it. It is released when the stream is
 // closed first, or when an array is already waiting.
-func (s *OneShotStream) Unread(a *cdevice.Array) {
-	s.mu.Lock()
-	keep := !s.closed && s.unread == nil && s.unreadHeld == nil
-	if keep {
-		s.unread = a
-	}
-	s.mu.Unlock()
-	if !keep {
-		a.Release()
-	}
-}
+func (s *OneShotStream) Unread(a *cdevice.Array) { s.gate.unread(gateSlot{a: a}) }
 
 // UnreadHeld is Unread for a held record that NextHeld returned.
-func (s *OneShotStream) UnreadHeld(held unsafe.Pointer) {
-	s.mu.Lock()
-	keep := !s.closed && s.unread == nil && s.unreadHeld == nil
-	if keep {
-		s.unreadHeld = held
-	}
-	s.mu.Unlock()
-	if !keep {
-		cdevice.ReleaseHeld(held)
-	}
-}
+func (s *OneShotStream) UnreadHeld(held unsafe.Pointer) { s.gate.unread(gateSlot{held: held}) }
 
 // Settle stops the stream's read-ahead (waiting for its read in progress)
 // and waits up to d for a Next in progress to end. It reports whether the
@@ -281,18 +250,7 @@ func (s *OneShotStream) Settle(d time.Duration) bool {
 	if s.prefetch != nil && !s.prefetch.StopWithin(d) {
 		return false
 	}
-	for {
-		s.mu.Lock()
-		busy := s.reading
-		s.mu.Unlock()
-		if !busy {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(time.Millisecond) // a close during a read is rare: polling is enough
-	}
+	return s.gate.waitIdle(time.Until(deadline))
 }
 
 // Close releases the stream: queued arrays and the producer's stream, on the
@@ -300,26 +258,15 @@ func (s *OneShotStream) Settle(d time.Duration) bool {
 // goroutine is reading: call Settle and then Close again. Closing twice is
 // not an error.
 func (s *OneShotStream) Close() (closed bool, err error) {
-	s.mu.Lock()
-	if s.reading {
-		s.mu.Unlock()
+	switch r, slot := s.gate.close(); r {
+	case gateBusy:
 		return false, nil
-	}
-	if s.closed {
-		s.mu.Unlock()
+	case gateClosed:
 		return true, nil
+	default:
+		slot.release()
+		return true, s.reader.Close()
 	}
-	s.closed = true
-	a, held := s.unread, s.unreadHeld
-	s.unread, s.unreadHeld = nil, nil
-	s.mu.Unlock()
-	if a != nil {
-		a.Release()
-	}
-	if held != nil {
-		cdevice.ReleaseHeld(held)
-	}
-	return true, s.reader.Close()
 }
 
 // Take moves the reader out: the caller owns it (and closes it), and the
@@ -329,17 +276,14 @@ func (s *OneShotStream) Take() (cdevice.ArrayReader, error) { return s.take() }
 
 // take moves the reader out (the stream is then consumed).
 func (s *OneShotStream) take() (cdevice.ArrayReader, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.reading:
+	switch s.gate.take() {
+	case gateBusy:
 		return nil, errs.Errorf(errs.ErrInvalid, "the stream is being read in another thread; it can be moved only between reads")
-	case s.closed:
+	case gateClosed:
 		return nil, errStreamConsumed()
-	case s.unread != nil || s.unreadHeld != nil:
+	case gateUnread:
 		return nil, errs.Errorf(errs.ErrInvalid, "a read of this stream was interrupted; read the next array before moving the stream")
 	}
-	s.closed = true
 	return s.reader, nil
 }
 
@@ -356,7 +300,7 @@ func (s *OneShotStream) castTarget(target *cschema.Schema) error {
 // Export moves the stream out into out: an ArrowDeviceArrayStream when
 // isDevice, else an ArrowArrayStream, whose consumer gets arrays on another
 // device copied to the host (the C stream interface carries CPU memory).
-// With target not nil every array is cast to it (see cdevice.Cast). An unread
+// With target not nil every array is cast to it (see Cast). An unread
 // imported stream exported unchanged is the producer's own stream (see
 // ExportArrayStream). On error the stream is as it was, unless it had
 // already been moved.
@@ -400,7 +344,9 @@ func (s *OneShotStream) Cast(target *cschema.Schema) (*OneShotStream, error) {
 		return nil, err
 	}
 	out := NewOneShotStream(cast)
-	out.prefetch = s.prefetch
+	if out.prefetch = s.prefetch; out.prefetch != nil {
+		out.gate.watchProducer(out.prefetch.producer)
+	}
 	return out, nil
 }
 
@@ -419,10 +365,11 @@ func (s *OneShotStream) Prefetch(depth int64) (*OneShotStream, error) {
 	p := Prefetch(r, int(depth))
 	out := NewOneShotStream(p)
 	out.prefetch = p
+	out.gate.watchProducer(p.producer)
 	return out, nil
 }
 
-// schemaOnly lets cdevice.CastReader check a request against a stream without touching it.
+// schemaOnly lets CastReader check a request against a stream without touching it.
 type schemaOnly struct{ r cdevice.ArrayReader }
 
 func (o schemaOnly) Schema() *cschema.Schema       { return o.r.Schema() }
@@ -435,8 +382,8 @@ func (s *OneShotStream) String() string {
 	return fmt.Sprintf("OneShotStream<%s> on %s", s.Schema(), s.DeviceType())
 }
 
-// ReadAll moves the stream into a cdevice.ChunkedArray holding every remaining
-// array (see cdevice.ReadChunkedArray).
+// ReadAll moves the stream into a ChunkedArray holding every remaining
+// array (see ReadChunkedArray).
 func (s *OneShotStream) ReadAll() (*cdevice.ChunkedArray, error) {
 	r, err := s.take()
 	if err != nil {

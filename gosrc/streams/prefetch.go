@@ -5,7 +5,6 @@ import (
 	"io"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -47,10 +46,11 @@ type PrefetchReader struct {
 	cleaned   bool       // the producer's arrays and stream were released
 	final     error      // the sticky end: io.EOF or the producer's error
 	readerMu  sync.Mutex // serializes Next callers
-	// producerThread is the thread the goroutine is on while it is inside
-	// the producer's Next (0 otherwise): a read of this stream from that
-	// thread is the producer reading what it feeds (OneShotStream.NextHeld).
-	producerThread atomic.Uint64
+	// producer holds the thread the goroutine is on while it is inside the
+	// producer's Next (0 otherwise): a read of this stream from that thread
+	// is the producer reading what it feeds, which the read gate of every
+	// stream over this one refuses (OneShotStream.NextHeld).
+	producer *producerCell
 }
 
 // prefetched is one read: an array (a held record when the reader holds
@@ -90,10 +90,11 @@ const MaxPrefetchDepth = 1 << 10
 func Prefetch(r cdevice.ArrayReader, depth int) *PrefetchReader {
 	depth = min(max(depth, 1), MaxPrefetchDepth)
 	p := &PrefetchReader{
-		r:       r,
-		results: newHandoff(depth),
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
+		r:        r,
+		results:  newHandoff(depth),
+		producer: newProducerCell(),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
 	}
 	go p.run()
 	return p
@@ -117,9 +118,9 @@ func (p *PrefetchReader) run() {
 
 		start := time.Now()
 		runtime.LockOSThread() // so that the thread named is the producer's
-		p.producerThread.Store(uint64(CurrentThread()))
+		p.producer.set(CurrentThread())
 		res := p.nextFromProducer()
-		p.producerThread.Store(0)
+		p.producer.set(0)
 		runtime.UnlockOSThread()
 		urgent := res.err != nil || time.Since(start) > slowRead
 		p.mu.Lock()

@@ -18,10 +18,13 @@ import (
 // selfReader is a producer whose second Next reads the stream it feeds, on
 // its own thread, as a Python generator calling next() on that stream does.
 type selfReader struct {
-	g      *gatedReader
-	stream *streams.OneShotStream
-	reads  int
-	inner  chan error // what the producer's own read got
+	g *gatedReader
+	// the stream it feeds, set before published is closed: a read-ahead's
+	// goroutine starts before the stream that reads ahead exists
+	stream    *streams.OneShotStream
+	published chan struct{}
+	reads     int
+	inner     chan error // what the producer's own read got
 }
 
 func (r *selfReader) Schema() *cschema.Schema { return r.g.schema }
@@ -32,9 +35,11 @@ func (r *selfReader) Next() (*cdevice.Array, error) {
 	if r.reads == 1 {
 		return r.g.arr.Slice(0, 3)
 	}
-	_, a, err, ready := r.stream.NextHeld(100*time.Millisecond, streams.CurrentThread())
+	<-r.published
+	s := r.stream
+	_, a, err, ready := s.NextHeld(100*time.Millisecond, streams.CurrentThread())
 	for !ready { // another read in progress: it is ours, and ends only with this one
-		_, a, err, ready = r.stream.NextHeld(100*time.Millisecond, streams.CurrentThread())
+		_, a, err, ready = s.NextHeld(100*time.Millisecond, streams.CurrentThread())
 	}
 	if a != nil {
 		a.Release()
@@ -68,16 +73,16 @@ func readAll(t *testing.T, s *streams.OneShotStream) error {
 // waiting for itself, on the plain read and on a read-ahead.
 func TestAReadFromInsideTheStreamsOwnProducerFails(t *testing.T) {
 	for _, ahead := range []bool{false, true} {
-		r := &selfReader{g: newGatedReader(t), inner: make(chan error, 1)}
-		r.stream = streams.NewOneShotStream(r)
-		s := r.stream
+		r := &selfReader{g: newGatedReader(t), inner: make(chan error, 1), published: make(chan struct{})}
+		s := streams.NewOneShotStream(r)
 		if ahead {
 			var err error
-			if s, err = r.stream.Prefetch(2); err != nil {
+			if s, err = s.Prefetch(2); err != nil {
 				t.Fatal(err)
 			}
-			r.stream = s
 		}
+		r.stream = s
+		close(r.published)
 		got := make(chan error, 1)
 		go func() { got <- readAll(t, s) }()
 		select {

@@ -17,7 +17,7 @@ from ._godevarrow import ArrowInvalid, GodevarrowTypeError
 from ._optional import pandas_frame, require
 from ._protocol import check_kwargs, no_protocol, producer_error, schema_capsule
 from ._schema import Schema, column_index, requested_handle, schema
-from ._values import MAKERS, Values
+from ._values import MAKERS, Columns, Values
 
 if TYPE_CHECKING:  # pragma: no cover
     from types import NotImplementedType
@@ -228,34 +228,19 @@ def clamp_slice(offset: int, length: Optional[int], n: int) -> tuple[int, int]:
     return start, n - start if length is None else min(length, n - start)
 
 
-class RecordBatch(Array):
+class RecordBatch(Array, Columns[Array]):
     """A struct-typed Array whose children are the columns."""
 
     __slots__ = ()
-
-    @property
-    def num_rows(self) -> int:
-        """The number of rows."""
-        return len(self)
 
     @property
     def num_columns(self) -> int:
         """The number of columns (the struct's fields)."""
         return self._get_info().n_children
 
-    @property
-    def column_names(self) -> list[str]:
-        """The names of the columns, in order."""
-        return [c.name for c in self.schema.children]
-
     def column(self, i: Union[int, str]) -> Array:
         """Column ``i`` (an index, or a name) as an Array; zero-copy."""
         return Array(_lib.array_column(self._h, column_index(self.column_names, i)))
-
-    @property
-    def columns(self) -> list[Array]:
-        """Every column as an Array, in order; zero-copy."""
-        return [self.column(i) for i in range(self.num_columns)]
 
     def __getitem__(self, key: Any) -> Any:
         """``batch[i]`` is row i as a dict, ``batch[a:b]`` a zero-copy slice,
@@ -267,10 +252,9 @@ class RecordBatch(Array):
     def __repr__(self) -> str:
         """The shape and device, the schema, then each column's first and last
         values (only those are read), as pyarrow prints them."""
-        head = "godevarrow.RecordBatch: " + _repr.shape(len(self), self.num_columns, None, str(self.device))
-        fields = [str(c) for c in self.schema.children]
-        columns = [(name, self.column(i)._values) for i, name in enumerate(self.column_names[: _repr.MAX_COLUMNS])]
-        return _repr.render(head, fields, columns, len(self))
+        return self._render_columns(
+            "godevarrow.RecordBatch: " + _repr.shape(len(self), self.num_columns, None, str(self.device))
+        )
 
     def to_pydict(self) -> dict[str, list[Any]]:
         """Each column's values (``to_pylist``) by column name."""
@@ -337,7 +321,9 @@ def _by_protocol(obj: object, cls: type[_A], requested_schema: object) -> Union[
 def array(obj: object, *, requested_schema: object = None) -> Array:
     """An Array from anything that speaks a protocol (see the API docs)."""
     if requested_schema is None:  # the common case: one C call makes the Array
-        try:  # _by_protocol inline: a Python call costs this path about 10%
+        # _by_protocol inline: a Python call is a measurable share of this path
+        # (docs/benchmarks.md, the "import only ..., 1 int64 column" row)
+        try:
             imported = _lib.import_from(obj, Array, None)
         except Exception as e:
             raise producer_error(obj, e)  # noqa: B904 (the cause is set)

@@ -43,20 +43,6 @@ def schema_capsule(requested_schema: object) -> object:
     return requested_schema.__arrow_c_schema__()
 
 
-def ask(method: Any, requested_schema: object) -> Any:
-    """``method(requested_schema)`` of a stream producer, asked again without
-    the request when the producer refuses one (pylibcudf raises ``ValueError``
-    for any non-None value, nanoarrow ``NotImplementedError``): the consumer
-    then casts on its side, as the PyCapsule interface expects. (Arrays are
-    asked the same way by ``_godevarrow.import_from``.)"""
-    if requested_schema is None:
-        return method(None)
-    try:
-        return method(schema_capsule(requested_schema))
-    except (ValueError, NotImplementedError):
-        return method(None)
-
-
 # A producer's exception, as the package's exception of the same builtin kind.
 _AS_PACKAGE_ERROR = (
     (NotImplementedError, ArrowNotImplementedError),

@@ -29,7 +29,7 @@ from . import _godevarrow as _lib
 from ._array import Array, RecordBatch
 from ._device import DeviceType
 from ._godevarrow import ArrowInvalid, GodevarrowError, GodevarrowTypeError
-from ._protocol import ask, check_kwargs, no_protocol, producer_error
+from ._protocol import check_kwargs, no_protocol, producer_error, schema_capsule
 from ._schema import Schema, requested_handle, schema
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -288,6 +288,9 @@ def stream(obj: Union[RecordBatch, Table], *, requested_schema: object = None) -
 def stream(obj: object, *, requested_schema: object = None) -> ArrayStream[Array]: ...
 
 
+_STREAM_PROTOCOLS = "__arrow_c_device_stream__, __arrow_c_stream__"
+
+
 def stream(obj: object, *, requested_schema: object = None) -> ArrayStream[Any]:
     """An ArrayStream from a stream producer, or a one-chunk stream of an Array."""
     st: ArrayStream[Any]
@@ -295,20 +298,20 @@ def stream(obj: object, *, requested_schema: object = None) -> ArrayStream[Any]:
         st = obj
     elif isinstance(obj, Array):
         st = ArrayStream(_lib.stream_from_arrays([obj._h], None))
-    elif hasattr(obj, "__arrow_c_device_stream__"):
-        try:
-            cap = ask(obj.__arrow_c_device_stream__, requested_schema)
-        except Exception as e:
-            raise producer_error(obj, e)  # noqa: B904 (the cause is set)
-        st = ArrayStream(_lib.import_stream(cap, True))
-    elif hasattr(obj, "__arrow_c_stream__"):
-        try:
-            cap = ask(obj.__arrow_c_stream__, requested_schema)
-        except Exception as e:
-            raise producer_error(obj, e)  # noqa: B904 (the cause is set)
-        st = ArrayStream(_lib.import_stream(cap, False))
     else:
-        raise no_protocol(obj, "stream", "__arrow_c_device_stream__, __arrow_c_stream__")
+        # the extension asks the producer's protocol (device first), as it
+        # does for arrays; a producer's exception becomes the package's
+        if requested_schema is not None and not (
+            hasattr(obj, "__arrow_c_device_stream__") or hasattr(obj, "__arrow_c_stream__")
+        ):
+            raise no_protocol(obj, "stream", _STREAM_PROTOCOLS)  # before a bad request says otherwise
+        try:
+            h = _lib.import_stream_from(obj, schema_capsule(requested_schema))
+        except Exception as e:
+            raise producer_error(obj, e)  # noqa: B904 (the cause is set; ours pass unchanged)
+        if h is NotImplemented:
+            raise no_protocol(obj, "stream", _STREAM_PROTOCOLS)
+        st = ArrayStream(h)
     if requested_schema is not None:
         target = schema(requested_schema)
         if target != st.schema:

@@ -20,7 +20,7 @@ from ._optional import pandas_frame, require
 from ._protocol import check_kwargs, no_protocol
 from ._schema import Schema, column_index, requested_handle, schema
 from ._stream import ArrayStream, stream
-from ._values import Values
+from ._values import Columns, Values
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -170,45 +170,28 @@ class ChunkedArray(Values):
         return (_from_chunks, (type(self), self.chunks, self.schema))
 
 
-class Table(ChunkedArray):
+class Table(ChunkedArray, Columns[ChunkedArray]):
     """A ChunkedArray of record batches: the struct's fields are the columns.
     Make one with `godevarrow.table`."""
 
     __slots__ = ()
 
     @property
-    def num_rows(self) -> int:
-        """The number of rows."""
-        return len(self)
-
-    @property
     def num_columns(self) -> int:
         """The number of columns."""
         return len(self.schema.children)
-
-    @property
-    def column_names(self) -> list[str]:
-        """The names of the columns, in order."""
-        return [c.name for c in self.schema.children]
 
     def column(self, i: Union[int, str]) -> ChunkedArray:
         """Column ``i`` (an index, or a name) as a ChunkedArray; zero-copy."""
         return ChunkedArray(_lib.chunked_column(self._h, column_index(self.column_names, i)))
 
-    @property
-    def columns(self) -> list[ChunkedArray]:
-        """Every column as a ChunkedArray, in order; zero-copy."""
-        return [self.column(i) for i in range(self.num_columns)]
-
     def __repr__(self) -> str:
         """The shape, chunks and device, the schema, then each column's first
         and last values (only those are read), as pyarrow prints them."""
-        head = "godevarrow.Table: " + _repr.shape(
-            len(self), self.num_columns, self.num_chunks, self.device_type.name.lower()
+        return self._render_columns(
+            "godevarrow.Table: "
+            + _repr.shape(len(self), self.num_columns, self.num_chunks, self.device_type.name.lower())
         )
-        fields = [str(c) for c in self.schema.children]
-        columns = [(name, self.column(i)._values) for i, name in enumerate(self.column_names[: _repr.MAX_COLUMNS])]
-        return _repr.render(head, fields, columns, len(self))
 
     def to_stream(self) -> ArrayStream[RecordBatch]:
         """A fresh `ArrayStream` over the record batches."""

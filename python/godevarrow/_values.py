@@ -17,8 +17,9 @@ import decimal
 import functools
 import re
 import uuid
-from typing import Any, NamedTuple, Optional
+from typing import Any, Generic, NamedTuple, Optional, TypeVar
 
+from . import _repr
 from ._godevarrow import ArrowInvalid, ArrowNotImplementedError, GodevarrowTypeError
 
 
@@ -245,3 +246,38 @@ class Values:
             return f"{head}\n[{body}]"
         except Exception as e:  # a repr never raises: say why there are no values
             return f"{head}\n<values not shown: {type(e).__name__}: {e}>"
+
+
+_Col = TypeVar("_Col", bound=Values)
+
+
+class Columns(Generic[_Col]):
+    """What RecordBatch and Table share: the columns of struct data. A
+    subclass provides ``schema``, ``num_columns`` and ``column(i)`` (a column
+    of type _Col: an Array of a RecordBatch, a ChunkedArray of a Table)."""
+
+    __slots__ = ()
+
+    @property
+    def num_rows(self) -> int:
+        """The number of rows."""
+        return len(self)  # type: ignore[arg-type]
+
+    @property
+    def column_names(self) -> list[str]:
+        """The names of the columns, in order."""
+        return [c.name for c in self.schema.children]  # type: ignore[attr-defined]
+
+    @property
+    def columns(self) -> list[_Col]:
+        """Every column, in order (an Array each of a RecordBatch, a
+        ChunkedArray each of a Table); zero-copy."""
+        return [self.column(i) for i in range(self.num_columns)]  # type: ignore[attr-defined]
+
+    def _render_columns(self, head: str) -> str:
+        """The repr of struct data under its first line ``head``: the schema,
+        then each column's first and last values (only those are read)."""
+        fields = [str(c) for c in self.schema.children]  # type: ignore[attr-defined]
+        names = self.column_names[: _repr.MAX_COLUMNS]
+        columns = [(name, self.column(i)._values) for i, name in enumerate(names)]  # type: ignore[attr-defined]
+        return _repr.render(head, fields, columns, len(self))  # type: ignore[arg-type]

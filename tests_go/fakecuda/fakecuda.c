@@ -474,7 +474,7 @@ static void submit(stream* s, op o) {
 static int costs_on;
 // What ctypes adds to a call: the table's calls, with costs off (the fake's
 // own work is a few tens of ns), measured 0.11 us (one argument) to 0.17 us
-// (three or four) through tests_py/fakecuda_costs.py on the machine this was
+// (three or four) through tests_py/cuda/fakecuda_costs.py on the machine this was
 // written on; the table's figures include about 0.25 us of it on the H200's
 // host. The fake charges the figure less this, so the same ctypes
 // measurement here reproduces the table.

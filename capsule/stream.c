@@ -1,0 +1,431 @@
+// The stream methods of methods.h (their Go halves are in stream.go):
+// import and export, reads (blocking, ready-only, and the StreamIterator
+// type), wake pipes, close, and the streams made from arrays, casts and
+// read-ahead.
+#include "binding.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "_cgo_export.h"
+#include "gate.h"
+
+// ---------------------------------------------------------------- imports
+
+// A stream's bookkeeping in C (cdevice.OneShotStream.CRead), kept as its
+// stream capsule's context: every read begins and ends in the stream's read
+// gate here, with no call into Go for it. A foreign stream's reads run in C
+// entirely (src); other streams' reads call Go once, for the read itself.
+typedef struct {
+  gda_read_gate* gate;     // a reference
+  gda_stream_source* src;  // a foreign stream's C half, touched only inside the gate; or NULL
+  int flags;               // GDA_READS_AHEAD, GDA_OVER_READ_AHEAD
+} stream_c_read;
+
+void stream_c_read_free(void* ctx) {
+  stream_c_read* c = ctx;
+  if (!c) return;
+  gda_gate_unref(c->gate);
+  free(c);
+}
+
+// Attaches what gdaStreamCRead gave to cap, with a reference to the gate
+// (the capsule may outlive the stream's Go half by a moment: its
+// destructor releases the handle first).
+static int stream_c_read_set(PyObject* cap, void* gate, void* src, int flags) {
+  if (!gate) return 0;
+  stream_c_read* c = malloc(sizeof(*c));
+  if (!c) return 0;  // out of memory: this stream's reads go through Go's gate calls
+  gda_gate_ref(gate);
+  *c = (stream_c_read){gate, src, flags};
+  if (PyCapsule_SetContext(cap, c) != 0) {
+    stream_c_read_free(c);
+    return -1;
+  }
+  return 0;
+}
+
+int stream_c_read_attach(PyObject* cap, uintptr_t h) {
+  void *gate = NULL, *src = NULL;
+  int flags = 0;
+  gdaStreamCRead(h, &gate, &src, &flags);
+  return stream_c_read_set(cap, gate, src, flags);
+}
+
+void* stream_c_read_of(PyObject* o) { return PyCapsule_CheckExact(o) ? PyCapsule_GetContext(o) : NULL; }
+
+int stream_settle(void* ctx, uintptr_t h, int timeout_ms) {
+  stream_c_read* c = ctx;
+  // no read-ahead to stop: settling is waiting for the read in progress
+  if (c && !(c->flags & GDA_OVER_READ_AHEAD)) return gda_gate_wait_idle(c->gate, timeout_ms);
+  return gdaStreamSettle(h, timeout_ms);
+}
+
+// The stream in a producer's stream capsule (an arrow_device_array_stream
+// when device, else an arrow_array_stream), moved out and imported.
+static PyObject* import_stream_capsule(PyObject* capsule, int device) {
+  const arrow_kind* k = device ? &ARROW_DEVICE_STREAM : &ARROW_STREAM;
+  void* p = capsule_pointer(capsule, k->name);
+  void* cell = p ? take_struct(p, k) : NULL;
+  if (!cell) return NULL;
+  uintptr_t h = 0;
+  void *gate = NULL, *src = NULL;
+  int flags = 0;
+  gda_error e = {0};
+  int rc;
+  // get_schema of a foreign stream may block
+  Py_BEGIN_ALLOW_THREADS rc = gdaStreamImport(cell, device, &h, &gate, &src, &flags, &e);
+  Py_END_ALLOW_THREADS release_kind(cell, k);  // a no-op: Go moved it out or released it
+  free(cell);
+  if (rc) return raise_error(&e);
+  PyObject* cap = wrap_stream_handle_bare(h);
+  if (cap && stream_c_read_set(cap, gate, src, flags) < 0) Py_CLEAR(cap);
+  return cap;
+}
+
+PyObject* m_import_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "import_stream");
+  int device;
+  if (get_bool(args[1], &device)) return NULL;
+  return import_stream_capsule(args[0], device);
+}
+
+static PyObject* str_device_stream;
+static PyObject* str_stream;
+
+// import_stream_from(obj, requested_schema_capsule): the stream of obj's
+// __arrow_c_device_stream__, else its __arrow_c_stream__ (the order arrays
+// are asked in, import.c), or NotImplemented when it has neither. The
+// producer is asked with the requested schema (a capsule, or None), and
+// asked again with None when it refuses a request (pylibcudf raises
+// ValueError for any, nanoarrow NotImplementedError): the Python layer then
+// casts on our side. A producer's exception propagates unchanged.
+//
+// The protocols are looked up with PyObject_HasAttr, which (unlike a
+// PyObject_GetAttr that fails) builds no AttributeError for an absent one:
+// most producers have only the plain protocol, and that exception cost more
+// than the rest of a short stream's set-up.
+PyObject* m_import_stream_from(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "import_stream_from");
+  PyObject *obj = args[0], *requested = args[1];
+  int device = PyObject_HasAttr(obj, str_device_stream);
+  if (!device && !PyObject_HasAttr(obj, str_stream)) Py_RETURN_NOTIMPLEMENTED;
+  PyObject* name = device ? str_device_stream : str_stream;
+  PyObject* capsule = PyObject_CallMethodObjArgs(obj, name, requested, NULL);
+  if (!capsule && requested != Py_None &&
+      (PyErr_ExceptionMatches(PyExc_ValueError) || PyErr_ExceptionMatches(PyExc_NotImplementedError))) {
+    PyErr_Clear();
+    capsule = PyObject_CallMethodObjArgs(obj, name, Py_None, NULL);
+  }
+  if (!capsule) return NULL;
+  PyObject* r = import_stream_capsule(capsule, device);
+  Py_DECREF(capsule);
+  return r;
+}
+
+PyObject* m_export_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "export_stream");
+  uintptr_t h, req;
+  int device;
+  if (get_handle(args[0], &h) || get_optional_handle(args[1], &req) || get_bool(args[2], &device)) return NULL;
+  const arrow_kind* k = device ? &ARROW_DEVICE_STREAM : &ARROW_STREAM;
+  void* s = calloc(1, k->size);
+  if (!s) return PyErr_NoMemory();
+  gda_error e = {0};
+  if (gdaExportStream(h, req, s, device, &e)) {
+    free(s);
+    return raise_error(&e);
+  }
+  return arrow_capsule(s, k);
+}
+
+PyObject* m_stream_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "stream_info");
+  RETURN_RECORD(gda_stream_info, gdaStreamInfo(h, &info_, &e_));
+}
+
+// Hands out an array that a read returned (a Go handle in out, or a record
+// held in C): as a cls instance, Py_None at the end, or NULL with the
+// exception of a signal that arrived during the read, in which case the
+// array is given back to the stream for the next read, not dropped.
+static PyObject* deliver(uintptr_t h, stream_c_read* c, PyTypeObject* cls, uintptr_t out, void* held) {
+  if (!out && !held) Py_RETURN_NONE;
+  if (PyErr_CheckSignals() < 0) {
+    if (c && held) {
+      if (!gda_gate_unread(c->gate, (gda_gate_slot){.held = held})) HOLDING_GIL(gda_held_unref(held));
+    } else {
+      gdaStreamUnread(h, out, held);
+    }
+    return NULL;
+  }
+  return array_base_owning(cls, out, held);
+}
+
+// A read in the stream's read gate (see stream_c_read). A foreign stream's
+// read is the producer's get_next and the held fast path, with no call into
+// Go unless the outcome needs Go's words or Go's import (an error, an array
+// the fast path declined); another stream's is one call into Go. A read
+// behind another thread's, or of a read-ahead that has nothing yet, waits
+// in slices, so that Ctrl-C is handled promptly. Reads that the gate
+// refuses (the stream is closed, or the read comes from inside its own
+// producer) return 0 with *result untouched: the Go read answers them from
+// the same gate, in the same words.
+static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** result) {
+  uint64_t thread = (uint64_t)pthread_self();
+  gda_gate_slot slot = {0};
+  uintptr_t out = 0;
+  void* held = NULL;
+  gda_error e = {0};
+  int g, rc;
+  for (;;) {
+    rc = 0;
+    Py_BEGIN_ALLOW_THREADS g = gda_gate_begin(c->gate, 100, thread, &slot);
+    if (g == GDA_GATE_GO && c->src) {
+      int failed = c->src->failed;
+      gda_stream_read got = {0};
+      if (!failed) got = gda_stream_source_next(c->src);
+      if (failed || got.rc || got.cell || got.no_memory) {
+        rc = gdaStreamFinishRead(h, failed ? NULL : &got, &out, &held, &e);
+      } else {
+        held = got.held;  // NULL: the end
+      }
+    } else if (g == GDA_GATE_GO) {
+      rc = gdaStreamReadInGate(h, 100, &out, &held, &e);
+    }
+    if (g == GDA_GATE_GO) gda_gate_end(c->gate);
+    Py_END_ALLOW_THREADS if (g == GDA_GATE_GO && rc == GDA_PENDING) g = GDA_GATE_BUSY;
+    if (g != GDA_GATE_BUSY) break;
+    if (PyErr_CheckSignals() < 0) {
+      *result = NULL;
+      return 1;
+    }
+  }
+  switch (g) {
+    case GDA_GATE_UNREAD:
+      held = slot.held;
+      if (slot.array) gdaStreamAdoptUnread(slot.array, &out);
+      break;
+    case GDA_GATE_GO:
+      if (rc) {
+        *result = raise_error(&e);
+        return 1;
+      }
+      break;
+    default:
+      return 0;
+  }
+  *result = deliver(h, c, cls, out, held);
+  return 1;
+}
+
+// The next array of the stream behind handle as a cls instance (held in C
+// when the gate takes it), Py_None at the end, or NULL with an exception.
+static PyObject* stream_read(PyObject* handle, PyTypeObject* cls) {
+  uintptr_t h, out = 0;
+  void* held = NULL;  // the array held in C (held.h), or a Go handle in out
+  if (get_handle(handle, &h)) return NULL;
+  stream_c_read* c = stream_c_read_of(handle);
+  PyObject* r;
+  if (c && c_read(h, c, cls, &r)) return r;
+  // the gate refused the read (its words are Go's), or the stream has no
+  // bookkeeping in C (out of memory when its capsule was made): Go's read
+  gda_error e = {0};
+  int rc;
+  // A read-ahead stream, or another thread's read of this one, is waited on
+  // in slices, so that Ctrl-C is handled promptly while a producer blocks;
+  // other reads run to completion. The thread lets Go refuse a read from
+  // inside this stream's own producer, which would wait for itself.
+  uint64_t thread = (uint64_t)pthread_self();
+  for (;;) {
+    Py_BEGIN_ALLOW_THREADS rc = gdaStreamNext(h, 100, thread, &out, &held, &e);
+    Py_END_ALLOW_THREADS if (rc != GDA_PENDING) break;
+    if (PyErr_CheckSignals() < 0) return NULL;
+  }
+  if (rc) return raise_error(&e);
+  return deliver(h, NULL, cls, out, held);
+}
+
+static int check_array_class(PyObject* cls, const char* caller) {
+  if (PyType_Check(cls) && PyType_IsSubtype((PyTypeObject*)cls, ArrayBase_Type)) return 0;
+  PyErr_Format(GodevarrowTypeError, "%s() needs a subclass of ArrayBase", caller);
+  return -1;
+}
+
+// stream_try_next(handle, cls): the next array if one is ready now, None at
+// the end, NotImplemented when nothing is ready (the GIL is held: nothing
+// here waits or calls a producer).
+PyObject* m_stream_try_next(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "stream_try_next");
+  uintptr_t h, out = 0;
+  void* held = NULL;
+  if (check_array_class(args[1], "stream_try_next") || get_handle(args[0], &h)) return NULL;
+  stream_c_read* c = stream_c_read_of(args[0]);
+  gda_error e = {0};
+  int rc = -3;  // not yet read
+  if (c) {
+    // the gate in C; a read it lets in is one call into Go (which never waits)
+    gda_gate_slot slot = {0};
+    switch (gda_gate_try_begin(c->gate, c->flags & GDA_READS_AHEAD, &slot)) {
+      case GDA_GATE_BUSY:
+        Py_RETURN_NOTIMPLEMENTED;
+      case GDA_GATE_UNREAD:
+        held = slot.held;
+        if (slot.array) gdaStreamAdoptUnread(slot.array, &out);
+        rc = 0;
+        break;
+      case GDA_GATE_GO:
+        rc = gdaStreamTryReadInGate(h, &out, &held, &e);
+        gda_gate_end(c->gate);
+        break;
+      default:
+        break;  // closed: Go words it
+    }
+  }
+  if (rc == -3) rc = gdaStreamTryNext(h, &out, &held, &e);
+  if (rc == GDA_PENDING) Py_RETURN_NOTIMPLEMENTED;
+  if (rc) return raise_error(&e);
+  if (!out && !held) Py_RETURN_NONE;
+  return array_base_owning((PyTypeObject*)args[1], out, held);
+}
+
+PyObject* m_stream_set_wake(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(2, "stream_set_wake");
+  int64_t fd;
+  if (get_int64(args[1], &fd)) return NULL;
+  gda_error e = {0};
+  if (gdaStreamSetWake(h, fd, &e)) return raise_error(&e);
+  Py_RETURN_NONE;
+}
+
+PyObject* m_stream_arm_wake(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(2, "stream_arm_wake");
+  int on;
+  if (get_bool(args[1], &on)) return NULL;
+  gda_error e = {0};
+  if (gdaStreamArmWake(h, on, &e)) return raise_error(&e);
+  Py_RETURN_NONE;
+}
+
+PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "stream_next");
+  if (check_array_class(args[1], "stream_next")) return NULL;
+  return stream_read(args[0], (PyTypeObject*)args[1]);
+}
+
+// stream_iter(handle, cls): an iterator over the stream's arrays. A for loop
+// over an ArrayStream runs no Python code per array: a foreign stream's read
+// of a held array (held.h) is the read gate, one call into the producer and
+// the array object, with no call into Go (docs/performance.md, "Reading a
+// stream").
+typedef struct {
+  PyObject_HEAD PyObject* handle;
+  PyObject* cls;
+  int ready_first;  // a read-ahead stream: take a ready array before releasing the GIL
+} StreamIterObject;
+
+static PyTypeObject* StreamIter_Type;
+
+static PyObject* StreamIter_next(PyObject* self) {
+  StreamIterObject* it = (StreamIterObject*)self;
+  PyObject* r = NULL;
+  if (it->ready_first) {
+    PyObject* args[2] = {it->handle, it->cls};
+    if (!(r = m_stream_try_next(NULL, args, 2))) return NULL;
+    if (r == Py_NotImplemented) Py_CLEAR(r);  // nothing ready: wait for it
+  }
+  if (!r) r = stream_read(it->handle, (PyTypeObject*)it->cls);
+  if (r == Py_None) {
+    Py_DECREF(r);
+    return NULL;  // the end: StopIteration
+  }
+  return r;
+}
+
+static void StreamIter_dealloc(PyObject* self) {
+  StreamIterObject* it = (StreamIterObject*)self;
+  PyTypeObject* type = Py_TYPE(self);
+  Py_CLEAR(it->handle);
+  Py_CLEAR(it->cls);
+  ((freefunc)PyType_GetSlot(type, Py_tp_free))(self);
+  Py_DECREF(type);  // instances of a heap type hold a reference to it
+}
+
+static PyObject* StreamIter_iter(PyObject* self) { return Py_NewRef(self); }
+
+static PyType_Slot StreamIter_slots[] = {
+    {Py_tp_iter, (void*)StreamIter_iter},
+    {Py_tp_iternext, (void*)StreamIter_next},
+    {Py_tp_dealloc, (void*)StreamIter_dealloc},
+    {Py_tp_doc, (void*)"An iterator over the arrays of a stream (made by ArrayStream.__iter__)."},
+    {0, NULL},
+};
+
+static PyType_Spec StreamIter_spec = {"godevarrow._godevarrow.StreamIterator", sizeof(StreamIterObject), 0,
+                                      Py_TPFLAGS_DEFAULT, StreamIter_slots};
+
+int stream_iter_init(PyObject* module) {
+  if (!(str_device_stream = PyUnicode_InternFromString("__arrow_c_device_stream__")) ||
+      !(str_stream = PyUnicode_InternFromString("__arrow_c_stream__")))
+    return -1;
+  StreamIter_Type = (PyTypeObject*)PyType_FromSpec(&StreamIter_spec);
+  return StreamIter_Type && PyModule_AddObjectRef(module, "StreamIterator", (PyObject*)StreamIter_Type) == 0 ? 0 : -1;
+}
+
+PyObject* m_stream_iter(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "stream_iter");
+  uintptr_t h;
+  int ready_first;
+  if (check_array_class(args[1], "stream_iter") || get_handle(args[0], &h) || get_bool(args[2], &ready_first))
+    return NULL;
+  StreamIterObject* it = (StreamIterObject*)((allocfunc)PyType_GetSlot(StreamIter_Type, Py_tp_alloc))(StreamIter_Type, 0);
+  if (!it) return NULL;
+  it->handle = Py_NewRef(args[0]);
+  it->cls = Py_NewRef(args[1]);
+  it->ready_first = ready_first;
+  return (PyObject*)it;
+}
+
+PyObject* m_stream_close(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "stream_close");
+  void* c = stream_c_read_of(args[0]);
+  // settle without the GIL (a read elsewhere may need it), release with it
+  for (;;) {
+    gda_error e = {0};
+    int idle, rc;
+    Py_BEGIN_ALLOW_THREADS idle = stream_settle(c, h, 100);
+    Py_END_ALLOW_THREADS if (idle) {
+      rc = gdaStreamClose(h, &e);
+      if (rc == 0) Py_RETURN_NONE;
+      if (rc != GDA_PENDING) return raise_error(&e);
+    }
+    if (PyErr_CheckSignals() < 0) return NULL;
+  }
+}
+
+PyObject* m_stream_prefetch(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "stream_prefetch");
+  uintptr_t h, out = 0;
+  int64_t depth;
+  if (get_handle(args[0], &h) || get_int64(args[1], &depth)) return NULL;
+  gda_error e = {0};
+  return gdaStreamPrefetch(h, depth, &out, &e) ? raise_error(&e) : wrap_stream_handle(out);
+}
+
+PyObject* m_stream_cast(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "stream_cast");
+  uintptr_t h, schema, out = 0;
+  if (get_handle(args[0], &h) || get_handle(args[1], &schema)) return NULL;
+  gda_error e = {0};
+  return gdaStreamCast(h, schema, &out, &e) ? raise_error(&e) : wrap_stream_handle(out);
+}
+
+PyObject* m_stream_from_arrays(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "stream_from_arrays");
+  uintptr_t schema, *hs, out = 0;
+  Py_ssize_t n;
+  if (get_optional_handle(args[1], &schema) || get_handles(args[0], &hs, &n)) return NULL;
+  gda_error e = {0};
+  int rc = gdaStreamFromArrays(hs, n, schema, &out, &e);
+  free(hs);
+  return rc ? raise_error(&e) : wrap_stream_handle(out);
+}

@@ -1,0 +1,175 @@
+package main
+
+// The exports of the tensor protocols (tensor.c calls them): DLPack and the
+// CUDA Array Interface.
+
+/*
+#include "module.h"
+*/
+import "C"
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/dlpack"
+)
+
+//export gdaDLPackExport
+func gdaDLPackExport(h C.uintptr_t, versioned, copied C.int, stream C.int64_t, out *unsafe.Pointer, e *C.gda_error) C.int {
+	return call(e, func() error {
+		a, err := valueOf[*cdevice.Array](h)
+		if err != nil {
+			return err
+		}
+		s, err := dlpack.ConsumerStream(a, int64(stream))
+		if err != nil {
+			return err
+		}
+		p, err := dlpack.Export(a, dlpack.ExportOptions{Versioned: versioned != 0, Copied: copied != 0, Stream: s})
+		if err == nil {
+			*out = p
+		}
+		return err
+	})
+}
+
+// gdaDLPackImport takes the tensor p, whose capsule the caller has already
+// marked used: from here on it is deleted exactly once, on every path.
+//
+//export gdaDLPackImport
+func gdaDLPackImport(p unsafe.Pointer, versioned C.int, streamHandle C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		s, err := optionalValue[*ownedStream](streamHandle)
+		if err != nil {
+			dlpack.Delete(p, versioned != 0)
+			return err
+		}
+		var stream device.Stream
+		if s != nil {
+			stream = s.s
+		}
+		a, err := dlpack.Import(p, versioned != 0, stream)
+		if err == nil {
+			newHandle(a, out)
+		}
+		return err
+	})
+}
+
+//export gdaDLPackDevice
+func gdaDLPackDevice(h C.uintptr_t, devType *C.int32_t, devID *C.int64_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		a, err := valueOf[*cdevice.Array](h)
+		if err == nil {
+			t, id := dlpack.DeviceOf(a)
+			*devType, *devID = C.int32_t(t), C.int64_t(id)
+		}
+		return err
+	})
+}
+
+//export gdaDLPackDelete
+func gdaDLPackDelete(p unsafe.Pointer, versioned C.int) {
+	call(nil, func() error {
+		dlpack.Delete(p, versioned != 0)
+		return nil
+	})
+}
+
+// ownedStream is a stream the binding acquired (stream_new): its handle's
+// release gives it back to its backend.
+type ownedStream struct {
+	b device.Backend
+	s device.Stream
+}
+
+//export gdaStreamNew
+func gdaStreamNew(devType, dev C.int64_t, out *C.uintptr_t, stream *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		b, err := device.BackendFor(device.Type(devType))
+		if err != nil {
+			return err
+		}
+		s, err := b.AcquireStream(int(dev))
+		if err == nil {
+			*stream = C.uintptr_t(s.Handle())
+			newHandle(&ownedStream{b: b, s: s}, out)
+		}
+		return err
+	})
+}
+
+// gdaDeviceTraits reports the traits of a device type's backend (all false
+// without one), for the Python layer's choices.
+//
+//export gdaDeviceTraits
+func gdaDeviceTraits(devType C.int64_t, host, streams, deviceMemory *C.int) {
+	var t device.Traits
+	if devType >= math.MinInt32 && devType <= math.MaxInt32 {
+		t = device.TraitsOf(device.Type(devType))
+	}
+	*host, *streams, *deviceMemory = cBool(t.HostAccessible), cBool(t.Streams), cBool(t.DeviceMemory)
+}
+
+// gdaDeviceCount is the number of devices of a device type's backend: 0
+// without a backend or a driver.
+//
+//export gdaDeviceCount
+func gdaDeviceCount(devType C.int64_t) C.int64_t {
+	if devType < math.MinInt32 || devType > math.MaxInt32 {
+		return 0
+	}
+	b, err := device.BackendFor(device.Type(devType))
+	if err != nil {
+		return 0
+	}
+	return C.int64_t(b.DeviceCount())
+}
+
+// gdaTensorInfo describes a tensor-shaped array; with ready != 0 the legacy
+// default stream is made ready to read it (dlpack.DescribeReady).
+//
+//export gdaTensorInfo
+func gdaTensorInfo(h C.uintptr_t, ready C.int, info *C.gda_tensor_info, e *C.gda_error) C.int {
+	return call(e, func() error {
+		a, err := valueOf[*cdevice.Array](h)
+		if err != nil {
+			return err
+		}
+		var t dlpack.Tensor
+		var stream uintptr
+		if ready != 0 {
+			t, stream, err = dlpack.DescribeReady(a)
+		} else {
+			t, err = dlpack.Describe(a)
+		}
+		if err != nil {
+			return err
+		}
+		*info = C.gda_tensor_info{
+			data: C.uintptr_t(t.Data), length: C.int64_t(t.Length), code: C.int32_t(t.Code), bits: C.int32_t(t.Bits),
+			device_type: C.int32_t(t.Device), device_id: C.int64_t(t.DeviceID), stream: C.uintptr_t(stream),
+		}
+		return nil
+	})
+}
+
+// gdaWrapCUDAPointer makes an Array over a CUDA Array Interface buffer
+// owned by obj (a Python object), which it takes a reference on: the
+// reference is dropped, with the GIL, when the Array's last reference goes
+// (or at once on error).
+//
+//export gdaWrapCUDAPointer
+func gdaWrapCUDAPointer(obj unsafe.Pointer, format *C.char, ptr C.uintptr_t, length C.int64_t, stream C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return call(e, func() error {
+		C.gda_py_incref(obj)
+		a, err := dlpack.WrapCUDAArrayInterface(C.GoString(format), uintptr(ptr), int64(length), uintptr(stream), func() { C.gda_py_decref(obj) })
+		if err == nil {
+			newHandle(a, out)
+		}
+		return err
+	})
+}

@@ -1,0 +1,93 @@
+// The read gate of a stream that is read once (OneShotStream): who may read
+// now, and what the other callers are told. It is the one implementation of
+// "take a ready array, else mark the stream busy": Go's OneShotStream calls
+// it through cgo, a binding's C calls it directly, so that a foreign
+// stream's plain reads need no Go at all (docs/design.md, "A stream's
+// life").
+//
+// No lock is held while the producer works: a producer may need a lock its
+// caller holds elsewhere (a Python producer needs the GIL, which a thread
+// closing the stream holds). Instead a read marks the gate busy, and:
+//   - a second reader waits for it, in slices when asked to (so that its
+//     caller can attend to signals between them);
+//   - a reader on the thread that is inside this stream's producer (the
+//     producer reads the stream it feeds) is refused at once;
+//   - closing or moving the stream out during a read is refused (the caller
+//     waits for the gate to be idle, without its own locks, and tries again).
+// An array read but not delivered (its reader was interrupted) waits in the
+// unread slot for the next read, so that nothing is lost.
+//
+// Every function is safe to call from any thread and none calls a producer.
+#pragma once
+
+#include <stdint.h>
+
+typedef struct gda_read_gate gda_read_gate;
+
+// An array in the unread slot: a held record (held.h), or a Go array (a
+// runtime/cgo handle that Go made and resolves); at most one is set.
+typedef struct {
+  void* held;
+  uintptr_t array;
+} gda_gate_slot;
+
+// What a gate operation answers.
+enum {
+  GDA_GATE_GO = 0,         // go ahead: read (then gda_gate_end), close, or move out
+  GDA_GATE_UNREAD = 1,     // an interrupted read's array: in *slot for a read (the caller owns it)
+  GDA_GATE_BUSY = 2,       // a read is in progress (a wait for it ran out)
+  GDA_GATE_CLOSED = 3,     // closed or moved out: every later use is refused
+  GDA_GATE_REENTRANT = 4,  // the caller's thread is inside this stream's producer
+};
+
+// n new open gates into out[0..n), made together (a slab): 0, or ENOMEM
+// with none made. The slab holds one reference, which gda_gate_unref of any
+// of its gates drops.
+int gda_gates_new(gda_read_gate** out, int n);
+// A reference to g, which keeps its slab (all of its gates) alive.
+void gda_gate_ref(gda_read_gate* g);
+// Drops a reference to g's slab; the last frees the slab (what a slot held
+// was given back by gda_gate_close or gda_gate_take, or nothing was there).
+void gda_gate_unref(gda_read_gate* g);
+
+// Begins a read. A read in progress is waited for, for at most wait_ms
+// (<= 0: as long as it takes), then BUSY; a caller that names its thread
+// (thread != 0, see gda_current_thread) gets REENTRANT instead of waiting
+// when that read is its own, or when its thread is the one in the watched
+// producer cell (see gda_gate_watch_producer). Then CLOSED, or UNREAD with
+// the unread array moved into *slot, or GO: the gate is marked busy with
+// the caller's thread until gda_gate_end.
+int gda_gate_begin(gda_read_gate* g, int64_t wait_ms, uint64_t thread, gda_gate_slot* slot);
+// gda_gate_begin for a caller that must not wait (an event loop): CLOSED;
+// BUSY during a read or when may_read is 0 (a stream whose reads call the
+// producer); UNREAD; or GO (busy, thread unnamed).
+int gda_gate_try_begin(gda_read_gate* g, int may_read, gda_gate_slot* slot);
+// Ends the read begun by GO, and wakes those waiting for it.
+void gda_gate_end(gda_read_gate* g);
+
+// Puts an array that a read returned but could not deliver in the unread
+// slot: 1 when kept, 0 when the caller must release it (the gate is closed,
+// or an array is already waiting).
+int gda_gate_unread(gda_read_gate* g, gda_gate_slot slot);
+
+// Closes the gate: BUSY during a read (nothing changes: wait with
+// gda_gate_wait_idle, then close again), CLOSED when it was closed already,
+// or GO: now closed, with the unread array (if any) moved into *slot for
+// the caller to release along with the stream.
+int gda_gate_close(gda_read_gate* g, gda_gate_slot* slot);
+// Closes the gate for a stream being moved out whole: BUSY during a read,
+// CLOSED, UNREAD when an interrupted read's array waits (nothing changes:
+// it must be read first), or GO (now closed; the slot was empty).
+int gda_gate_take(gda_read_gate* g);
+// Waits up to wait_ms (<= 0: no wait) for the read in progress to end: 1
+// when the gate is idle.
+int gda_gate_wait_idle(gda_read_gate* g, int64_t wait_ms);
+// Watches a read-ahead's producer cell: the thread its goroutine is on while
+// it is inside the producer (0: none), which it stores atomically. The cell
+// must stay valid while the gate is open (the read-ahead lives as long as
+// the stream that reads it).
+void gda_gate_watch_producer(gda_read_gate* g, const uint64_t* cell);
+// Whether the gate is closed (1) or open (0).
+int gda_gate_closed(gda_read_gate* g);
+// The callers now waiting in gda_gate_begin (for tests that order a race).
+int gda_gate_waiters(gda_read_gate* g);
