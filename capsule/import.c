@@ -53,10 +53,11 @@ static int check_pair(PyObject* pair, int device) {
   return -1;
 }
 
-// The import of a pair whose array is on a device other than the CPU waits on
-// that device (the producer's sync_event, a copy of offsets), so it runs
-// without the GIL, on structs first moved out of the capsules, which other
-// threads may reach. Go consumes both (cdevice.ImportDevicePair).
+// The import of a pair whose array is on a device other than the CPU may wait
+// on that device (the producer's sync_event for pinned or managed memory, a
+// device-resident part of the layout), so it runs without the GIL, on structs
+// first moved out of the capsules, which other threads may reach. Go consumes
+// both (cdevice.ImportDevicePair).
 static PyObject* import_off_cpu(void* sp, void* ap, PyTypeObject* cls, gda_held** held_out) {
   struct ArrowSchema* s = take_struct(sp, &ARROW_SCHEMA);
   struct ArrowDeviceArray* a = s ? take_struct(ap, &ARROW_DEVICE_ARRAY) : NULL;
@@ -115,6 +116,15 @@ PyObject* import_by_protocol(PyObject* obj, PyTypeObject* cls, PyObject* request
     return NULL;
   }
   if (device && ((struct ArrowDeviceArray*)ap)->device_type != ARROW_DEVICE_CPU) {
+    // the gate of device memory reads nothing from the device and waits for
+    // nothing (held.c): it runs with the GIL held, as the CPU's does; what
+    // it declines takes the Go import, which may wait, without the GIL
+    gda_held* held;
+    if (gda_held_import(sp, ap, 1, &held) == 1) {
+      Py_DECREF(pair);  // the capsules' structs were moved and released
+      if (held_out) *held_out = held;
+      return array_base_owning(cls, 0, held);
+    }
     PyObject* r = import_off_cpu(sp, ap, cls, held_out);
     Py_DECREF(pair);  // the moved-out capsules only free their structs
     return r;

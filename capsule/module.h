@@ -63,14 +63,16 @@ typedef struct {
   X(int32_t, bits, INT) X(int32_t, device_type, INT) X(int64_t, device_id, INT)    \
   X(uintptr_t, stream, UINT)
 
-// debug_counters(): live objects of the Go core, for leak checks, and the
-// size of the schema import cache (entries, and bytes as counted against its
-// budget), which is no leak (all int64_t).
+// debug_counters(): live objects of the Go core, for leak checks, the size
+// of the schema import cache (entries, and bytes as counted against its
+// budget), and what the device backends' pools keep for reuse (streams,
+// events, pinned staging buffers): bounded, no leak (all int64_t).
 #define GDA_COUNTERS(X)                                                                                      \
   X(int64_t, handles, INT) X(int64_t, exported_schemas, INT) X(int64_t, exported_arrays, INT)                \
   X(int64_t, exported_streams, INT) X(int64_t, imported_arrays, INT) X(int64_t, imported_streams, INT)       \
   X(int64_t, bytes_held, INT) X(int64_t, arrays, INT) X(int64_t, exported_tensors, INT)                      \
-  X(int64_t, held_imports, INT) X(int64_t, schema_cache_entries, INT) X(int64_t, schema_cache_bytes, INT)
+  X(int64_t, held_imports, INT) X(int64_t, schema_cache_entries, INT) X(int64_t, schema_cache_bytes, INT) \
+  X(int64_t, pooled_streams, INT) X(int64_t, pooled_events, INT) X(int64_t, pooled_host_buffers, INT)
 
 #define GDA_RECORD_FIELD(type, name, conv) type name;
 // One argument or result of a Go function called from Python (go_call):

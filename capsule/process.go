@@ -20,6 +20,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/device/cuda"
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 	"github.com/godevarrow/godevarrow/gosrc/streams"
@@ -82,6 +83,7 @@ func gdaDebugCounters(out *C.gda_counters, e *C.gda_error) C.int {
 	return call(e, func() error {
 		st, ss := cdevice.LiveStats(), streams.LiveStats()
 		cache := cschema.SchemaCacheSize()
+		pooledStreams, pooledEvents, pooledHost := cuda.Pooled()
 		*out = C.gda_counters{
 			handles:          C.int64_t(handles.Len()),
 			exported_schemas: C.int64_t(st.ExportedSchemas),
@@ -96,6 +98,10 @@ func gdaDebugCounters(out *C.gda_counters, e *C.gda_error) C.int {
 
 			schema_cache_entries: C.int64_t(cache.Entries),
 			schema_cache_bytes:   C.int64_t(cache.Bytes),
+
+			pooled_streams:      C.int64_t(pooledStreams),
+			pooled_events:       C.int64_t(pooledEvents),
+			pooled_host_buffers: C.int64_t(pooledHost),
 		}
 		return nil
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/device/cuda"
 	"github.com/godevarrow/godevarrow/gosrc/streams"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 	fc "github.com/godevarrow/godevarrow/tests_go/fakecudactl"
@@ -188,7 +189,7 @@ func exportToC(t *testing.T, a *cdevice.Array) (*cschema.CArrowSchema, *cdevice.
 	return s, d
 }
 
-func TestCUDAStringImportIsOneBatchedCopy(t *testing.T) {
+func TestCUDAStringImportReadsNothingUntilAnOperationNeedsTheOffsets(t *testing.T) {
 	deviceBaseline(t)
 	// a batch with three string-like columns and a fixed-width one
 	host := stringArray(t, 1000)
@@ -225,19 +226,44 @@ func TestCUDAStringImportIsOneBatchedCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls, syncs := fc.CopyCalls(fc.DeviceToHost), fc.Syncs()
+	calls, bytes, syncs := fc.CopyCalls(fc.DeviceToHost), fc.BytesCopied(fc.DeviceToHost), fc.Syncs()
 	back, err := cdevice.ImportDeviceArray(c, schema)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer back.Release()
-	// the batched gather queues the two offsets each string column needs
-	// (first and last) on one stream, then synchronizes once
-	if n := fc.CopyCalls(fc.DeviceToHost) - calls; n != 3*2 {
-		t.Errorf("%d device-to-host copy calls for 3 string columns, want 6", n)
+	// the import checks the structs on the host: no byte leaves the device
+	if n, b, y := fc.CopyCalls(fc.DeviceToHost)-calls, fc.BytesCopied(fc.DeviceToHost)-bytes, fc.Syncs()-syncs; n != 0 || b != 0 || y != 0 {
+		t.Errorf("the import made %d device-to-host copies (%d bytes) and %d synchronizations, want none", n, b, y)
+	}
+	// the first operation that needs the offsets (validation) fetches the two
+	// that bound each string column (first and last) in one batched gather:
+	// one stream, one synchronization, and never again
+	part, err := back.Slice(1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer part.Release()
+	calls, bytes, syncs = fc.CopyCalls(fc.DeviceToHost), fc.BytesCopied(fc.DeviceToHost), fc.Syncs()
+	for range 2 {
+		if err := cdevice.Validate(part, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := cdevice.Validate(back, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, b := fc.CopyCalls(fc.DeviceToHost)-calls, fc.BytesCopied(fc.DeviceToHost)-bytes; n != 3*2 || b != 3*2*4 {
+		t.Errorf("%d device-to-host copies of %d bytes for 3 string columns, want 6 of 24 in all", n, b)
 	}
 	if n := fc.Syncs() - syncs; n != 1 {
-		t.Errorf("%d synchronizations for one import, want 1", n)
+		t.Errorf("%d synchronizations for the offsets, want 1", n)
+	}
+	// the data buffers got their sizes: the copy to the host is the batch
+	h := mustCopy(t, back, device.Host)
+	defer h.Release()
+	if eq, err := cdevice.Equal(h, batch, false); err != nil || !eq {
+		t.Errorf("the string batch came back different (%v)", err)
 	}
 }
 
@@ -264,6 +290,35 @@ func TestCUDAFixedWidthImportReadsNothing(t *testing.T) {
 	back.Release()
 	if n := fc.CopyCalls(fc.DeviceToHost) - calls; n != 0 {
 		t.Errorf("%d device-to-host copies importing an int64 array", n)
+	}
+}
+
+func TestCUDAImportOfGodevarrowsOwnMemoryAsksTheDriverNothing(t *testing.T) {
+	deviceBaseline(t)
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	b.AppendValues([]int64{1, 2, 3}, []bool{true, false, true})
+	arr := b.NewArray()
+	b.Release()
+	defer arr.Release()
+	host, _ := cdevice.FromArrow(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, arr)
+	defer host.Release()
+	d := mustCopy(t, host, cuda1)
+	defer d.Release()
+	s, c := exportToC(t, d)
+	defer cb.Free(s)
+	defer cb.Free(c)
+	schema, _ := cschema.ImportSchema(s)
+	queries := func() int64 { return fc.Calls("cuPointerGetAttribute") + fc.Calls("cuPointerGetAttributes") }
+	before := queries()
+	back, err := cdevice.ImportDeviceArray(c, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back.Release()
+	// the buffers lie in allocations of godevarrow's that are still live:
+	// their device is known without a pointer query
+	if n := queries() - before; n != 0 {
+		t.Errorf("%d pointer queries importing godevarrow's own device memory, want 0", n)
 	}
 }
 
@@ -354,6 +409,8 @@ func TestCUDAFaultInjection(t *testing.T) {
 		for _, call := range calls {
 			t.Run(name+"/"+call, func(t *testing.T) {
 				deviceBaseline(t)
+				// with empty pools every stream and event is created
+				cuda.DrainPools()
 				before := fc.Calls(call)
 				if err := op(); err != nil {
 					t.Fatalf("the operation fails without a fault: %v", err)
@@ -362,6 +419,7 @@ func TestCUDAFaultInjection(t *testing.T) {
 					t.Logf("%s does not call %s: nothing to inject", name, call)
 					return
 				}
+				cuda.DrainPools()
 				fc.FailNth(call, 1, 2) // CUDA_ERROR_OUT_OF_MEMORY
 				defer fc.ClearFaults()
 				err := op()
@@ -378,5 +436,34 @@ func TestCUDAFaultInjection(t *testing.T) {
 	}
 	if failures < 6 {
 		t.Errorf("only %d faults were injected", failures)
+	}
+}
+
+func TestCUDACopiesTakeStreamsAndEventsFromPools(t *testing.T) {
+	deviceBaseline(t)
+	host := stringArray(t, 50)
+	defer host.Release()
+	roundTrip := func() {
+		d := mustCopy(t, host, cuda0)
+		defer d.Release()
+		h := mustCopy(t, d, device.Host)
+		h.Release()
+	}
+	roundTrip() // fills the pools
+	made := func() int64 {
+		return fc.Calls("cuStreamCreate") + fc.Calls("cuStreamDestroy_v2") + fc.Calls("cuEventCreate") + fc.Calls("cuEventDestroy_v2")
+	}
+	records := fc.Calls("cuEventRecord")
+	before := made()
+	for range 5 {
+		roundTrip()
+	}
+	// every copy still orders its work with a stream and an event...
+	if n := fc.Calls("cuEventRecord") - records; n < 5 {
+		t.Errorf("%d events recorded for 5 copies to the device", n)
+	}
+	// ...taken from the pools, not made and destroyed per operation
+	if n := made() - before; n != 0 {
+		t.Errorf("%d streams or events created or destroyed by 5 round trips, want 0", n)
 	}
 }

@@ -74,13 +74,18 @@ def make_current(device: int) -> None:
 
 
 def live() -> dict[str, int]:
+    """What the driver holds, less what godevarrow's CUDA pools keep for
+    reuse (bounded, no leak): what godevarrow's operations still hold."""
     assert LIB is not None
+    from godevarrow import _godevarrow
+
+    pooled = _godevarrow.debug_counters()
     return {
         "allocations": LIB.fakecuda_live_allocations(),
         "bytes": LIB.fakecuda_live_bytes(),
-        "events": LIB.fakecuda_live_events(),
-        "streams": LIB.fakecuda_live_streams(),
-        "host_allocations": LIB.fakecuda_live_host_allocations(),
+        "events": LIB.fakecuda_live_events() - pooled.pooled_events,
+        "streams": LIB.fakecuda_live_streams() - pooled.pooled_streams,
+        "host_allocations": LIB.fakecuda_live_host_allocations() - pooled.pooled_host_buffers,
     }
 
 
@@ -102,7 +107,9 @@ class CudaProducer:
     """A flat pyarrow array (no children) copied to a fake CUDA device the way
     cuDF does it, offered through __arrow_c_device_array__ once."""
 
-    def __init__(self, values: pa.Array, device: int = 0, record_event: bool = True) -> None:
+    def __init__(
+        self, values: pa.Array, device: int = 0, record_event: bool = True, one_allocation: bool = False
+    ) -> None:
         assert LIB is not None
         self.values = values
         self.device = device
@@ -115,13 +122,22 @@ class CudaProducer:
         buffers = values.buffers()
         self.struct = ArrowDeviceArray()
         self.c_buffers = (ctypes.c_void_p * len(buffers))()
+        # one_allocation: every buffer carved from one cuMemAlloc, 64-byte
+        # aligned, as a pool allocator (RMM, CuPy) hands them out
+        block, at = ctypes.c_ulonglong(), 0
+        if one_allocation:
+            total = sum((b.size + 63) // 64 * 64 for b in buffers if b is not None)
+            check(LIB.cuMemAlloc_v2(ctypes.byref(block), max(total, 1)), "cuMemAlloc_v2")
+            self.device_buffers.append(block.value)
         for i, buf in enumerate(buffers):
             if buf is None:
                 continue
-            ptr = ctypes.c_ulonglong()
-            check(LIB.cuMemAlloc_v2(ctypes.byref(ptr), max(buf.size, 1)), "cuMemAlloc_v2")
+            ptr = ctypes.c_ulonglong(block.value + at)
+            at += (buf.size + 63) // 64 * 64
+            if not one_allocation:
+                check(LIB.cuMemAlloc_v2(ctypes.byref(ptr), max(buf.size, 1)), "cuMemAlloc_v2")
+                self.device_buffers.append(ptr.value)
             check(LIB.cuMemcpyHtoDAsync_v2(ptr.value, buf.address, buf.size, stream), "cuMemcpyHtoDAsync_v2")
-            self.device_buffers.append(ptr.value)
             self.c_buffers[i] = ptr.value
         self.event = ctypes.c_void_p()
         check(LIB.cuEventCreate(ctypes.byref(self.event), 2), "cuEventCreate")

@@ -33,6 +33,7 @@ type Array struct {
 	// fullyValid is set once Validate(a, true) passed: Arrow Go's
 	// constructors and compute kernels are safe on the data only then.
 	fullyValid atomic.Bool
+	bounds     *lazyBounds // device offsets not yet fetched (device_import.go)
 }
 
 // NewArray wraps data described by schema on dev. It retains data and checks
@@ -185,7 +186,7 @@ func (a *Array) derive(schema *cschema.Schema, data arrow.ArrayData) *Array {
 		a.owner.ref()
 	}
 	d := newArray(schema, data, a.dev, a.event, a.owner)
-	d.goMemory = a.goMemory
+	d.goMemory, d.bounds = a.goMemory, a.bounds
 	return d
 }
 

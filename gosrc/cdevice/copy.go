@@ -96,6 +96,9 @@ func Copy(a *Array) (*Array, error) {
 }
 
 func copyTo(a *Array, dst device.Device) (*Array, error) {
+	if err := a.readyBounds(); err != nil {
+		return nil, err
+	}
 	src := a.dev
 	srcHost := src.Type.HostAccessible()
 	// the device side of a copy is device memory, whose backend allocates

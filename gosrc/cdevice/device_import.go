@@ -7,91 +7,71 @@ import "C"
 
 import (
 	"encoding/binary"
+	"sync"
 	"unsafe"
 
-	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
-// deviceRead is one small value the importer needs from device memory: the
-// last (and first) offset of a variable-size buffer, or the variadic sizes of
-// a binary view array. All of them are fetched by one batched copy.
-type deviceRead struct {
-	addr unsafe.Pointer
-	size int64
+// An import of device memory reads nothing from the device. The structs
+// live on the host and are checked there; what only the device holds (the
+// first and last offsets that bound variable-size data, hence the size of a
+// binary data buffer and the part of a list's child that is used) is
+// fetched when an operation first needs it (a copy, validation, values):
+// all of an array's bounds at once, in one batched gather after one wait on
+// the producer's sync_event (lazyBounds). Until then those data buffers have
+// length 0, and nothing that reads their length runs before resolve.
+
+// boundRead is one offsets range the import could not read: the offsets at
+// first and last (width w), and check, which validates them and sizes the
+// buffers they bound.
+type boundRead struct {
+	first, last unsafe.Pointer
+	w           int64
+	check       func(first, last int64) error
 }
 
-// deviceValues maps a device address to the bytes copied from it.
-type deviceValues map[unsafe.Pointer][]byte
-
-// collectDeviceReads walks the C tree (host memory: the structs always live
-// there) and lists the device values the import will need. It never reads
-// device memory and tolerates malformed trees: the import walk that follows
-// reports those.
-func collectDeviceReads(b device.Backend, c *C.struct_ArrowArray, s *cschema.Schema, depth int, out *[]deviceRead, host deviceValues, failed *error) {
-	if c == nil || s == nil || depth > cschema.MaxNesting || c.length < 0 || c.offset < 0 {
-		return
-	}
-	info := s.Info()
-	nBuf := int64(c.n_buffers)
-	if nBuf > 0 && c.buffers == nil || nBuf > 1<<20 {
-		return
-	}
-	bufs := unsafe.Slice((*unsafe.Pointer)(unsafe.Pointer(c.buffers)), nBuf)
-	end := int64(c.offset) + int64(c.length)
-	offsets := func(w int64) {
-		if nBuf >= 2 && bufs[1] != nil {
-			*out = append(*out, deviceRead{unsafe.Add(bufs[1], int64(c.offset)*w), w}, deviceRead{unsafe.Add(bufs[1], end*w), w})
-		}
-	}
-	switch info.Layout {
-	case cschema.LayoutBinary, cschema.LayoutList, cschema.LayoutMap:
-		if nBuf == int64(info.BufferCount()) {
-			offsets(4)
-		}
-	case cschema.LayoutLargeBinary, cschema.LayoutLargeList:
-		if nBuf == int64(info.BufferCount()) {
-			offsets(8)
-		}
-	case cschema.LayoutBinaryView:
-		// The variadic sizes exist only in the C layout; producers (godevarrow
-		// among them) may keep them in host memory even for device arrays.
-		// Only the driver's "not memory I know" answer, or pinned memory,
-		// means they may be host memory; any other driver error is an error.
-		if nBuf <= 3 {
-			break // no variadic buffers (or a malformed array the import reports)
-		}
-		if p := bufs[nBuf-1]; p != nil {
-			n := 8 * (nBuf - 3)
-			switch at, err := b.PointerInfo(p); {
-			case err != nil:
-				setFailed(failed, errs.Errorf(errs.ErrInvalid, "cannot tell where the variadic buffer sizes at %p live: %v", p, err))
-			case at.Kind == device.MemoryUnknown || at.Kind == device.MemoryPinned:
-				if sizes, err := readUnvouched(p, n); err != nil {
-					setFailed(failed, err)
-				} else {
-					host[p] = sizes
-				}
-			default:
-				*out = append(*out, deviceRead{p, n})
-			}
-		}
-	}
-	if n := int64(c.n_children); n > 0 && n == int64(len(s.Children)) && c.children != nil {
-		for i, k := range unsafe.Slice(c.children, n) {
-			collectDeviceReads(b, k, s.Children[i], depth+1, out, host, failed)
-		}
-	}
-	if c.dictionary != nil && s.Dictionary != nil {
-		collectDeviceReads(b, c.dictionary, s.Dictionary, depth+1, out, host, failed)
-	}
+// lazyBounds are the pending bounds of one imported device array, shared by
+// it and every Array derived from it (slices, columns, shares).
+type lazyBounds struct {
+	once  sync.Once
+	err   error
+	dev   device.Device
+	event unsafe.Pointer // the producer's sync_event cell, or nil
+	reads []boundRead
 }
 
-func setFailed(failed *error, err error) {
-	if *failed == nil {
-		*failed = err
+// resolve fetches and checks the bounds once; every later call returns the
+// same result (a malformed array stays refused).
+func (l *lazyBounds) resolve() error {
+	if l == nil {
+		return nil
 	}
+	l.once.Do(func() {
+		p := make([]unsafe.Pointer, 0, 2*len(l.reads))
+		n := make([]int64, 0, 2*len(l.reads))
+		for _, r := range l.reads {
+			p, n = append(p, r.first, r.last), append(n, r.w, r.w)
+		}
+		vals, err := deviceBytes(l.dev, l.event, p, n)
+		for i := 0; err == nil && i < len(l.reads); i++ {
+			err = l.reads[i].check(readInt(vals[2*i]), readInt(vals[2*i+1]))
+		}
+		l.err, l.reads = err, nil
+	})
+	return l.err
+}
+
+// readyBounds resolves the array's pending device bounds: operations that
+// read buffer lengths call it first.
+func (a *Array) readyBounds() error { return a.bounds.resolve() }
+
+func readInt(b []byte) int64 {
+	if len(b) == 4 {
+		return int64(int32(binary.NativeEndian.Uint32(b)))
+	}
+	return int64(binary.NativeEndian.Uint64(b))
 }
 
 // readUnvouched copies n bytes of what should be host memory at p, although
@@ -110,97 +90,48 @@ func readUnvouched(p unsafe.Pointer, n int64) ([]byte, error) {
 	return b, nil
 }
 
-// prepareDeviceImport makes the imported memory safe to use: it waits on the
-// producer's sync_event and fetches the device values the import needs, all
-// on one stream with one synchronization. For host-accessible memory of a
-// backend (CUDA_HOST, CUDA_MANAGED) it waits for the event on the host.
-func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema, dev device.Device) (deviceValues, error) {
-	var event unsafe.Pointer
-	if cell.sync_event != nil {
-		event = *(*unsafe.Pointer)(cell.sync_event) // sync_event points to a CUevent
-	}
-	b, err := device.BackendFor(dev.Type)
-	if err != nil || !b.Traits().Streams {
-		return nil, device.Unavailable("cannot import an array on %s: godevarrow has no %s backend", dev, dev.Type)
-	}
-	if b.Traits().HostAccessible {
-		if err := b.Open(); err != nil {
-			return nil, err
-		}
-		if event != nil {
-			return nil, b.SyncEventOnHost(int(max(dev.ID, 0)), event)
-		}
-		return nil, nil
-	}
-	if err := b.CheckDevice(int(dev.ID)); err != nil {
-		return nil, err
-	}
-	var reads []deviceRead
-	values := deviceValues{}
-	var failed error
-	collectDeviceReads(b, &cell.array, schema, 0, &reads, values, &failed)
-	if failed != nil {
-		return nil, failed
-	}
-	if event == nil && len(reads) == 0 {
-		return values, nil
-	}
-	stream, err := b.AcquireStream(int(dev.ID))
+// variadicSizes reads the variadic buffer sizes of a binary view array in
+// device memory. They exist only in the C layout, and producers (godevarrow
+// among them) keep them in host memory: only the driver's "not memory I
+// know" answer, or pinned memory, means host memory; any other driver error
+// is an error. Sizes kept on the device are fetched now: the buffers they
+// size are exported with them.
+func (im *importer) variadicSizes(p unsafe.Pointer, n int64) ([]byte, error) {
+	b, err := device.BackendFor(im.lazy.dev.Type)
 	if err != nil {
 		return nil, err
 	}
-	defer b.ReleaseStream(stream)
-	if event != nil {
-		if err := b.WaitEvent(stream, event); err != nil {
-			return nil, err
-		}
+	at, err := b.PointerInfo(p)
+	switch {
+	case err != nil:
+		return nil, errs.Errorf(errs.ErrInvalid, "cannot tell where the variadic buffer sizes at %p live: %v", p, err)
+	case at.Kind == device.MemoryUnknown || at.Kind == device.MemoryPinned:
+		return readUnvouched(p, n)
 	}
-	if len(reads) == 0 {
-		return values, nil
-	}
-	total := int64(0)
-	for _, r := range reads {
-		total += r.size
-	}
-	host := C.malloc(C.size_t(total))
-	if host == nil {
-		return nil, errs.Errorf(errs.ErrNoMemory, "out of memory importing a device array")
-	}
-	drained := true
-	defer func() {
-		if drained {
-			C.free(host)
-		}
-	}()
-	dst := make([]unsafe.Pointer, len(reads))
-	src := make([]unsafe.Pointer, len(reads))
-	size := make([]int64, len(reads))
-	pos := int64(0)
-	for i, r := range reads {
-		dst[i], src[i], size[i] = unsafe.Add(host, pos), r.addr, r.size
-		pos += r.size
-	}
-	if err := b.Gather(stream, dst, src, size); err != nil {
-		drained = b.DrainStream(stream)
+	vals, err := deviceBytes(im.lazy.dev, im.lazy.event, []unsafe.Pointer{p}, []int64{n})
+	if err != nil {
 		return nil, err
 	}
-	for i, r := range reads {
-		values[r.addr] = C.GoBytes(dst[i], C.int(r.size))
-	}
-	return values, nil
+	return vals[0], nil
 }
 
-// readInt reads a w-byte integer at p: from host memory, or from the values
-// fetched from the device before the import walk.
-func (im *importer) readInt(p unsafe.Pointer, w int64) (int64, bool) {
-	var b []byte
-	if im.hostReadable {
-		b = unsafe.Slice((*byte)(p), w)
-	} else if b = im.values[p]; len(b) < int(w) {
-		return 0, false
+// prepareDeviceImport checks that the array's device can be used. Host-
+// accessible memory of a backend (CUDA_HOST, CUDA_MANAGED) is read by the
+// import on the host, after waiting there for the producer's sync_event;
+// device memory is not read (see lazyBounds).
+func prepareDeviceImport(cell *C.struct_ArrowDeviceArray, dev device.Device) error {
+	b, err := device.BackendFor(dev.Type)
+	if err != nil || !b.Traits().Streams {
+		return device.Unavailable("cannot import an array on %s: godevarrow has no %s backend", dev, dev.Type)
 	}
-	if w == 4 {
-		return int64(int32(binary.NativeEndian.Uint32(b))), true
+	if !b.Traits().HostAccessible {
+		return b.CheckDevice(int(dev.ID))
 	}
-	return int64(binary.NativeEndian.Uint64(b)), true
+	if err := b.Open(); err != nil {
+		return err
+	}
+	if cell.sync_event != nil {
+		return b.SyncEventOnHost(int(max(dev.ID, 0)), *(*unsafe.Pointer)(cell.sync_event))
+	}
+	return nil
 }

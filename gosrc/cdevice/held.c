@@ -7,15 +7,10 @@
 // import, which also writes the error messages.
 //
 // An array in device memory (a device type whose backend registered a C
-// vtable, ../device/backend.h: CUDA's) is gated in two passes over the same
-// walk (device_reads): the first collects the device addresses of the
-// offsets the checks need and every buffer pointer; one batched copy on the
-// thread's default stream, after a wait on the producer's sync_event,
-// fetches the offsets; the driver is asked once whether every buffer belongs
-// to the array's device; the second pass runs the checks on the fetched
-// values. That is what ImportDeviceArray does for the same array
-// (device_import.go), without building Go data. It blocks on the device:
-// callers release the GIL first.
+// vtable, ../device/backend.h: CUDA's) is gated on the host alone, as
+// ImportDeviceArray does (device_import.go): its offsets are not read (the
+// operations that need them fetch and check them), and the driver is asked
+// once whether every buffer belongs to the array's device.
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -56,44 +51,20 @@ static int64_t read_offset(const void* p, int64_t i, int64_t width) {
   return v;
 }
 
-// The device values a device gate needs (see the top of the file). In the
-// collecting pass the offsets are unknown and every value check passes; the
-// checking pass reads them back in the same order.
+// The buffers of a device gate (see the top of the file).
 typedef struct {
-  int collecting;
-  int64_t n_reads, next_read, max_reads;
-  uintptr_t* read_at;  // collecting: where offsets[offset] and offsets[end] live, pairwise
-  size_t* read_size;
-  void** read_to;       // the slot of each value in `values`
-  unsigned char* values;  // 8 bytes per read
   int64_t n_buffers, max_buffers;
   uintptr_t* buffers;  // every non-NULL buffer pointer
 } device_reads;
 
 // The last offset of the range [offset, end] of an offsets buffer, or -1
-// when the offsets are missing, negative or decreasing there. With device
-// reads the offsets come from the device (0 while collecting).
+// when the offsets are missing, negative or decreasing there. Device offsets
+// are not read (0): the operations that read them check them.
 static int64_t last_offset(const void* offsets, int64_t offset, int64_t end, int64_t width, device_reads* dr) {
   if (mul(end + 1, width) < 0) return -1;
   if (!offsets) return end == 0 ? 0 : -1;
-  int64_t first, last;
-  if (!dr) {
-    first = read_offset(offsets, offset, width);
-    last = read_offset(offsets, end, width);
-  } else if (dr->collecting) {
-    if (dr->n_reads + 2 > dr->max_reads) return -1;
-    for (int k = 0; k < 2; k++) {
-      int64_t i = dr->n_reads++;
-      dr->read_at[i] = (uintptr_t)offsets + (uintptr_t)((k ? end : offset) * width);
-      dr->read_size[i] = (size_t)width;
-      dr->read_to[i] = dr->values + 8 * i;
-    }
-    return 0;
-  } else {
-    if (dr->next_read + 2 > dr->n_reads) return -1;
-    first = read_offset(dr->read_to[dr->next_read++], 0, width);
-    last = read_offset(dr->read_to[dr->next_read++], 0, width);
-  }
+  if (dr) return 0;
+  int64_t first = read_offset(offsets, offset, width), last = read_offset(offsets, end, width);
   return first < 0 || last < first ? -1 : last;
 }
 
@@ -111,7 +82,7 @@ static inline int gate_node(const struct ArrowArray* c, const gda_gate_node* p, 
   if (!c->dictionary != !p->has_dictionary) return 0;
   const void* const* b = c->buffers;
   if (p->has_validity && !b[0] && nulls > 0) return 0;
-  if (dr && dr->collecting) {
+  if (dr) {
     for (int32_t i = 0; i < p->n_buffers; i++) {
       if (!b[i]) continue;
       if (dr->n_buffers >= dr->max_buffers) return 0;
@@ -167,50 +138,25 @@ static int gate_tree(const struct ArrowArray* c, const gda_held_schema* e, devic
 // The device gate (see the top of the file), with the vtable b of the
 // array's device type: 1 when d, an array on device d->device_id, passes
 // every check ImportDeviceArray makes; 0 when it does not (the Go import then
-// says why), or -2 when a driver call of the wait or the copy failed (*call,
-// *result).
+// says why). It makes no driver call that fails an import: *call and *result
+// are left alone (a failed pointer query declines, and the Go import words it).
 static int gate_device(const struct gda_device_backend* b, const struct ArrowDeviceArray* d,
                        const gda_held_schema* e, const char** call, int* result) {
+  (void)call, (void)result;
   const char* msg;
   if (d->device_id < 0 || d->device_id > INT32_MAX || e->n_nodes <= 0 || b->open(&msg) != 0) return 0;
-  int dev = (int)d->device_id;
-  // a gated node has at most 3 buffers and at most one offsets buffer
-  device_reads dr = {.collecting = 1, .max_reads = 2 * e->n_nodes, .max_buffers = 3 * e->n_nodes};
-  size_t n = (size_t)e->n_nodes;
-  void* block = malloc(n * (2 * (sizeof(uintptr_t) + sizeof(size_t) + sizeof(void*) + 8) + 3 * sizeof(uintptr_t)));
-  if (!block) return 0;
-  dr.read_at = block;
-  dr.read_size = (size_t*)(dr.read_at + 2 * n);
-  dr.read_to = (void**)(dr.read_size + 2 * n);
-  dr.values = (unsigned char*)(dr.read_to + 2 * n);
-  dr.buffers = (uintptr_t*)(dr.values + 16 * n);
-  int ok = gate_tree(&d->array, e, &dr);
+  // a gated node has at most 3 buffers; a batch of a few hundred columns
+  // lists them on the stack
+  uintptr_t on_stack[1024];
+  device_reads dr = {.max_buffers = 3 * e->n_nodes, .buffers = on_stack};
+  if (dr.max_buffers > 1024 && !(dr.buffers = malloc((size_t)dr.max_buffers * sizeof(uintptr_t)))) return 0;
+  int ok = gate_tree(&d->array, e, &dr), bad = -1, bad_dev = -1;
   const char* ignored;
-  if (ok && dr.n_buffers > 0) {
-    // a buffer the driver does not place on dev: the Go import words it
-    int bad = -1, bad_dev = -1;
-    ok = b->pointers_on_device(dev, (int)dr.n_buffers, dr.buffers, &bad, &bad_dev, &ignored) == 0 && bad < 0;
-  }
-  if (ok && dr.n_reads > 0) {
-    // the thread's default stream: creating a stream per import would cost
-    // more than the reads themselves
-    void* s = b->default_stream;
-    void* ev = d->sync_event ? *(void**)d->sync_event : NULL;
-    int r = ev ? b->stream_wait_event(dev, s, ev, call) : 0;
-    if (r == 0 && (r = b->gather(dev, s, (int)dr.n_reads, dr.read_to, dr.read_at, dr.read_size, call)) != 0) {
-      // copies still queued would write into the block: it is freed only
-      // once the stream is drained (as Backend.DrainStream does), else leaked
-      if (b->stream_sync(dev, s, &ignored) != 0 && b->stream_sync(dev, s, &ignored) != 0) block = NULL;
-    }
-    if (r != 0) {
-      *result = r;
-      ok = -2;
-    } else {
-      dr.collecting = 0;
-      ok = gate_tree(&d->array, e, &dr) && dr.next_read == dr.n_reads;
-    }
-  }
-  free(block);
+  // a buffer the driver does not place on dev: the Go import words it
+  if (ok && dr.n_buffers > 0)
+    ok = b->pointers_on_device((int)d->device_id, (int)dr.n_buffers, dr.buffers, &bad, &bad_dev, &ignored) == 0 &&
+         bad < 0;
+  if (dr.buffers != on_stack) free(dr.buffers);
   return ok;
 }
 

@@ -124,12 +124,12 @@ func importOwned(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema, owner 
 		if dev.ID < 0 && deviceMemory {
 			return fail(errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray on %s has a negative device_id %d", dev.Type, dev.ID))
 		}
-		values, err := prepareDeviceImport(cell, schema, dev)
-		if err != nil {
+		if err := prepareDeviceImport(cell, dev); err != nil {
 			return fail(err)
 		}
-		im.hostReadable = dev.Type.HostAccessible()
-		im.values = values
+		if im.hostReadable = dev.Type.HostAccessible(); !im.hostReadable {
+			im.lazy = &lazyBounds{dev: dev, event: unsafe.Pointer(cell.sync_event)}
+		}
 		if deviceMemory {
 			im.backend, im.onDevice = b, int(dev.ID)
 		}
@@ -145,13 +145,17 @@ func importOwned(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema, owner 
 	if err != nil {
 		return fail(err)
 	}
-	return newArray(schema, data, dev, unsafe.Pointer(cell.sync_event), owner), nil
+	a := newArray(schema, data, dev, unsafe.Pointer(cell.sync_event), owner)
+	if im.lazy != nil && len(im.lazy.reads) > 0 {
+		a.bounds = im.lazy
+	}
+	return a, nil
 }
 
 type importer struct {
 	owner        *foreignOwner
 	hostReadable bool
-	values       deviceValues   // device values fetched before the walk (device memory only)
+	lazy         *lazyBounds    // device memory: the bounds the walk could not read
 	backend      device.Backend // of device memory: checks where the buffers are
 	onDevice     int            // >= 0: check that every buffer belongs to this device
 	err          error          // the first buffer-ownership problem found
@@ -336,34 +340,38 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 		buffers = append(buffers, im.buffer(cbufs[i], n))
 		return nil
 	}
-	// offsets buffer i with width w: it must have end+1 entries, returns the
-	// first and last offset used (read on the host).
-	offsetsRange := func(i int, w int64) (first, last int64, err error) {
+	// offsets buffer i with width w: it must have end+1 entries; check gets
+	// the last offset of the array's range once the first and last are known
+	// to be non-negative and ordered: now when the host can read them, else
+	// when an operation first needs them (lazyBounds)
+	offsets := func(i int, w int64, check func(last int64) error) error {
 		n, ok := checkedMul(end+1, w)
 		if !ok {
-			_, err = bad("offsets size overflows")
-			return
+			_, err := bad("offsets size overflows")
+			return err
 		}
 		if cbufs[i] == nil {
 			if end != 0 {
-				_, err = bad("offsets buffer (buffers[%d]) is NULL", i)
-				return
+				_, err := bad("offsets buffer (buffers[%d]) is NULL", i)
+				return err
 			}
 			buffers = append(buffers, zeros(n))
-			return 0, 0, nil
+			return check(0)
 		}
 		buffers = append(buffers, im.buffer(cbufs[i], n))
-		var ok1, ok2 bool
-		first, ok1 = im.readInt(unsafe.Add(cbufs[i], offset*w), w)
-		last, ok2 = im.readInt(unsafe.Add(cbufs[i], end*w), w)
-		if !ok1 || !ok2 {
-			_, err = bad("internal: offsets of the array's range were not fetched from the device")
-			return
+		ends := func(first, last int64) error {
+			if first < 0 || last < first {
+				_, err := bad("offsets [%d, %d] of the array's range are negative or decreasing", first, last)
+				return err
+			}
+			return check(last)
 		}
-		if first < 0 || last < first {
-			_, err = bad("offsets [%d, %d] of the array's range are negative or decreasing", first, last)
+		at, to := unsafe.Add(cbufs[i], offset*w), unsafe.Add(cbufs[i], end*w)
+		if im.lazy == nil {
+			return ends(readInt(unsafe.Slice((*byte)(at), w)), readInt(unsafe.Slice((*byte)(to), w)))
 		}
-		return
+		im.lazy.reads = append(im.lazy.reads, boundRead{at, to, w, ends})
+		return nil
 	}
 
 	childLen := func(i int) int64 { return int64(unsafe.Slice(c.children, nChildren)[i].length) }
@@ -385,9 +393,28 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 		if info.Layout == cschema.LayoutLargeBinary {
 			w = 8
 		}
-		var last int64
-		if _, last, err = offsetsRange(1, w); err == nil {
-			err = required(2, last, "data")
+		// the data buffer's size is the last offset: known now on the host,
+		// set by the check when device offsets are fetched
+		last, p := int64(-1), cbufs[2]
+		var data *memory.Buffer
+		err = offsets(1, w, func(l int64) error {
+			switch {
+			case data == nil:
+				last = l
+			case p == nil && l != 0:
+				_, err := bad("data buffer (buffers[2]) is NULL but must hold %d bytes", l)
+				return err
+			case l > math.MaxInt64-int64(uintptr(p)):
+				_, err := bad("last offset %d overflows the address space", l)
+				return err
+			case p != nil:
+				data.Reset(unsafe.Slice((*byte)(p), l))
+			}
+			return nil
+		})
+		if err == nil {
+			err = required(2, max(last, 0), "data")
+			data = buffers[len(buffers)-1]
 		}
 	case cschema.LayoutBinaryView:
 		views, ok := checkedMul(end, 16)
@@ -406,8 +433,8 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 		if nVariadic > 0 {
 			if im.hostReadable {
 				sizes = unsafe.Slice((*byte)(sizesPtr), 8*nVariadic)
-			} else if sizes = im.values[sizesPtr]; int64(len(sizes)) < 8*nVariadic {
-				return failf("internal: variadic sizes were not fetched from the device")
+			} else if sizes, err = im.variadicSizes(sizesPtr, 8*nVariadic); err != nil {
+				return fail(err)
 			}
 		}
 		for k := int64(0); k < nVariadic && err == nil; k++ {
@@ -422,10 +449,14 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 		if info.Layout == cschema.LayoutLargeList {
 			w = 8
 		}
-		var last int64
-		if _, last, err = offsetsRange(1, w); err == nil && last > childLen(0) {
-			return failf("last offset %d is past the child's length %d", last, childLen(0))
-		}
+		child := childLen(0)
+		err = offsets(1, w, func(last int64) error {
+			if last > child {
+				_, err := bad("last offset %d is past the child's length %d", last, child)
+				return err
+			}
+			return nil
+		})
 	case cschema.LayoutListView, cschema.LayoutLargeListView:
 		w := int64(4)
 		if info.Layout == cschema.LayoutLargeListView {

@@ -22,6 +22,9 @@ func Validate(a *Array, full bool) error {
 	if full && !a.dev.Type.HostAccessible() {
 		return errs.Errorf(errs.ErrNotImplemented, "full validation of an array on %s needs a copy to the host first", a.dev)
 	}
+	if err := a.readyBounds(); err != nil {
+		return err
+	}
 	v := validator{full: full && a.dev.Type.HostAccessible(), host: a.dev.Type.HostAccessible()}
 	return v.node(a.schema, a.data, "", 0)
 }

@@ -34,10 +34,9 @@ typedef struct gda_held gda_held;
 // *out (its release set to NULL) and the schema released. Otherwise both are
 // untouched and the caller takes the full import, which reports errors: 0
 // when the schema is not in the table (importing it in Go adds it), -1 when
-// the fast path declines this pair. For an array on a CUDA device this waits
-// on the device (the producer's sync_event, then one batched copy of the
-// offsets the checks read): call it without holding a lock such as Python's
-// GIL, and with the structs moved out of anything other threads can reach.
+// the fast path declines this pair. An array in device memory (CUDA) is
+// checked on the host, with the driver asked where its buffers are; nothing
+// is read from the device and nothing is waited for (held.c).
 int gda_held_import(struct ArrowSchema* schema, void* array, int is_device, gda_held** out);
 
 // Known schemas (docs/design.md, "pyarrow's schema, exported once"): a

@@ -544,6 +544,8 @@ static const struct {
 } cost_table[] = {
     {"cuPointerGetAttribute", T_POINTER_ATTRIBUTE, 0},
     {"cuMemGetAddressRange_v2", T_ADDRESS_RANGE, 0},
+    // no figure of its own: charged as the costlier single-pointer query
+    {"cuPointerGetAttributes", T_ADDRESS_RANGE, 0},
     {"cuCtxGetCurrent", T_CTX_GET_CURRENT, 0},
     {"cuStreamGetCtx", T_CTX_GET_CURRENT, 0},  // as cuCtxGetCurrent
     {"cuCtxPushCurrent_v2", T_CTX_PUSH_POP, 1},
@@ -1332,6 +1334,41 @@ CUresult cuPointerGetAttribute(void* data, int attribute, CUdeviceptr p) {
       break;
     default:
       RETURN(E_INVALID_VALUE);
+  }
+  RETURN(OK);
+}
+
+// Several attributes of one pointer in one call (CUDA Driver API,
+// cuPointerGetAttributes): unlike cuPointerGetAttribute it "will not return
+// an error when the ptr encountered is not a valid CUDA pointer. Instead, the
+// attributes are assigned default NULL values and CUDA_SUCCESS is returned";
+// the attributes it does not know, or a NULL list, are CUDA_ERROR_INVALID_VALUE.
+CUresult cuPointerGetAttributes(unsigned int n, int* attributes, void** data, CUdeviceptr p) {
+  ENTER("cuPointerGetAttributes");
+  NEED_CONTEXT();
+  if (!attributes || !data) RETURN(E_INVALID_VALUE);
+  allocation* a = find_alloc((void*)(uintptr_t)p, 0);
+  for (unsigned int i = 0; i < n; i++) {
+    if (!data[i]) RETURN(E_INVALID_VALUE);
+    switch (attributes[i]) {
+      case ATTR_MEMORY_TYPE:
+        *(unsigned int*)data[i] = !a ? 0u : (unsigned int)(a->kind == MEM_MANAGED ? MEM_DEVICE : a->kind);
+        break;
+      case ATTR_IS_MANAGED:
+        *(int*)data[i] = a && a->kind == MEM_MANAGED;
+        break;
+      case ATTR_DEVICE_ORDINAL:
+        *(int*)data[i] = a ? a->device : 0;
+        break;
+      case ATTR_RANGE_START:
+        *(CUdeviceptr*)data[i] = a ? (CUdeviceptr)(uintptr_t)a->addr : 0;
+        break;
+      case ATTR_RANGE_SIZE:
+        *(size_t*)data[i] = a ? a->size : 0;
+        break;
+      default:
+        RETURN(E_INVALID_VALUE);
+    }
   }
   RETURN(OK);
 }

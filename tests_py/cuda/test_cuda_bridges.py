@@ -138,6 +138,32 @@ class CaiOnly:
         return cai
 
 
+@pytest.mark.parametrize("protocol", ["dlpack", "cai"])
+def test_imports_and_re_exports_take_streams_and_events_from_pools(protocol, device_leak_check):
+    src = fake.FakeCupyArray(np.arange(100, dtype=np.int64))
+    offer = src if protocol == "dlpack" else CaiOnly(src)
+    warm = [gda.array(offer) for _ in range(4)]  # the first imports fill the pools
+    del warm
+    gc.collect()
+    made = [b"cuStreamCreate", b"cuStreamDestroy_v2", b"cuEventCreate", b"cuEventDestroy_v2"]
+    before = [fake.LIB.fakecuda_call_count(fn) for fn in made]
+    records = fake.LIB.fakecuda_call_count(b"cuEventRecord")
+    imported = [gda.array(offer) for _ in range(4)]
+    # each import orders later readers after the producer with an event...
+    assert fake.LIB.fakecuda_call_count(b"cuEventRecord") - records == 4
+    # ...and a re-export hands that event on, recording nothing new
+    _, capsule = imported[0].__arrow_c_device_array__()
+    event = ctypes.c_void_p.from_address(fake.device_array_struct(capsule).sync_event).value
+    assert event
+    assert fake.LIB.fakecuda_call_count(b"cuEventRecord") - records == 4
+    del capsule, imported
+    gc.collect()
+    # the streams and events came from the pools and went back to them
+    assert [fake.LIB.fakecuda_call_count(fn) for fn in made] == before
+    assert src.deleted == (8 if protocol == "dlpack" else 0)
+    src.free()
+
+
 def test_cuda_array_interface_consumer(device_leak_check):
     values = np.arange(50, dtype=np.float64) / 2
     src = fake.FakeCupyArray(values, device=1)

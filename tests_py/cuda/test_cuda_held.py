@@ -1,9 +1,10 @@
 """Held CUDA imports (docs/design.md, "Held imports"): a CUDA array whose
 schema godevarrow has read before is checked in C and kept as the producer
 made it, like a CPU one. These tests hold the C gate to what the Go import
-does: it waits for the producer's sync_event before it reads any offset,
-rejects what the Go import rejects (with the Go import's words), reports
-driver failures, and re-exports the producer's own buffers and event."""
+does: it reads nothing from the device (the offsets are checked by the first
+operation that reads them, after the producer's sync_event, with the Go
+import's words), rejects buffers on another device, and re-exports the
+producer's own buffers and event."""
 
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ def test_a_cuda_import_is_held_and_its_export_is_the_producers_data(device_leak_
     assert producer.releases == 1
 
 
-def test_the_gate_reads_offsets_only_after_the_producers_event(device_leak_check):
+def test_offsets_are_read_only_after_the_producers_event(device_leak_check):
     # The producer's copies are still queued when it hands the array over (the
     # fake driver runs them only when its event is waited for); its first
     # offset is past its last. Read before the wait, the offsets would be the
@@ -85,10 +86,17 @@ def test_the_gate_reads_offsets_only_after_the_producers_event(device_leak_check
     warm_schema(pa.array(["a", "b"]))
     producer = fake.CudaProducer(bad)
     before = held_imports()
+    copies = fake.LIB.fakecuda_bytes_copied(fake.DTOH)
+    imported = gda.array(producer)
+    # the import is held and reads nothing: the offsets stay on the device...
+    assert held_imports() == before + 1
+    assert fake.LIB.fakecuda_bytes_copied(fake.DTOH) == copies
+    # ...until an operation needs them
     with pytest.raises(gda.ArrowInvalid, match="negative or decreasing") as info:
-        gda.array(producer)
+        imported.to_device("cpu")
     info.value.__traceback__ = None
-    assert held_imports() == before
+    assert producer.releases == 0
+    del imported, info
     assert producer.releases == 1
 
 
@@ -100,17 +108,21 @@ def test_the_gate_reads_offsets_only_after_the_producers_event(device_leak_check
         ([3, 1, 2], b"abc", "negative or decreasing"),
     ],
 )
-def test_the_gate_rejects_what_the_go_import_rejects(offsets, data, match, device_leak_check):
-    # the import checks the offsets at the ends of the array's range (a full
-    # check of every offset is validate()'s job)
+def test_every_operation_that_reads_offsets_rejects_what_the_cpu_import_rejects(
+    offsets, data, match, device_leak_check
+):
+    # the offsets at the ends of the array's range, the CPU import's check (a
+    # full check of every offset is validate(full=True)'s job, on the host)
     values = strings_with_offsets(offsets, data)
     warm_schema(pa.array(["a"]))
     producer = fake.CudaProducer(values)
-    before = held_imports()
-    with pytest.raises(gda.ArrowInvalid, match=match) as info:
-        gda.array(producer)
-    info.value.__traceback__ = None
-    assert held_imports() == before
+    imported = gda.array(producer)
+    operations = [("validate", (False,)), ("to_device", ("cpu",)), ("to_pylist", ())]
+    for name, args in operations:
+        with pytest.raises(gda.ArrowInvalid, match=match) as info:
+            getattr(imported, name)(*args)
+        info.value.__traceback__ = None
+    del imported, info
     assert producer.releases == 1
 
 
@@ -126,17 +138,19 @@ def test_a_buffer_on_another_device_is_not_held(device_leak_check):
 
 
 @pytest.mark.parametrize("fn", ["cuStreamWaitEvent", "cuMemcpyDtoHAsync_v2", "cuStreamSynchronize"])
-def test_a_driver_failure_in_the_gate_is_reported_not_retried(fn, device_leak_check):
+def test_a_driver_failure_fetching_the_offsets_is_reported_by_the_operation(fn, device_leak_check):
     values = pa.array(["x", "yy"])
     warm_schema(values)
     producer = fake.CudaProducer(values)
+    imported = gda.array(producer)
     fake.LIB.fakecuda_fail_nth(fn.encode(), 1, fake.CUDA_ERROR_OUT_OF_MEMORY)
     try:
         with pytest.raises(gda.DeviceError, match=f"{fn}.*CUDA_ERROR_OUT_OF_MEMORY") as info:
-            gda.array(producer)
+            imported.to_device("cpu")
         info.value.__traceback__ = None
     finally:
         fake.LIB.fakecuda_clear_faults()
+    del imported, info
     assert producer.releases == 1
 
 

@@ -76,7 +76,13 @@ func (b *backend) PointersOnDevice(id int, ptrs []uintptr) (int, int, error) {
 	return CheckPointersOnDevice(id, ptrs)
 }
 
+// AcquireStream takes a stream of device id from its pool (pools.go), making
+// one only when the pool is empty: creating and destroying a stream per
+// operation costs more than most of the operations.
 func (b *backend) AcquireStream(id int) (device.Stream, error) {
+	if s := poolOf(id).takeStream(); s != nil {
+		return s, nil
+	}
 	s, err := NewStream(id)
 	if err != nil {
 		return nil, err
@@ -84,9 +90,12 @@ func (b *backend) AcquireStream(id int) (device.Stream, error) {
 	return s, nil
 }
 
+// ReleaseStream gives the stream back to its device's pool (work already
+// queued on it stays ordered before the next user's), destroying it only
+// when the pool is full; a foreign stream is left alone.
 func (b *backend) ReleaseStream(s device.Stream) error {
 	st, err := own(s)
-	if err != nil {
+	if err != nil || st.foreign || poolOf(st.dev).putStream(st) {
 		return err
 	}
 	if hasStaged(st) { // staged copies never waited for: their chunks go back once drained
@@ -163,9 +172,10 @@ func (b *backend) Gather(s device.Stream, dst, src []unsafe.Pointer, size []int6
 	return st.Gather(dst, src, size)
 }
 
-// RecordEvent creates the event in the context the stream belongs to (a
-// foreign stream may be another device's: cuEventRecord needs the event and
-// the stream in one context).
+// RecordEvent records an event of the pool of the device whose context the
+// stream belongs to (a foreign stream may be another device's: cuEventRecord
+// needs the event and the stream in one context), making one only when the
+// pool is empty.
 func (b *backend) RecordEvent(s device.Stream) (device.Event, error) {
 	st, err := own(s)
 	if err == nil {
@@ -174,9 +184,11 @@ func (b *backend) RecordEvent(s device.Stream) (device.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev, err := NewEvent(st.Device())
-	if err != nil {
-		return nil, err
+	ev := poolOf(st.Device()).takeEvent()
+	if ev == nil {
+		if ev, err = NewEvent(st.Device()); err != nil {
+			return nil, err
+		}
 	}
 	if err := ev.Record(st); err != nil {
 		_ = ev.Destroy()
@@ -185,10 +197,17 @@ func (b *backend) RecordEvent(s device.Stream) (device.Event, error) {
 	return ev, nil
 }
 
+// ReleaseEvent gives the event back to its device's pool. Whoever waited on
+// it has already captured its last record (CUDA Driver API,
+// cuStreamWaitEvent and cuEventRecord: a wait uses the record current when
+// the wait is queued), so recording it again for another array is safe.
 func (b *backend) ReleaseEvent(e device.Event) error {
 	ev, ok := e.(*Event)
 	if !ok {
 		return device.Unavailable("the CUDA backend cannot release a %T", e)
+	}
+	if poolOf(ev.dev).putEvent(ev) {
+		return nil
 	}
 	return ev.Destroy()
 }

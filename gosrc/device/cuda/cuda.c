@@ -1,9 +1,12 @@
+#define _DEFAULT_SOURCE  // pthread_rwlock_t under -std=c11
 #include "cuda.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 // The bound driver entry points.
 static struct {
@@ -37,6 +40,7 @@ static struct {
   CUresult (*cuEventSynchronize)(CUevent);
   CUresult (*cuEventDestroy_v2)(CUevent);
   CUresult (*cuPointerGetAttribute)(void*, int, CUdeviceptr);
+  CUresult (*cuPointerGetAttributes)(unsigned int, int*, void**, CUdeviceptr);
   CUresult (*cuGetErrorName)(CUresult, const char**);
   CUresult (*cuGetErrorString)(CUresult, const char**);
 } cu;
@@ -76,7 +80,8 @@ static void open_driver(void) {
   BIND(cuMemcpyHtoDAsync_v2) BIND(cuMemcpyDtoHAsync_v2)
   BIND(cuMemcpyDtoDAsync_v2) BIND(cuMemcpyPeerAsync) BIND(cuStreamCreate) BIND(cuStreamDestroy_v2)
   BIND(cuStreamSynchronize) BIND(cuStreamWaitEvent) BIND(cuEventCreate) BIND(cuEventRecord)
-  BIND(cuEventSynchronize) BIND(cuEventDestroy_v2) BIND(cuPointerGetAttribute) BIND(cuGetErrorName)
+  BIND(cuEventSynchronize) BIND(cuEventDestroy_v2) BIND(cuPointerGetAttribute) BIND(cuPointerGetAttributes)
+  BIND(cuGetErrorName)
   BIND(cuGetErrorString)
 #undef BIND
   if (cu.cuInit(0) != GDA_CUDA_SUCCESS) {
@@ -190,13 +195,64 @@ CUresult gda_cuda_device_name(int dev, char* name, int len, const char** call) {
   return GDA_CUDA_SUCCESS;
 }
 
+// The device allocations godevarrow made and has not freed, sorted by
+// address: while one is live its addresses belong to its device and to
+// nothing else, so a pointer inside it needs no driver query (an import of
+// memory godevarrow exported, the round trip of every exchange).
+typedef struct {
+  CUdeviceptr start;
+  size_t size;
+  int dev;
+} own_range;
+// Grows the range table (NULL, table kept, when out of memory).
+static void* realloc_ranges(void* t, size_t* cap) {
+  size_t c = *cap ? 2 * *cap : 64;
+  void* g = realloc(t, c * sizeof(own_range));
+  if (g) *cap = c;
+  return g;
+}
+static own_range* own;
+static size_t own_n, own_cap;
+static pthread_rwlock_t own_mu = PTHREAD_RWLOCK_INITIALIZER;
+
+// The index of the first range starting after p.
+static size_t own_after(CUdeviceptr p) {
+  size_t lo = 0, hi = own_n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (own[mid].start <= p) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// Records (size > 0) or forgets (size 0) the allocation at p; an allocation
+// that cannot be recorded is only queried the driver's way.
+static void own_set(CUdeviceptr p, size_t size, int dev) {
+  own_range* grown = NULL;
+  pthread_rwlock_wrlock(&own_mu);
+  size_t i = own_after(p);
+  if (size == 0 && i > 0 && own[i - 1].start == p) {
+    memmove(own + i - 1, own + i, (own_n - i) * sizeof(*own));
+    own_n--;
+  } else if (size > 0 && (own_n < own_cap || (grown = realloc_ranges(own, &own_cap)))) {
+    if (grown) own = grown;
+    memmove(own + i + 1, own + i, (own_n - i) * sizeof(*own));
+    own[i] = (own_range){p, size, dev};
+    own_n++;
+  }
+  pthread_rwlock_unlock(&own_mu);
+}
+
 CUresult gda_cuda_alloc(int dev, size_t n, CUdeviceptr* out, const char** call) {
   BEGIN(dev);
   CALL(cuMemAlloc_v2, out, n ? n : 1);
+  own_set(*out, n ? n : 1, dev);
   END;
 }
 
 CUresult gda_cuda_free(int dev, CUdeviceptr p, const char** call) {
+  own_set(p, 0, dev);  // forgotten first: the address may be handed out again
   BEGIN(dev);
   CALL(cuMemFree_v2, p);
   END;
@@ -312,20 +368,89 @@ CUresult gda_cuda_copy_async(int dev, int kind, void* dst, const void* src, size
   END;
 }
 
+// Pinned staging memory of gathers, per device. A device-to-host copy into
+// pageable memory is synchronous whatever its name says (CUDA Runtime API,
+// "API synchronization behavior": for transfers from device memory to
+// pageable host memory the function returns only once the copy completes),
+// so a gather of many small values paid one synchronous copy each; into
+// pinned memory they are asynchronous, and one synchronization ends them
+// all. Pinned allocation is slow, so blocks are kept (a free list per
+// device, bounded by the number of concurrent gathers).
+typedef struct staging {
+  struct staging* next;
+  size_t cap;  // bytes after the header
+} staging;
+static staging** staging_free;  // per device, allocated on first use
+static pthread_mutex_t staging_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic long long staging_pooled;
+
+long long gda_cuda_pooled_host(void) { return staging_pooled; }
+
+// A block of dev of at least n bytes (NULL with r set when it cannot be made);
+// called with dev's context current.
+static staging* staging_take(int dev, size_t n, CUresult* r, const char** call) {
+  pthread_mutex_lock(&staging_mu);
+  if (!staging_free) staging_free = calloc((size_t)(device_count ? device_count : 1), sizeof(staging*));
+  staging* b = NULL;
+  for (staging** at = staging_free ? &staging_free[dev] : NULL; at && *at; at = &(*at)->next)
+    if ((*at)->cap >= n) {
+      b = *at;
+      *at = b->next;
+      staging_pooled--;
+      break;
+    }
+  pthread_mutex_unlock(&staging_mu);
+  if (b) return b;
+  size_t cap = n < 4096 - sizeof(staging) ? 4096 - sizeof(staging) : n;
+  void* p = NULL;
+  *call = "cuMemAllocHost_v2";
+  if ((*r = cu.cuMemAllocHost_v2(&p, sizeof(staging) + cap)) != GDA_CUDA_SUCCESS) return NULL;
+  b = p;
+  b->cap = cap;
+  return b;
+}
+
+static void staging_give(int dev, staging* b) {
+  pthread_mutex_lock(&staging_mu);
+  if (staging_free) {
+    b->next = staging_free[dev];
+    staging_free[dev] = b;
+    staging_pooled++;
+    b = NULL;
+  }
+  pthread_mutex_unlock(&staging_mu);
+  if (b) cu.cuMemFreeHost(b);
+}
+
 CUresult gda_cuda_gather(int dev, CUstream s, int count, void* const* dst, const CUdeviceptr* src, const size_t* n,
                          const char** call) {
+  size_t total = 0;
+  for (int i = 0; i < count; i++) total += n[i];
   BEGIN(dev);
-  for (int i = 0; i < count; i++) {
-    r_ = cu.cuMemcpyDtoHAsync_v2(dst[i], src[i], n[i], s);
+  staging* b = staging_take(dev, total, &r_, call);
+  if (!b) goto end_;
+  unsigned char* at = (unsigned char*)(b + 1);
+  for (int i = 0; i < count; at += n[i++]) {
+    r_ = cu.cuMemcpyDtoHAsync_v2(at, src[i], n[i], s);
     if (r_ != GDA_CUDA_SUCCESS) {
       *call = "cuMemcpyDtoHAsync_v2";
-      // copies already queued write into dst: let them finish before the
-      // caller frees it
-      cu.cuStreamSynchronize(s);
-      goto end_;
+      goto drain;
     }
   }
-  CALL(cuStreamSynchronize, s);
+  *call = "cuStreamSynchronize";
+  if ((r_ = cu.cuStreamSynchronize(s)) != GDA_CUDA_SUCCESS) goto drain;
+  at = (unsigned char*)(b + 1);
+  for (int i = 0; i < count; i++) {
+    memcpy(dst[i], at, n[i]);
+    at += n[i];
+  }
+  staging_give(dev, b);
+  goto end_;
+drain:
+  // copies already queued write into the block: it is reused only once they
+  // are done (tried twice, as Stream.Drain does), else leaked
+  if (cu.cuStreamSynchronize(s) == GDA_CUDA_SUCCESS || cu.cuStreamSynchronize(s) == GDA_CUDA_SUCCESS)
+    staging_give(dev, b);
   END;
 }
 
@@ -351,41 +476,79 @@ CUresult gda_cuda_pointer_kind(CUdeviceptr p, int* dev, int* kind, const char** 
   if (r_ != GDA_CUDA_SUCCESS) return r_;
   unsigned int mt = 0;
   int ordinal = -1, managed = 0;
-  *call = "cuPointerGetAttribute";
-  r_ = cu.cuPointerGetAttribute(&mt, 2 /* CU_POINTER_ATTRIBUTE_MEMORY_TYPE */, p);
-  if (r_ == 1 /* CUDA_ERROR_INVALID_VALUE */) {
-    // the documented answer for memory no context allocated, mapped or
-    // registered (CUDA Driver API, cuPointerGetAttribute): plain host memory
-    *dev = -1;
-    *kind = 0;
-    r_ = GDA_CUDA_SUCCESS;
-    goto end_;
-  }
-  if (r_ != GDA_CUDA_SUCCESS) goto end_;
-  // MEMORY_TYPE answers DEVICE for managed memory: IS_MANAGED tells
-  CALL(cuPointerGetAttribute, &managed, 8 /* CU_POINTER_ATTRIBUTE_IS_MANAGED */, p);
-  CALL(cuPointerGetAttribute, &ordinal, 9 /* CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL */, p);
-  *dev = ordinal;
-  *kind = managed ? 4 : (int)mt;
+  // one call for the three attributes; MEMORY_TYPE answers DEVICE for
+  // managed memory, IS_MANAGED tells
+  int attrs[] = {2 /* MEMORY_TYPE */, 8 /* IS_MANAGED */, 9 /* DEVICE_ORDINAL */};
+  void* data[] = {&mt, &managed, &ordinal};
+  CALL(cuPointerGetAttributes, 3, attrs, data, p);
+  // memory no context allocated, mapped or registered gets "default NULL
+  // values" (CUDA Driver API, cuPointerGetAttributes): plain host memory
+  *dev = mt ? ordinal : -1;
+  *kind = !mt ? 0 : managed ? 4 : (int)mt;
   END;
 }
 
+// One driver query per allocation, not per buffer: a pointer inside
+// godevarrow's own live allocations is known, and one query of any other
+// gives its allocation's range (CUDA Driver API, cuPointerGetAttributes with
+// CU_POINTER_ATTRIBUTE_RANGE_START_ADDR and _RANGE_SIZE), which covers the
+// other buffers carved from it (an RMM or CuPy pool, a cuDF column).
 CUresult gda_cuda_pointers_on_device(int dev, int count, const uintptr_t* ptrs, int* bad, int* bad_dev,
                                      const char** call) {
   *bad = -1;
-  if (count == 0) return GDA_CUDA_SUCCESS;
-  BEGIN(dev);
-  for (int i = 0; i < count; i++) {
+  enum { RECENT = 16 };
+  own_range recent[RECENT];  // the ranges known so far, newest at next - 1
+  int n_recent = 0, next = 0, pushed = 0;
+  size_t hint = 0;
+  CUresult r = GDA_CUDA_SUCCESS;
+  // one read lock for the whole check (the table changes only when
+  // godevarrow allocates or frees); dev's context is pushed only when the
+  // driver must be asked
+  pthread_rwlock_rdlock(&own_mu);
+  for (int i = 0; i < count && r == GDA_CUDA_SUCCESS; i++) {
+    CUdeviceptr p = (CUdeviceptr)ptrs[i];
     int ordinal = -1;
-    *call = "cuPointerGetAttribute";
-    r_ = cu.cuPointerGetAttribute(&ordinal, 9 /* CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL */, (CUdeviceptr)ptrs[i]);
-    if (r_ != GDA_CUDA_SUCCESS || ordinal != dev) {
+    // godevarrow's own allocations first: a batch it copied has its buffers
+    // in consecutive allocations, so the entry after the last hit is tried
+    // before a binary search
+    for (size_t h = hint; ordinal < 0 && h < hint + 2 && h < own_n; h++)
+      if (p - own[h].start < own[h].size) ordinal = own[hint = h].dev;
+    if (ordinal < 0) {
+      size_t at = own_after(p);
+      if (at > 0 && p - own[at - 1].start < own[at - 1].size) ordinal = own[hint = at - 1].dev;
+    }
+    for (int k = 0; ordinal < 0 && k < n_recent; k++) {
+      const own_range* q = &recent[(next - 1 - k + RECENT) % RECENT];
+      if (p - q->start < q->size) ordinal = q->dev;
+    }
+    own_range got = {0, 0, -1};
+    if (ordinal < 0) {
+      unsigned int type = 0;
+      int attrs[] = {2 /* MEMORY_TYPE */, 9 /* DEVICE_ORDINAL */, 11 /* RANGE_START_ADDR */, 12 /* RANGE_SIZE */};
+      void* data[] = {&type, &got.dev, &got.start, &got.size};
+      if (!pushed && (r = push_context(dev, call)) != GDA_CUDA_SUCCESS) break;
+      pushed = 1;
+      *call = "cuPointerGetAttributes";
+      if ((r = cu.cuPointerGetAttributes(4, attrs, data, p)) != GDA_CUDA_SUCCESS) break;
+      if (type == 0) {  // "default NULL values": memory the driver does not know
+        *bad = i;
+        *bad_dev = -1;
+        r = 1;  // CUDA_ERROR_INVALID_VALUE, cuPointerGetAttribute's answer for it
+        break;
+      }
+      ordinal = got.dev;
+      recent[next] = got;
+      next = (next + 1) % RECENT;
+      n_recent += n_recent < RECENT;
+    }
+    if (ordinal != dev) {
       *bad = i;
       *bad_dev = ordinal;
       break;
     }
   }
-  END;
+  pthread_rwlock_unlock(&own_mu);
+  return pushed ? pop_context(r, call) : r;
 }
 
 int gda_cuda_caller_context_is(int dev) {

@@ -297,10 +297,10 @@ func FreeDevice(dev int, p unsafe.Pointer) error {
 
 // PointerKind asks the driver what memory p points to and on which device:
 // MemoryPinned for CU_MEMORYTYPE_HOST, MemoryDevice, or MemoryManaged for
-// CU_POINTER_ATTRIBUTE_IS_MANAGED (MEMORY_TYPE then says DEVICE). Only the
-// driver's documented answer for memory it does not know
-// (CUDA_ERROR_INVALID_VALUE) gives MemoryUnknown; every other driver error is
-// returned as an error.
+// CU_POINTER_ATTRIBUTE_IS_MANAGED (MEMORY_TYPE then says DEVICE), asked in
+// one cuPointerGetAttributes call. Only the driver's documented answer for
+// memory it does not know (NULL attribute values) gives MemoryUnknown; every
+// driver error is returned as an error.
 func PointerKind(p unsafe.Pointer) (dev int, kind device.MemoryKind, err error) {
 	if err := Open(); err != nil {
 		return -1, 0, err

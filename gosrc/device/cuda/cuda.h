@@ -56,8 +56,10 @@ CUresult gda_cuda_copy_async(int dev, int kind, void* dst, const void* src, size
 // one synchronization: dst[i] receives n[i] bytes from src[i].
 CUresult gda_cuda_gather(int dev, CUstream s, int count, void* const* dst, const CUdeviceptr* src, const size_t* n,
                          const char** call);
-// What memory p is: *kind 0 for memory the driver does not know (its
-// documented CUDA_ERROR_INVALID_VALUE answer; *dev is -1), else
+// Pinned staging blocks the gathers keep for reuse (pools.go, Pooled).
+long long gda_cuda_pooled_host(void);
+// What memory p is, in one cuPointerGetAttributes call: *kind 0 for memory
+// the driver does not know (its documented NULL answer; *dev is -1), else
 // CU_MEMORYTYPE_HOST (1, pinned), DEVICE (2) or 4 for managed memory
 // (CU_POINTER_ATTRIBUTE_IS_MANAGED), with its device ordinal. Any other
 // driver error is returned as an error.
