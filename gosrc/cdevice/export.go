@@ -67,6 +67,11 @@ func exportDeviceArray(a *Array, out *CArrowDeviceArray) error {
 		return errs.Errorf(errs.ErrInvalid, "output ArrowDeviceArray pointer is NULL")
 	}
 	*out = C.struct_ArrowDeviceArray{}
+	// the walk reads the data buffers, whose sizes a device import leaves
+	// pending: resolving them first orders this read after their one write
+	if err := a.readyBounds(); err != nil {
+		return err
+	}
 	if err := exportTree(a, &out.array); err != nil {
 		return err
 	}

@@ -95,11 +95,17 @@ func (b *backend) AcquireStream(id int) (device.Stream, error) {
 // when the pool is full; a foreign stream is left alone.
 func (b *backend) ReleaseStream(s device.Stream) error {
 	st, err := own(s)
-	if err != nil || st.foreign || poolOf(st.dev).putStream(st) {
+	if err != nil {
 		return err
 	}
-	if hasStaged(st) { // staged copies never waited for: their chunks go back once drained
+	// staged copies never waited for: their chunks go back once drained, and
+	// never ride along to the stream's next user (whose synchronization would
+	// otherwise copy them out into memory this user may have freed)
+	if hasStaged(st) {
 		finishStaged(st, false, st.Drain())
+	}
+	if st.foreign || poolOf(st.dev).putStream(st) {
+		return nil
 	}
 	return st.Destroy()
 }
