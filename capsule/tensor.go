@@ -14,6 +14,7 @@ import (
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/device"
+	"github.com/godevarrow/godevarrow/gosrc/device/cuda"
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
 )
 
@@ -166,7 +167,7 @@ func gdaTensorInfo(h C.uintptr_t, ready C.int, info *C.gda_tensor_info, e *C.gda
 func gdaWrapCUDAPointer(obj unsafe.Pointer, format *C.char, ptr C.uintptr_t, length C.int64_t, stream C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {
 		C.gda_py_incref(obj)
-		a, err := dlpack.WrapCUDAArrayInterface(C.GoString(format), uintptr(ptr), int64(length), uintptr(stream), func() { C.gda_py_decref(obj) })
+		a, err := dlpack.WrapCUDAArrayInterface(cuda.Backend(), C.GoString(format), uintptr(ptr), int64(length), uintptr(stream), func() { C.gda_py_decref(obj) })
 		if err == nil {
 			newHandle(a, out)
 		}

@@ -52,8 +52,9 @@ func DescribeReady(a *cdevice.Array) (t Tensor, stream uintptr, err error) {
 // producer's word. stream (0: none) is the interface's stream: device memory
 // gets an event recorded on it, host-visible memory waits for it here.
 // release is called exactly once: on error, or when the Array's last
-// reference goes.
-func WrapCUDAArrayInterface(format string, ptr uintptr, length int64, stream uintptr, release func()) (*cdevice.Array, error) {
+// reference goes. cuda is the backend of the memory the interface describes
+// (CUDA's by definition: the caller names it, e.g. with cuda.Backend()).
+func WrapCUDAArrayInterface(cuda device.Backend, format string, ptr uintptr, length int64, stream uintptr, release func()) (*cdevice.Array, error) {
 	fail := func(err error) (*cdevice.Array, error) {
 		release()
 		return nil, err
@@ -69,12 +70,7 @@ func WrapCUDAArrayInterface(format string, ptr uintptr, length int64, stream uin
 	if length < 0 {
 		return fail(&errs.Error{Kind: errs.ErrInvalid, Msg: "__cuda_array_interface__ has a negative length"})
 	}
-	// the interface describes CUDA memory by definition: its backend is asked
-	cuda, err := device.BackendFor(device.CUDA)
-	if err == nil {
-		err = cuda.Open()
-	}
-	if err != nil {
+	if err := cuda.Open(); err != nil {
 		return fail(err)
 	}
 	dev := device.Device{Type: cuda.Type(), ID: 0}

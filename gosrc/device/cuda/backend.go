@@ -19,8 +19,17 @@ type backend struct {
 	traits device.Traits
 }
 
+// deviceMemory is the backend of CUDA device memory (see Backend).
+var deviceMemory = &backend{t: device.CUDA, traits: device.Traits{Streams: true, DeviceMemory: true}}
+
+// Backend is the backend of CUDA device memory, for the callers whose
+// protocol is CUDA's by definition (the CUDA Array Interface, the CUDA
+// status of the binding); everything else finds it by device type
+// (device.BackendFor).
+func Backend() device.Backend { return deviceMemory }
+
 func init() {
-	device.Register(device.CUDA, &backend{t: device.CUDA, traits: device.Traits{Streams: true, DeviceMemory: true}})
+	device.Register(device.CUDA, deviceMemory)
 	host := device.Traits{HostAccessible: true, Streams: true}
 	device.Register(device.CUDAHost, &backend{t: device.CUDAHost, traits: host})
 	device.Register(device.CUDAManaged, &backend{t: device.CUDAManaged, traits: host})
