@@ -54,6 +54,10 @@ type OneShotStream struct {
 	// an array read but not delivered (its reader was interrupted, by Ctrl-C
 	// say), which the next read returns, so that nothing is lost.
 	gate *readGate
+
+	// whenSlow is the depth of a read-ahead that a binding starts once a
+	// read blocks (PrefetchWhenSlow, StartReadAhead); 0: none pending.
+	whenSlow int64
 }
 
 // heldReader is a reader that can hand out arrays held in C (StreamReader).
@@ -312,6 +316,9 @@ func (s *OneShotStream) Export(target *cschema.Schema, out unsafe.Pointer, isDev
 	if err != nil {
 		return err
 	}
+	if p := s.startedReadAhead(r); p != nil {
+		r = p
+	}
 	if target != nil {
 		if r, err = cdevice.CastReader(r, target); err != nil {
 			r.Close()
@@ -338,13 +345,17 @@ func (s *OneShotStream) Cast(target *cschema.Schema) (*OneShotStream, error) {
 	if err != nil {
 		return nil, err
 	}
+	prefetch := s.prefetch
+	if p := s.startedReadAhead(r); p != nil {
+		r, prefetch = p, p
+	}
 	cast, err := cdevice.CastReader(r, target)
 	if err != nil {
 		r.Close()
 		return nil, err
 	}
 	out := NewOneShotStream(cast)
-	if out.prefetch = s.prefetch; out.prefetch != nil {
+	if out.prefetch = prefetch; out.prefetch != nil {
 		out.gate.watchProducer(out.prefetch.producer)
 	}
 	return out, nil
@@ -367,6 +378,55 @@ func (s *OneShotStream) Prefetch(depth int64) (*OneShotStream, error) {
 	out.prefetch = p
 	out.gate.watchProducer(p.producer)
 	return out, nil
+}
+
+// PrefetchWhenSlow moves the stream into a new one that is read on the
+// reading thread, like this one, until its binding sees a read block and
+// calls StartReadAhead, which makes it read depth arrays ahead from then on.
+// A producer that needs a lock its reader holds (a Python producer needs the
+// GIL) thus never gets a thread of its own while its reads are fast: handing
+// that lock between two threads for every array costs more than the read.
+// depth is checked as Prefetch checks it.
+func (s *OneShotStream) PrefetchWhenSlow(depth int64) (*OneShotStream, error) {
+	if depth < 1 {
+		return nil, errs.Errorf(errs.ErrInvalid, "prefetch depth must be at least 1, got %d", depth)
+	}
+	r, err := s.take()
+	if err != nil {
+		return nil, err
+	}
+	out := NewOneShotStream(r)
+	out.whenSlow = min(depth, MaxPrefetchDepth)
+	return out, nil
+}
+
+// AheadWhenSlow reports whether a read-ahead waits to be started
+// (PrefetchWhenSlow) and has not been.
+func (s *OneShotStream) AheadWhenSlow() bool { return s.whenSlow > 0 }
+
+// StartReadAhead starts the read-ahead that PrefetchWhenSlow put off: the
+// stream's reads take its queue from now on (for good). The binding calls it
+// inside a read it began in the stream's read gate, after the read that
+// blocked, so that nobody else reads or moves the stream meanwhile. It does
+// nothing for a stream with no read-ahead pending.
+func (s *OneShotStream) StartReadAhead() {
+	if s.whenSlow <= 0 {
+		return
+	}
+	p := Prefetch(s.reader, int(s.whenSlow))
+	s.whenSlow = 0
+	s.reader, s.prefetch = p, p
+	s.gate.watchProducer(p.producer)
+}
+
+// startedReadAhead is, for a stream moved out (r, from take) into a reader
+// that the binding does not time (an export, a cast), the read-ahead that
+// PrefetchWhenSlow put off, started over r; nil when none was put off.
+func (s *OneShotStream) startedReadAhead(r cdevice.ArrayReader) *PrefetchReader {
+	if s.whenSlow <= 0 {
+		return nil
+	}
+	return Prefetch(r, int(s.whenSlow))
 }
 
 // schemaOnly lets CastReader check a request against a stream without touching it.

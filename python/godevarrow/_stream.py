@@ -136,22 +136,28 @@ class ArrayStream(Generic[_A]):
         return list(self)
 
     def prefetch(self, depth: int = 2) -> ArrayStream[_A]:
-        """A stream that reads this one ahead in the background.
+        """A stream that reads this one ahead in the background once its reads block.
 
-        Go reads up to ``depth`` arrays ahead on its own thread (the GIL is
+        The new stream is read where it is cheapest. While its reads are
+        fast it is read in the consumer's thread, as this one would be: a
+        producer that needs the GIL (a reader over a Python iterable) gets
+        no thread of its own, which would only hand the GIL to and fro for
+        every array. From the first read that blocks (one that takes more
+        than 2 ms, or more than 50 µs of which the reading thread spent less
+        than half working: it waited for I/O, a lock or a device), Go reads
+        up to ``depth`` arrays ahead on its own thread, for good (the GIL is
         not held while the producer works), so a slow producer and a slow
         consumer overlap. ``depth`` is at least 1; more than 1,024 reads
-        1,024 ahead (the queue is allocated up front). Arrays and errors arrive in the producer's order:
-        an error at array k is raised after arrays 0..k-1. This stream is
-        moved into the new one; closing the new one stops the reading.
+        1,024 ahead (the queue is allocated up front). Arrays and errors
+        arrive in the producer's order: an error at array k is raised after
+        arrays 0..k-1. This stream is moved into the new one; closing the
+        new one stops the reading.
         """
         if not isinstance(depth, int) or isinstance(depth, bool):
             raise GodevarrowTypeError(f"depth must be an int, not {type(depth).__name__}")
         if not -(2**63) <= depth < 2**63:  # the extension takes an int64
             raise ArrowInvalid(f"depth {depth} is out of range (at least 1, and below 2^63)")
-        ahead: ArrayStream[_A] = ArrayStream(_lib.stream_prefetch(self._h, depth))
-        ahead._reads_ahead = True
-        return ahead
+        return ArrayStream(_lib.stream_prefetch(self._h, depth, True))
 
     def __aiter__(self) -> AsyncIterator[_A]:
         """Iterates the arrays from asyncio without blocking the loop (see `__anext__`)."""
@@ -167,7 +173,9 @@ class ArrayStream(Generic[_A]):
         streams are read concurrently. A cancelled ``__anext__`` loses
         nothing."""
         if not self._reads_ahead:
-            self._h = _lib.stream_prefetch(self._h, ASYNC_DEPTH)
+            # read ahead from the first read: a read in the loop's thread
+            # could wait on a producer that waits for the loop
+            self._h = _lib.stream_prefetch(self._h, ASYNC_DEPTH, False)
             self._reads_ahead = True
         cls = (self._info or self._stream_info())[2]
         ticket: Optional[int] = None  # this call's place among concurrent ones
