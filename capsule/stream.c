@@ -25,7 +25,8 @@ typedef struct {
   gda_read_gate* gate;     // a reference
   gda_stream_source* src;  // a foreign stream's C half, touched only inside the gate; or NULL
   int flags;               // GDA_READS_AHEAD, GDA_OVER_READ_AHEAD, GDA_AHEAD_WHEN_SLOW (atomic)
-  int suspect;             // GDA_AHEAD_WHEN_SLOW: the last read was slow; the next is timed in CPU too (in the gate)
+  int suspect;             // GDA_AHEAD_WHEN_SLOW: the last read was slow; the next is measured (in the gate)
+  async_pace pace;         // an async for's (stream_async.c)
 } stream_c_read;
 
 static int flags_of(stream_c_read* c) { return __atomic_load_n(&c->flags, __ATOMIC_ACQUIRE); }
@@ -45,7 +46,7 @@ static int stream_c_read_set(PyObject* cap, void* gate, void* src, int flags) {
   stream_c_read* c = malloc(sizeof(*c));
   if (!c) return 0;  // out of memory: this stream's reads go through Go's gate calls
   gda_gate_ref(gate);
-  *c = (stream_c_read){gate, src, flags, 0};
+  *c = (stream_c_read){gate, src, flags, 0, {0, 0}};
   if (PyCapsule_SetContext(cap, c) != 0) {
     stream_c_read_free(c);
     return -1;
@@ -61,6 +62,11 @@ int stream_c_read_attach(PyObject* cap, uintptr_t h) {
 }
 
 void* stream_c_read_of(PyObject* o) { return PyCapsule_CheckExact(o) ? PyCapsule_GetContext(o) : NULL; }
+
+async_pace* stream_async_pace(PyObject* handle) {
+  stream_c_read* c = stream_c_read_of(handle);
+  return c ? &c->pace : NULL;
+}
 
 int stream_settle(void* ctx, uintptr_t h, int timeout_ms) {
   stream_c_read* c = ctx;

@@ -7,6 +7,7 @@ waits for that read without the GIL."""
 from __future__ import annotations
 
 import bisect
+import collections.abc
 import itertools
 import os
 import threading
@@ -15,6 +16,7 @@ from typing import (
     TYPE_CHECKING,
     Any,
     AsyncIterator,
+    Coroutine,
     Generic,
     Iterator,
     Optional,
@@ -37,6 +39,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # How far an ``async for`` reads ahead (ArrayStream.__anext__).
 ASYNC_DEPTH = 64
+
+# An ``async for`` that always finds an array ready gives the event loop a
+# turn at least every this many arrays, and at least every 2 ms (the
+# extension's StreamAnext, capsule/stream_async.c).
+ASYNC_TURN_ARRAYS = 64
+
+# ArrayStream.__anext__ returns the extension's awaitable, a coroutine in all
+# but its class: asyncio.create_task and iscoroutine accept it
+collections.abc.Coroutine.register(_lib.StreamAnext)
 
 
 class _WakePipe:
@@ -163,27 +174,35 @@ class ArrayStream(Generic[_A]):
         """Iterates the arrays from asyncio without blocking the loop (see `__anext__`)."""
         return self
 
-    async def __anext__(self) -> _A:
+    def __anext__(self) -> Coroutine[Any, Any, _A]:
         """The next array, without blocking the event loop.
 
         The first ``__anext__`` makes the stream read ahead (``prefetch``,
-        up to `ASYNC_DEPTH` arrays): a goroutine reads while the loop
-        runs, ``__anext__`` returns at once while arrays are queued, and
-        otherwise the loop is woken through a pipe when one arrives, so many
-        streams are read concurrently. A cancelled ``__anext__`` loses
-        nothing."""
+        up to `ASYNC_DEPTH` arrays), from its first read: a read in the
+        loop's thread would block the loop, and could wait for ever on a
+        producer that waits for the loop. A goroutine reads while the loop
+        runs; ``__anext__`` returns at once while arrays are queued (an
+        awaitable made in C, with no coroutine frame), and otherwise the
+        loop is woken through a pipe when one arrives, so many streams are
+        read concurrently. An ``async for`` that always finds an array
+        ready still gives the event loop a turn (one bare yield: its other
+        ready tasks run) at least every `ASYNC_TURN_ARRAYS` arrays and at
+        least every 2 ms; waiting for an array is a turn too. A cancelled
+        ``__anext__`` loses nothing."""
         if not self._reads_ahead:
-            # read ahead from the first read: a read in the loop's thread
-            # could wait on a producer that waits for the loop
             self._h = _lib.stream_prefetch(self._h, ASYNC_DEPTH, False)
             self._reads_ahead = True
+        return _lib.stream_anext(self, self._h, (self._info or self._stream_info())[2])
+
+    async def _anext_wait(self) -> _A:
+        """__anext__'s wait, once no array was ready at its first step."""
         cls = (self._info or self._stream_info())[2]
         ticket: Optional[int] = None  # this call's place among concurrent ones
         while True:
+            ticket = await self._ready(ticket)
             arr = _lib.stream_try_next(self._h, cls)
             if arr is not NotImplemented:
                 break
-            ticket = await self._ready(ticket)
         if arr is None:
             raise StopAsyncIteration
         return cast("_A", arr)

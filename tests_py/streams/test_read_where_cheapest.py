@@ -4,6 +4,7 @@ on another thread, for good, from the first read that blocks."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
@@ -127,3 +128,42 @@ def test_a_stream_that_moved_to_read_ahead_stays_there(leak_check):
     assert readers[:5] == [me] * 5
     assert me not in readers[5:]
     s.close()
+
+
+def test_an_event_loop_runs_other_tasks_during_a_long_async_for_over_ready_arrays(leak_check, monkeypatch):
+    """Every array is queued before the ``async for`` over them begins, so no
+    ``__anext__`` has to wait; another task, made ready just before, still
+    runs while the loop goes on: within ASYNC_TURN_ARRAYS arrays (a loop
+    that never gave it a turn would run it only after the last array)."""
+    from godevarrow import _stream
+
+    n = 8 * _stream.ASYNC_TURN_ARRAYS
+    monkeypatch.setattr(_stream, "ASYNC_DEPTH", 2 * n)  # room for all of them
+    queued_all = threading.Event()
+
+    def batches():
+        for k in range(n):
+            if k == n - 1:
+                queued_all.set()  # the read-ahead has queued the others
+            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+
+    async def main():
+        s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))
+        got = [values([await s.__anext__()])[0]]  # starts the read-ahead
+        # a wait that gives the loop no turn, until everything is queued
+        assert queued_all.wait(HANG), "the read-ahead never queued the stream"
+        ran_at: list[int] = []
+
+        async def other() -> None:
+            ran_at.append(len(got))
+
+        task = asyncio.get_running_loop().create_task(other())
+        async for b in s:
+            got.append(values([b])[0])
+        await task
+        await s.aclose()
+        return got, ran_at
+
+    got, ran_at = asyncio.run(main())
+    assert got == list(range(n))
+    assert ran_at and ran_at[0] <= 1 + _stream.ASYNC_TURN_ARRAYS, ran_at
