@@ -59,7 +59,7 @@ class StreamIterator(Generic[_A]):
 class StreamAnext(Coroutine[Any, Any, _A]):
     def __await__(self) -> Generator[Any, None, _A]: ...
     def send(self, value: Any, /) -> Any: ...
-    def throw(self, *args: Any) -> Any: ...  # type: ignore[override]
+    def throw(self, *args: Any) -> Any: ...
     def close(self) -> None: ...
 """
 
@@ -95,7 +95,7 @@ def render() -> str:
     module_h = (HERE / "module.h").read_text()
     methods_h = (HERE / "methods.h").read_text()
     lines = [HEADER]
-    for kind, name, base, _doc in _entries(_macro(module_h, "GDA_EXCEPTIONS")):
+    for _kind, name, base, _doc in _entries(_macro(module_h, "GDA_EXCEPTIONS")):
         lines.append(f"class {name}(GodevarrowError, {PY_BASES[base]}): ...")
     # made in errors.c next to the X-list: a stream error with errno EINVAL
     lines.append("class StreamInvalid(StreamError, ArrowInvalid): ...")

@@ -307,15 +307,15 @@ class ArrayStream(Generic[_A]):
         return f"godevarrow.ArrayStream<{self.schema}> on {self.device_type.name}"
 
 
+_STREAM_PROTOCOLS = "__arrow_c_device_stream__, __arrow_c_stream__"
+
+
 @overload
 def stream(obj: ArrayStream[_A], *, requested_schema: object = None) -> ArrayStream[_A]: ...
 @overload
 def stream(obj: Union[RecordBatch, Table], *, requested_schema: object = None) -> ArrayStream[RecordBatch]: ...
 @overload
 def stream(obj: object, *, requested_schema: object = None) -> ArrayStream[Array]: ...
-
-
-_STREAM_PROTOCOLS = "__arrow_c_device_stream__, __arrow_c_stream__"
 
 
 def stream(obj: object, *, requested_schema: object = None) -> ArrayStream[Any]:
