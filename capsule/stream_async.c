@@ -161,27 +161,84 @@ static PyType_Slot Anext_slots[] = {
 static PyType_Spec Anext_spec = {"godevarrow._godevarrow.StreamAnext", sizeof(AnextObject), 0, Py_TPFLAGS_DEFAULT,
                                  Anext_slots};
 
-int stream_async_init(PyObject* module) {
-  if (!(str_anext_wait = PyUnicode_InternFromString("_anext_wait"))) return -1;
-  Anext_Type = (PyTypeObject*)PyType_FromSpec(&Anext_spec);
-  return Anext_Type && PyModule_AddObjectRef(module, "StreamAnext", (PyObject*)Anext_Type) == 0 ? 0 : -1;
+static PyObject* new_anext(PyObject* stream, PyObject* handle, PyObject* cls) {
+  AnextObject* a = (AnextObject*)((allocfunc)PyType_GetSlot(Anext_Type, Py_tp_alloc))(Anext_Type, 0);
+  if (!a) return NULL;
+  a->stream = Py_NewRef(stream);
+  a->handle = Py_NewRef(handle);
+  a->cls = Py_NewRef(cls);
+  a->turn_first = stream_async_turn(handle);
+  return (PyObject*)a;
+}
+
+static int check_args(PyObject* handle, PyObject* cls, const char* caller) {
+  uintptr_t h;
+  if (get_handle(handle, &h)) return -1;
+  if (PyType_Check(cls) && PyType_IsSubtype((PyTypeObject*)cls, ArrayBase_Type)) return 0;
+  PyErr_Format(GodevarrowTypeError, "%s() needs a subclass of ArrayBase", caller);
+  return -1;
 }
 
 // stream_anext(stream, handle, cls): the awaitable of one __anext__ of the
 // read-ahead stream behind handle (see above)
 PyObject* m_stream_anext(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(3, "stream_anext");
-  uintptr_t h;
-  if (get_handle(args[1], &h)) return NULL;
-  if (!(PyType_Check(args[2]) && PyType_IsSubtype((PyTypeObject*)args[2], ArrayBase_Type))) {
-    PyErr_SetString(GodevarrowTypeError, "stream_anext() needs a subclass of ArrayBase");
-    return NULL;
-  }
-  AnextObject* a = (AnextObject*)((allocfunc)PyType_GetSlot(Anext_Type, Py_tp_alloc))(Anext_Type, 0);
-  if (!a) return NULL;
-  a->stream = Py_NewRef(args[0]);
-  a->handle = Py_NewRef(args[1]);
-  a->cls = Py_NewRef(args[2]);
-  a->turn_first = stream_async_turn(args[1]);
-  return (PyObject*)a;
+  if (check_args(args[1], args[2], "stream_anext")) return NULL;
+  return new_anext(args[0], args[1], args[2]);
+}
+
+// The object of ArrayStream.__aiter__ (StreamAsyncIterator): its __anext__
+// is stream_anext's, with no Python frame between `async for` and the read.
+typedef struct {
+  PyObject_HEAD PyObject* stream;
+  PyObject* handle;
+  PyObject* cls;
+} AiterObject;
+
+static PyTypeObject* Aiter_Type;
+
+static PyObject* aiter_anext(PyObject* self) {
+  AiterObject* it = (AiterObject*)self;
+  return new_anext(it->stream, it->handle, it->cls);
+}
+
+static void aiter_dealloc(PyObject* self) {
+  AiterObject* it = (AiterObject*)self;
+  PyTypeObject* type = Py_TYPE(self);
+  Py_CLEAR(it->stream);
+  Py_CLEAR(it->handle);
+  Py_CLEAR(it->cls);
+  ((freefunc)PyType_GetSlot(type, Py_tp_free))(self);
+  Py_DECREF(type);
+}
+
+static PyType_Slot Aiter_slots[] = {
+    {Py_am_aiter, (void*)anext_await},  // itself
+    {Py_am_anext, (void*)aiter_anext},
+    {Py_tp_dealloc, (void*)aiter_dealloc},
+    {Py_tp_doc, (void*)"An asynchronous iterator over a read-ahead stream (made by ArrayStream.__aiter__)."},
+    {0, NULL},
+};
+
+static PyType_Spec Aiter_spec = {"godevarrow._godevarrow.StreamAsyncIterator", sizeof(AiterObject), 0,
+                                 Py_TPFLAGS_DEFAULT, Aiter_slots};
+
+// stream_aiter(stream, handle, cls): that iterator
+PyObject* m_stream_aiter(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(3, "stream_aiter");
+  if (check_args(args[1], args[2], "stream_aiter")) return NULL;
+  AiterObject* it = (AiterObject*)((allocfunc)PyType_GetSlot(Aiter_Type, Py_tp_alloc))(Aiter_Type, 0);
+  if (!it) return NULL;
+  it->stream = Py_NewRef(args[0]);
+  it->handle = Py_NewRef(args[1]);
+  it->cls = Py_NewRef(args[2]);
+  return (PyObject*)it;
+}
+
+int stream_async_init(PyObject* module) {
+  if (!(str_anext_wait = PyUnicode_InternFromString("_anext_wait"))) return -1;
+  Anext_Type = (PyTypeObject*)PyType_FromSpec(&Anext_spec);
+  if (!Anext_Type || PyModule_AddObjectRef(module, "StreamAnext", (PyObject*)Anext_Type) < 0) return -1;
+  Aiter_Type = (PyTypeObject*)PyType_FromSpec(&Aiter_spec);
+  return Aiter_Type && PyModule_AddObjectRef(module, "StreamAsyncIterator", (PyObject*)Aiter_Type) == 0 ? 0 : -1;
 }

@@ -172,7 +172,16 @@ class ArrayStream(Generic[_A]):
 
     def __aiter__(self) -> AsyncIterator[_A]:
         """Iterates the arrays from asyncio without blocking the loop (see `__anext__`)."""
-        return self
+        self._read_ahead_for_async()
+        # the extension's iterator: an async for runs no Python code per ready array
+        return _lib.stream_aiter(self, self._h, (self._info or self._stream_info())[2])
+
+    def _read_ahead_for_async(self) -> None:
+        if not self._reads_ahead:
+            # read ahead from the first read: a read in the loop's thread
+            # could wait for ever on a producer that waits for the loop
+            self._h = _lib.stream_prefetch(self._h, ASYNC_DEPTH, False)
+            self._reads_ahead = True
 
     def __anext__(self) -> Coroutine[Any, Any, _A]:
         """The next array, without blocking the event loop.
@@ -189,9 +198,7 @@ class ArrayStream(Generic[_A]):
         ready tasks run) at least every `ASYNC_TURN_ARRAYS` arrays and at
         least every 2 ms; waiting for an array is a turn too. A cancelled
         ``__anext__`` loses nothing."""
-        if not self._reads_ahead:
-            self._h = _lib.stream_prefetch(self._h, ASYNC_DEPTH, False)
-            self._reads_ahead = True
+        self._read_ahead_for_async()
         return _lib.stream_anext(self, self._h, (self._info or self._stream_info())[2])
 
     async def _anext_wait(self) -> _A:
