@@ -184,26 +184,18 @@ static PyObject* deliver(uintptr_t h, stream_c_read* c, PyTypeObject* cls, uintp
 // refuses (the stream is closed, or the read comes from inside its own
 // producer) return 0 with *result untouched: the Go read answers them from
 // the same gate, in the same words.
-// Where a prefetch(depth) stream reads (GDA_AHEAD_WHEN_SLOW): on the
-// reading thread while its reads are fast, and ahead on a goroutine, for
-// good, from the first read that blocks. A producer that needs the GIL works
-// in the reading thread, and a thread of its own would only hand the GIL to
-// and fro for every array. Every read is timed on the wall clock (a vDSO
-// read); one that takes more than WAIT_READ_NS makes the stream suspect, and
-// the reads of a suspect stream are measured in the reading thread's own
-// terms too (getrusage: a system call, which a fast stream never pays for).
-// A measured read blocks when it took more than WAIT_READ_NS, of which the
-// thread spent less than half on its CPU, and it gave up the CPU itself (it
-// waited for I/O, a lock, a device: a preempted thread also spends less than
-// half, but did not wait); or when it spent more than SLOW_READ_NS of CPU. A
-// fast read ends the suspicion. So a producer that waits moves at its second
-// read that waits in a row.
+// Where a prefetch(depth) stream reads (GDA_AHEAD_WHEN_SLOW): on the reading
+// thread while reads are fast (a producer that needs the GIL gains nothing
+// from a thread of its own, which would hand the GIL to and fro for every
+// array), and ahead on a goroutine, for good, from the first read that
+// blocks. Reads are timed on the wall clock (vDSO); after one over
+// WAIT_READ_NS the next is also measured with getrusage (a system call a fast
+// stream never pays for): it blocks when it took over WAIT_READ_NS, under half
+// of it on the thread's CPU, and the thread gave up the CPU itself (it waited:
+// a preempted thread did not), or when it worked over SLOW_READ_NS.
 enum { WAIT_READ_NS = 50 * 1000, SLOW_READ_NS = 2 * 1000 * 1000 };
 
-typedef struct {
-  int64_t wall, cpu;  // ns
-  long waits;         // voluntary context switches
-} read_clock;
+typedef struct { int64_t wall, cpu; long waits; } read_clock;  // ns, ns, voluntary context switches
 
 static int64_t tv_ns(struct timeval t) { return (int64_t)t.tv_sec * 1000000000 + (int64_t)t.tv_usec * 1000; }
 
