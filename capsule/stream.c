@@ -246,7 +246,7 @@ static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** r
     } else if (g == GDA_GATE_GO) {
       rc = gdaStreamReadInGate(h, 100, &out, &held, &e);
     }
-    if (timed && rc != GDA_PENDING) after_timed_read(h, c, t0);
+    if (timed && rc == 0) after_timed_read(h, c, t0);  // not after an error: the stream ended
     if (g == GDA_GATE_GO) gda_gate_end(c->gate);
     Py_END_ALLOW_THREADS if (g == GDA_GATE_GO && rc == GDA_PENDING) g = GDA_GATE_BUSY;
     if (g != GDA_GATE_BUSY) break;

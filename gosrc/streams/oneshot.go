@@ -9,6 +9,7 @@ import "C"
 import (
 	"fmt"
 	"io"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -58,6 +59,13 @@ type OneShotStream struct {
 	// whenSlow is the depth of a read-ahead that a binding starts once a
 	// read blocks (PrefetchWhenSlow, StartReadAhead); 0: none pending.
 	whenSlow int64
+	// swap guards reader and prefetch while StartReadAhead changes them, for
+	// those who look at them outside a read (Settle, the wake, TryNextHeld);
+	// a read holds the gate, as StartReadAhead does. schema and devType are
+	// the reader's, kept so that asking for them needs neither.
+	swap    sync.Mutex
+	schema  *cschema.Schema
+	devType device.Type
 }
 
 // heldReader is a reader that can hand out arrays held in C (StreamReader).
@@ -67,7 +75,7 @@ type heldReader interface {
 
 // NewOneShotStream makes a OneShotStream that owns r.
 func NewOneShotStream(r cdevice.ArrayReader) *OneShotStream {
-	return &OneShotStream{reader: r, gate: newReadGate()}
+	return &OneShotStream{reader: r, gate: newReadGate(), schema: r.Schema(), devType: r.DeviceType()}
 }
 
 func errStreamConsumed() error {
@@ -75,10 +83,10 @@ func errStreamConsumed() error {
 }
 
 // Schema returns the schema of every array of the stream.
-func (s *OneShotStream) Schema() *cschema.Schema { return s.reader.Schema() }
+func (s *OneShotStream) Schema() *cschema.Schema { return s.schema }
 
 // DeviceType returns the device type of every array of the stream.
-func (s *OneShotStream) DeviceType() device.Type { return s.reader.DeviceType() }
+func (s *OneShotStream) DeviceType() device.Type { return s.devType }
 
 // Next returns the next array (the caller owns one reference), or (nil,
 // io.EOF) at the end. A read-ahead stream (Prefetch), or a read of another
@@ -147,8 +155,15 @@ func (s *OneShotStream) read(wait time.Duration, wantHeld bool) (held unsafe.Poi
 	return nil, a, err, true
 }
 
+// readsAheadNow is readsAhead for a caller outside a read.
+func (s *OneShotStream) readsAheadNow() bool {
+	s.swap.Lock()
+	defer s.swap.Unlock()
+	return s.readsAhead()
+}
+
 // readsAhead reports whether the stream's reads take arrays its read-ahead
-// queued (Prefetch), not the producer's.
+// queued (Prefetch), not the producer's. Inside a read, or under swap.
 func (s *OneShotStream) readsAhead() bool {
 	return s.prefetch != nil && s.reader == cdevice.ArrayReader(s.prefetch)
 }
@@ -158,7 +173,7 @@ func (s *OneShotStream) readsAhead() bool {
 // not read ahead (see Prefetch), whose reads call the producer. It never
 // calls the producer.
 func (s *OneShotStream) TryNextHeld() (held unsafe.Pointer, a *cdevice.Array, err error, ok bool) {
-	switch r, slot := s.gate.tryBegin(s.readsAhead()); r {
+	switch r, slot := s.gate.tryBegin(s.readsAheadNow()); r {
 	case gateClosed:
 		return nil, nil, errStreamConsumed(), true
 	case gateBusy:
@@ -198,6 +213,8 @@ func (s *OneShotStream) TryReadHeld() (held unsafe.Pointer, a *cdevice.Array, er
 // going to FinishRead; for others ReadHeld or TryReadHeld; and
 // gda_gate_end after it.
 func (s *OneShotStream) CRead() (gate, source unsafe.Pointer, readsAhead, overReadAhead bool) {
+	s.swap.Lock()
+	defer s.swap.Unlock()
 	if r, ok := s.reader.(*StreamReader); ok {
 		source = r.CSource()
 	}
@@ -234,6 +251,8 @@ func (s *OneShotStream) ArmWake(on bool) {
 }
 
 func (s *OneShotStream) readAhead() (*PrefetchReader, bool) {
+	s.swap.Lock()
+	defer s.swap.Unlock()
 	return s.prefetch, s.readsAhead() && !s.gate.closed()
 }
 
@@ -251,7 +270,10 @@ func (s *OneShotStream) UnreadHeld(held unsafe.Pointer) { s.gate.unread(gateSlot
 // without the GIL) before Close.
 func (s *OneShotStream) Settle(d time.Duration) bool {
 	deadline := time.Now().Add(d)
-	if s.prefetch != nil && !s.prefetch.StopWithin(d) {
+	s.swap.Lock()
+	p := s.prefetch
+	s.swap.Unlock()
+	if p != nil && !p.StopWithin(d) {
 		return false
 	}
 	return s.gate.waitIdle(time.Until(deadline))
@@ -297,7 +319,7 @@ func (s *OneShotStream) castTarget(target *cschema.Schema) error {
 	if target == nil {
 		return nil
 	}
-	_, err := cdevice.CastReader(schemaOnly{s.reader}, target)
+	_, err := cdevice.CastReader(schemaOnly{s.schema, s.devType}, target)
 	return err
 }
 
@@ -415,7 +437,9 @@ func (s *OneShotStream) StartReadAhead() {
 	}
 	p := Prefetch(s.reader, int(s.whenSlow))
 	s.whenSlow = 0
+	s.swap.Lock()
 	s.reader, s.prefetch = p, p
+	s.swap.Unlock()
 	s.gate.watchProducer(p.producer)
 }
 
@@ -430,10 +454,13 @@ func (s *OneShotStream) startedReadAhead(r cdevice.ArrayReader) *PrefetchReader 
 }
 
 // schemaOnly lets CastReader check a request against a stream without touching it.
-type schemaOnly struct{ r cdevice.ArrayReader }
+type schemaOnly struct {
+	schema  *cschema.Schema
+	devType device.Type
+}
 
-func (o schemaOnly) Schema() *cschema.Schema       { return o.r.Schema() }
-func (o schemaOnly) DeviceType() device.Type       { return o.r.DeviceType() }
+func (o schemaOnly) Schema() *cschema.Schema       { return o.schema }
+func (o schemaOnly) DeviceType() device.Type       { return o.devType }
 func (o schemaOnly) Next() (*cdevice.Array, error) { return nil, io.EOF }
 func (o schemaOnly) Close() error                  { return nil }
 
