@@ -443,13 +443,14 @@ PyObject* m_stream_iter(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
 
 PyObject* m_stream_close(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   HANDLE_ARG(1, "stream_close");
-  void* c = stream_c_read_of(args[0]);
-  // settle without the GIL (a read elsewhere may need it), release with it
+  stream_c_read* c = stream_c_read_of(args[0]);
+  // settle without the GIL (a read elsewhere may need it), release with it;
+  // settle again when the read waited for started a read-ahead meanwhile
   for (;;) {
     gda_error e = {0};
-    int idle, rc;
+    int idle, rc, flags = c ? flags_of(c) : 0;
     Py_BEGIN_ALLOW_THREADS idle = stream_settle(c, h, 100);
-    Py_END_ALLOW_THREADS if (idle) {
+    Py_END_ALLOW_THREADS if (idle && (!c || flags_of(c) == flags)) {
       rc = gdaStreamClose(h, &e);
       if (rc == 0) Py_RETURN_NONE;
       if (rc != GDA_PENDING) return raise_error(&e);
