@@ -1,7 +1,6 @@
-// The stream methods of methods.h (their Go halves are in stream.go):
-// import and export, reads (blocking, ready-only, and the StreamIterator
-// type), wake pipes, close, and the streams made from arrays, casts and
-// read-ahead.
+// The stream methods of methods.h (their Go halves are in stream.go): import and export, reads
+// (blocking, ready-only, the StreamIterator type), wake pipes, close, and the streams made from
+// arrays, casts and read-ahead (asyncio's awaitable: stream_async.c).
 #include "binding.h"
 
 #include <pthread.h>
@@ -203,7 +202,7 @@ static read_clock read_clock_now(int measured) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   read_clock r = {(int64_t)t.tv_sec * 1000000000 + t.tv_nsec, 0, 0};
-  struct rusage u;
+  struct rusage u;  // the thread's CPU time and voluntary switches, when measured
   if (measured && getrusage(RUSAGE_THREAD, &u) == 0) r = (read_clock){r.wall, tv_ns(u.ru_utime) + tv_ns(u.ru_stime), u.ru_nvcsw};
   return r;
 }
@@ -219,7 +218,7 @@ static void after_timed_read(uintptr_t h, stream_c_read* c, read_clock t0) {
   if (!blocked) return;
   gdaStreamStartReadAhead(h);
   c->src = NULL;  // the read-ahead's goroutine reads the foreign stream from now on
-  __atomic_store_n(&c->flags, GDA_READS_AHEAD | GDA_OVER_READ_AHEAD, __ATOMIC_RELEASE);
+  __atomic_store_n(&c->flags, (flags_of(c) & GDA_OF_STRUCTS) | GDA_READS_AHEAD | GDA_OVER_READ_AHEAD, __ATOMIC_RELEASE);
 }
 
 static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** result) {
@@ -361,6 +360,12 @@ PyObject* m_stream_arm_wake(PyObject* self, PyObject* const* args, Py_ssize_t na
   Py_RETURN_NONE;
 }
 
+// stream_of_structs(handle): from the C bookkeeping (no call into Go); None without one
+PyObject* m_stream_of_structs(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  stream_c_read* c = nargs == 1 ? stream_c_read_of(args[0]) : NULL;
+  return c ? PyBool_FromLong(flags_of(c) & GDA_OF_STRUCTS) : Py_NewRef(Py_None);
+}
+
 PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(2, "stream_next");
   if (check_array_class(args[1], "stream_next")) return NULL;
@@ -459,9 +464,8 @@ PyObject* m_stream_close(PyObject* self, PyObject* const* args, Py_ssize_t nargs
   }
 }
 
-// stream_prefetch(handle, depth, when_slow): when_slow puts the read-ahead
-// off until a read blocks (see after_timed_read), for a stream whose reads
-// the binding times (it has its bookkeeping in C, and no read-ahead under it).
+// stream_prefetch(handle, depth, when_slow): when_slow puts the read-ahead off until a read
+// blocks (after_timed_read), for a stream with C bookkeeping and no read-ahead under it.
 PyObject* m_stream_prefetch(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(3, "stream_prefetch");
   uintptr_t h, out = 0;

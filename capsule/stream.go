@@ -62,6 +62,9 @@ func cRead(s *streams.OneShotStream) (unsafe.Pointer, unsafe.Pointer, C.int) {
 	if s.AheadWhenSlow() {
 		flags |= C.GDA_AHEAD_WHEN_SLOW
 	}
+	if s.Schema().IsRecordBatch() {
+		flags |= C.GDA_OF_STRUCTS
+	}
 	return gate, src, flags
 }
 

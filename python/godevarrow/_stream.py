@@ -133,7 +133,16 @@ class ArrayStream(Generic[_A]):
     def __iter__(self) -> Iterator[_A]:
         """Iterates the arrays (RecordBatch for a stream of struct arrays) until the end."""
         # the extension's iterator: a for loop runs no Python code per array
-        return _lib.stream_iter(self._h, (self._info or self._stream_info())[2], self._reads_ahead)
+        return _lib.stream_iter(self._h, self._array_class(), self._reads_ahead)
+
+    def _array_class(self) -> type[_A]:
+        # the class of the arrays, known to the extension's C without asking
+        # Go for the schema (a short stream's set-up need not build it)
+        if self._info is None:
+            structs = _lib.stream_of_structs(self._h)
+            if structs is not None:
+                return cast("type[_A]", RecordBatch if structs else Array)
+        return (self._info or self._stream_info())[2]
 
     def __next__(self) -> _A:
         """The next array; StopIteration at the end."""

@@ -167,3 +167,14 @@ def test_an_event_loop_runs_other_tasks_during_a_long_async_for_over_ready_array
     got, ran_at = asyncio.run(main())
     assert got == list(range(n))
     assert ran_at and ran_at[0] <= 1 + _stream.ASYNC_TURN_ARRAYS, ran_at
+
+
+def test_the_class_of_a_streams_arrays_is_known_before_its_schema_is_asked():
+    """Iterating a stream first (its schema never asked, as a short stream's
+    set-up does) gives RecordBatch for a stream of struct arrays, Array for
+    any other, whether the stream is a producer's or made in Go."""
+    batch = pa.record_batch({"x": [1, 2]}, schema=SCHEMA)
+    assert type(next(iter(gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, [batch]))))) is gda.RecordBatch
+    assert type(next(iter(gda.stream(pa.chunked_array([[1, 2]]))))) is gda.Array
+    assert type(next(iter(gda.stream(gda.array(pa.array([1])))))) is gda.Array
+    assert type(next(iter(gda.stream(gda.record_batch(batch))))) is gda.RecordBatch
