@@ -181,6 +181,18 @@ PyObject* import_known_array(gda_held_schema* e, struct ArrowDeviceArray* d, PyT
 
 // ---- streams (stream.c) ----
 int stream_iter_init(PyObject* module);  // the StreamIterator type
+// ---- asyncio (stream_async.c) ----
+int stream_async_init(PyObject* module);  // the StreamAnext type
+enum { ASYNC_TURN_ARRAYS = 64 };          // an async for gives the loop a turn at least this often,
+#define ASYNC_TURN_NS (2 * 1000 * 1000)   // and at least this often (ns)
+typedef struct {
+  int taken;      // arrays an async for took since the loop's last turn
+  int64_t since;  // when that turn was (CLOCK_MONOTONIC_COARSE), with the GIL
+} async_pace;
+async_pace* stream_async_pace(PyObject* handle);  // a stream capsule's, or NULL (stream.c)
+int stream_async_turn(PyObject* handle);          // whether an __anext__ gives the loop a turn first
+void stream_async_took(PyObject* handle);         // an __anext__ took a ready array
+void stream_async_waited(PyObject* handle);       // an __anext__ waits on the wake pipe (a turn)
 
 // ---- pyarrow's shortcuts (pyarrow.c) ----
 // Imports obj when it is a pyarrow array or batch that pyarrow.c knows a

@@ -40,6 +40,8 @@ enum {
 enum {
   GDA_READS_AHEAD = 1,      // its reads take a read-ahead's queue
   GDA_OVER_READ_AHEAD = 2,  // a read-ahead is under it: settling stops it (Go)
+  GDA_AHEAD_WHEN_SLOW = 4,  // read on the reading thread until a read blocks, then ahead (prefetch)
+  GDA_OF_STRUCTS = 8,       // its arrays are struct arrays (RecordBatch in Python)
 };
 
 typedef struct {

@@ -1,11 +1,15 @@
-// The stream methods of methods.h (their Go halves are in stream.go):
-// import and export, reads (blocking, ready-only, and the StreamIterator
-// type), wake pipes, close, and the streams made from arrays, casts and
-// read-ahead.
+// The stream methods of methods.h (their Go halves are in stream.go): import and export, reads
+// (blocking, ready-only, the StreamIterator type), wake pipes, close, and the streams made from
+// arrays, casts and read-ahead (asyncio's awaitable: stream_async.c).
 #include "binding.h"
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+#ifndef RUSAGE_THREAD  // not Linux: the process's, a coarser measure
+#define RUSAGE_THREAD RUSAGE_SELF
+#endif
 
 #include "_cgo_export.h"
 #include "gate.h"
@@ -19,8 +23,12 @@
 typedef struct {
   gda_read_gate* gate;     // a reference
   gda_stream_source* src;  // a foreign stream's C half, touched only inside the gate; or NULL
-  int flags;               // GDA_READS_AHEAD, GDA_OVER_READ_AHEAD
+  int flags;               // GDA_READS_AHEAD, GDA_OVER_READ_AHEAD, GDA_AHEAD_WHEN_SLOW (atomic)
+  int suspect;             // GDA_AHEAD_WHEN_SLOW: the last read was slow; the next is measured (in the gate)
+  async_pace pace;         // an async for's (stream_async.c)
 } stream_c_read;
+
+static int flags_of(stream_c_read* c) { return __atomic_load_n(&c->flags, __ATOMIC_ACQUIRE); }
 
 void stream_c_read_free(void* ctx) {
   stream_c_read* c = ctx;
@@ -37,7 +45,7 @@ static int stream_c_read_set(PyObject* cap, void* gate, void* src, int flags) {
   stream_c_read* c = malloc(sizeof(*c));
   if (!c) return 0;  // out of memory: this stream's reads go through Go's gate calls
   gda_gate_ref(gate);
-  *c = (stream_c_read){gate, src, flags};
+  *c = (stream_c_read){gate, src, flags, 0, {0, 0}};
   if (PyCapsule_SetContext(cap, c) != 0) {
     stream_c_read_free(c);
     return -1;
@@ -54,10 +62,15 @@ int stream_c_read_attach(PyObject* cap, uintptr_t h) {
 
 void* stream_c_read_of(PyObject* o) { return PyCapsule_CheckExact(o) ? PyCapsule_GetContext(o) : NULL; }
 
+async_pace* stream_async_pace(PyObject* handle) {
+  stream_c_read* c = stream_c_read_of(handle);
+  return c ? &c->pace : NULL;
+}
+
 int stream_settle(void* ctx, uintptr_t h, int timeout_ms) {
   stream_c_read* c = ctx;
   // no read-ahead to stop: settling is waiting for the read in progress
-  if (c && !(c->flags & GDA_OVER_READ_AHEAD)) return gda_gate_wait_idle(c->gate, timeout_ms);
+  if (c && !(flags_of(c) & GDA_OVER_READ_AHEAD)) return gda_gate_wait_idle(c->gate, timeout_ms);
   return gdaStreamSettle(h, timeout_ms);
 }
 
@@ -170,6 +183,44 @@ static PyObject* deliver(uintptr_t h, stream_c_read* c, PyTypeObject* cls, uintp
 // refuses (the stream is closed, or the read comes from inside its own
 // producer) return 0 with *result untouched: the Go read answers them from
 // the same gate, in the same words.
+// Where a prefetch(depth) stream reads (GDA_AHEAD_WHEN_SLOW): on the reading
+// thread while reads are fast (a producer that needs the GIL gains nothing
+// from a thread of its own, which would hand the GIL to and fro for every
+// array), and ahead on a goroutine, for good, from the first read that
+// blocks. Reads are timed on the wall clock (vDSO); after one over
+// WAIT_READ_NS the next is also measured with getrusage (a system call a fast
+// stream never pays for): it blocks when it took over WAIT_READ_NS, under half
+// of it on the thread's CPU, and the thread gave up the CPU itself (it waited:
+// a preempted thread did not), or when it worked over SLOW_READ_NS.
+enum { WAIT_READ_NS = 50 * 1000, SLOW_READ_NS = 2 * 1000 * 1000 };
+
+typedef struct { int64_t wall, cpu; long waits; } read_clock;  // ns, ns, voluntary context switches
+
+static int64_t tv_ns(struct timeval t) { return (int64_t)t.tv_sec * 1000000000 + (int64_t)t.tv_usec * 1000; }
+
+static read_clock read_clock_now(int measured) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  read_clock r = {(int64_t)t.tv_sec * 1000000000 + t.tv_nsec, 0, 0};
+  struct rusage u;  // the thread's CPU time and voluntary switches, when measured
+  if (measured && getrusage(RUSAGE_THREAD, &u) == 0) r = (read_clock){r.wall, tv_ns(u.ru_utime) + tv_ns(u.ru_stime), u.ru_nvcsw};
+  return r;
+}
+
+// Called in the gate after a read of c that began at t0: moves the stream to
+// its read-ahead when the read blocked.
+static void after_timed_read(uintptr_t h, stream_c_read* c, read_clock t0) {
+  int measured = c->suspect;
+  read_clock t = read_clock_now(measured);
+  int64_t wall = t.wall - t0.wall, cpu = t.cpu - t0.cpu;
+  int blocked = measured && ((wall > WAIT_READ_NS && 2 * cpu < wall && t.waits > t0.waits) || cpu > SLOW_READ_NS);
+  c->suspect = wall > WAIT_READ_NS;
+  if (!blocked) return;
+  gdaStreamStartReadAhead(h);
+  c->src = NULL;  // the read-ahead's goroutine reads the foreign stream from now on
+  __atomic_store_n(&c->flags, (flags_of(c) & GDA_OF_STRUCTS) | GDA_READS_AHEAD | GDA_OVER_READ_AHEAD, __ATOMIC_RELEASE);
+}
+
 static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** result) {
   uint64_t thread = (uint64_t)pthread_self();
   gda_gate_slot slot = {0};
@@ -180,6 +231,8 @@ static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** r
   for (;;) {
     rc = 0;
     Py_BEGIN_ALLOW_THREADS g = gda_gate_begin(c->gate, 100, thread, &slot);
+    int timed = g == GDA_GATE_GO && (flags_of(c) & GDA_AHEAD_WHEN_SLOW);
+    read_clock t0 = timed ? read_clock_now(c->suspect) : (read_clock){0};
     if (g == GDA_GATE_GO && c->src) {
       int failed = c->src->failed;
       gda_stream_read got = {0};
@@ -192,6 +245,7 @@ static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** r
     } else if (g == GDA_GATE_GO) {
       rc = gdaStreamReadInGate(h, 100, &out, &held, &e);
     }
+    if (timed && rc == 0) after_timed_read(h, c, t0);  // not after an error: the stream ended
     if (g == GDA_GATE_GO) gda_gate_end(c->gate);
     Py_END_ALLOW_THREADS if (g == GDA_GATE_GO && rc == GDA_PENDING) g = GDA_GATE_BUSY;
     if (g != GDA_GATE_BUSY) break;
@@ -265,7 +319,7 @@ PyObject* m_stream_try_next(PyObject* self, PyObject* const* args, Py_ssize_t na
   if (c) {
     // the gate in C; a read it lets in is one call into Go (which never waits)
     gda_gate_slot slot = {0};
-    switch (gda_gate_try_begin(c->gate, c->flags & GDA_READS_AHEAD, &slot)) {
+    switch (gda_gate_try_begin(c->gate, flags_of(c) & GDA_READS_AHEAD, &slot)) {
       case GDA_GATE_BUSY:
         Py_RETURN_NOTIMPLEMENTED;
       case GDA_GATE_UNREAD:
@@ -306,6 +360,12 @@ PyObject* m_stream_arm_wake(PyObject* self, PyObject* const* args, Py_ssize_t na
   Py_RETURN_NONE;
 }
 
+// stream_of_structs(handle): from the C bookkeeping (no call into Go); None without one
+PyObject* m_stream_of_structs(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  stream_c_read* c = nargs == 1 ? stream_c_read_of(args[0]) : NULL;
+  return c ? PyBool_FromLong(flags_of(c) & GDA_OF_STRUCTS) : Py_NewRef(Py_None);
+}
+
 PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(2, "stream_next");
   if (check_array_class(args[1], "stream_next")) return NULL;
@@ -328,7 +388,8 @@ static PyTypeObject* StreamIter_Type;
 static PyObject* StreamIter_next(PyObject* self) {
   StreamIterObject* it = (StreamIterObject*)self;
   PyObject* r = NULL;
-  if (it->ready_first) {
+  stream_c_read* c = stream_c_read_of(it->handle);
+  if (c ? flags_of(c) & GDA_READS_AHEAD : it->ready_first) {
     PyObject* args[2] = {it->handle, it->cls};
     if (!(r = m_stream_try_next(NULL, args, 2))) return NULL;
     if (r == Py_NotImplemented) Py_CLEAR(r);  // nothing ready: wait for it
@@ -387,13 +448,14 @@ PyObject* m_stream_iter(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
 
 PyObject* m_stream_close(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   HANDLE_ARG(1, "stream_close");
-  void* c = stream_c_read_of(args[0]);
-  // settle without the GIL (a read elsewhere may need it), release with it
+  stream_c_read* c = stream_c_read_of(args[0]);
+  // settle without the GIL (a read elsewhere may need it), release with it;
+  // settle again when the read waited for started a read-ahead meanwhile
   for (;;) {
     gda_error e = {0};
-    int idle, rc;
+    int idle, rc, flags = c ? flags_of(c) : 0;
     Py_BEGIN_ALLOW_THREADS idle = stream_settle(c, h, 100);
-    Py_END_ALLOW_THREADS if (idle) {
+    Py_END_ALLOW_THREADS if (idle && (!c || flags_of(c) == flags)) {
       rc = gdaStreamClose(h, &e);
       if (rc == 0) Py_RETURN_NONE;
       if (rc != GDA_PENDING) return raise_error(&e);
@@ -402,13 +464,19 @@ PyObject* m_stream_close(PyObject* self, PyObject* const* args, Py_ssize_t nargs
   }
 }
 
+// stream_prefetch(handle, depth, when_slow): when_slow puts the read-ahead off until a read
+// blocks (after_timed_read), for a stream with C bookkeeping and no read-ahead under it.
 PyObject* m_stream_prefetch(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(2, "stream_prefetch");
+  CHECK_NARGS(3, "stream_prefetch");
   uintptr_t h, out = 0;
   int64_t depth;
-  if (get_handle(args[0], &h) || get_int64(args[1], &depth)) return NULL;
+  int when_slow;
+  if (get_handle(args[0], &h) || get_int64(args[1], &depth) || get_bool(args[2], &when_slow)) return NULL;
+  stream_c_read* c = stream_c_read_of(args[0]);
+  when_slow = when_slow && c && !(flags_of(c) & (GDA_OVER_READ_AHEAD | GDA_AHEAD_WHEN_SLOW));
   gda_error e = {0};
-  return gdaStreamPrefetch(h, depth, &out, &e) ? raise_error(&e) : wrap_stream_handle(out);
+  int rc = when_slow ? gdaStreamPrefetchWhenSlow(h, depth, &out, &e) : gdaStreamPrefetch(h, depth, &out, &e);
+  return rc ? raise_error(&e) : wrap_stream_handle(out);
 }
 
 PyObject* m_stream_cast(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {

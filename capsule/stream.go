@@ -59,6 +59,12 @@ func cRead(s *streams.OneShotStream) (unsafe.Pointer, unsafe.Pointer, C.int) {
 	if over {
 		flags |= C.GDA_OVER_READ_AHEAD
 	}
+	if s.AheadWhenSlow() {
+		flags |= C.GDA_AHEAD_WHEN_SLOW
+	}
+	if s.Schema().IsRecordBatch() {
+		flags |= C.GDA_OF_STRUCTS
+	}
 	return gate, src, flags
 }
 
@@ -338,5 +344,26 @@ func gdaStreamCast(h, schema C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.in
 func gdaStreamPrefetch(h C.uintptr_t, depth C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
 	return streamOp(h, out, e, func(s *streams.OneShotStream) (*streams.OneShotStream, error) {
 		return s.Prefetch(int64(depth))
+	})
+}
+
+//export gdaStreamPrefetchWhenSlow
+func gdaStreamPrefetchWhenSlow(h C.uintptr_t, depth C.int64_t, out *C.uintptr_t, e *C.gda_error) C.int {
+	return streamOp(h, out, e, func(s *streams.OneShotStream) (*streams.OneShotStream, error) {
+		return s.PrefetchWhenSlow(int64(depth))
+	})
+}
+
+// gdaStreamStartReadAhead starts the read-ahead of a stream made by
+// gdaStreamPrefetchWhenSlow, from inside a read the binding began in the
+// stream's read gate (after a read that blocked). Called without the GIL.
+//
+//export gdaStreamStartReadAhead
+func gdaStreamStartReadAhead(h C.uintptr_t) {
+	call(nil, func() error {
+		if s, err := valueOf[*streams.OneShotStream](h); err == nil {
+			s.StartReadAhead()
+		}
+		return nil
 	})
 }

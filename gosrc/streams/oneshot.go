@@ -9,6 +9,7 @@ import "C"
 import (
 	"fmt"
 	"io"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -54,6 +55,17 @@ type OneShotStream struct {
 	// an array read but not delivered (its reader was interrupted, by Ctrl-C
 	// say), which the next read returns, so that nothing is lost.
 	gate *readGate
+
+	// whenSlow is the depth of a read-ahead that a binding starts once a
+	// read blocks (PrefetchWhenSlow, StartReadAhead); 0: none pending.
+	whenSlow int64
+	// swap guards reader and prefetch while StartReadAhead changes them, for
+	// those who look at them outside a read (Settle, the wake, TryNextHeld);
+	// a read holds the gate, as StartReadAhead does. schema and devType are
+	// the reader's, kept so that asking for them needs neither.
+	swap    sync.Mutex
+	schema  *cschema.Schema
+	devType device.Type
 }
 
 // heldReader is a reader that can hand out arrays held in C (StreamReader).
@@ -63,7 +75,7 @@ type heldReader interface {
 
 // NewOneShotStream makes a OneShotStream that owns r.
 func NewOneShotStream(r cdevice.ArrayReader) *OneShotStream {
-	return &OneShotStream{reader: r, gate: newReadGate()}
+	return &OneShotStream{reader: r, gate: newReadGate(), schema: r.Schema(), devType: r.DeviceType()}
 }
 
 func errStreamConsumed() error {
@@ -71,10 +83,10 @@ func errStreamConsumed() error {
 }
 
 // Schema returns the schema of every array of the stream.
-func (s *OneShotStream) Schema() *cschema.Schema { return s.reader.Schema() }
+func (s *OneShotStream) Schema() *cschema.Schema { return s.schema }
 
 // DeviceType returns the device type of every array of the stream.
-func (s *OneShotStream) DeviceType() device.Type { return s.reader.DeviceType() }
+func (s *OneShotStream) DeviceType() device.Type { return s.devType }
 
 // Next returns the next array (the caller owns one reference), or (nil,
 // io.EOF) at the end. A read-ahead stream (Prefetch), or a read of another
@@ -143,8 +155,15 @@ func (s *OneShotStream) read(wait time.Duration, wantHeld bool) (held unsafe.Poi
 	return nil, a, err, true
 }
 
+// readsAheadNow is readsAhead for a caller outside a read.
+func (s *OneShotStream) readsAheadNow() bool {
+	s.swap.Lock()
+	defer s.swap.Unlock()
+	return s.readsAhead()
+}
+
 // readsAhead reports whether the stream's reads take arrays its read-ahead
-// queued (Prefetch), not the producer's.
+// queued (Prefetch), not the producer's. Inside a read, or under swap.
 func (s *OneShotStream) readsAhead() bool {
 	return s.prefetch != nil && s.reader == cdevice.ArrayReader(s.prefetch)
 }
@@ -154,7 +173,7 @@ func (s *OneShotStream) readsAhead() bool {
 // not read ahead (see Prefetch), whose reads call the producer. It never
 // calls the producer.
 func (s *OneShotStream) TryNextHeld() (held unsafe.Pointer, a *cdevice.Array, err error, ok bool) {
-	switch r, slot := s.gate.tryBegin(s.readsAhead()); r {
+	switch r, slot := s.gate.tryBegin(s.readsAheadNow()); r {
 	case gateClosed:
 		return nil, nil, errStreamConsumed(), true
 	case gateBusy:
@@ -194,6 +213,8 @@ func (s *OneShotStream) TryReadHeld() (held unsafe.Pointer, a *cdevice.Array, er
 // going to FinishRead; for others ReadHeld or TryReadHeld; and
 // gda_gate_end after it.
 func (s *OneShotStream) CRead() (gate, source unsafe.Pointer, readsAhead, overReadAhead bool) {
+	s.swap.Lock()
+	defer s.swap.Unlock()
 	if r, ok := s.reader.(*StreamReader); ok {
 		source = r.CSource()
 	}
@@ -230,6 +251,8 @@ func (s *OneShotStream) ArmWake(on bool) {
 }
 
 func (s *OneShotStream) readAhead() (*PrefetchReader, bool) {
+	s.swap.Lock()
+	defer s.swap.Unlock()
 	return s.prefetch, s.readsAhead() && !s.gate.closed()
 }
 
@@ -247,7 +270,10 @@ func (s *OneShotStream) UnreadHeld(held unsafe.Pointer) { s.gate.unread(gateSlot
 // without the GIL) before Close.
 func (s *OneShotStream) Settle(d time.Duration) bool {
 	deadline := time.Now().Add(d)
-	if s.prefetch != nil && !s.prefetch.StopWithin(d) {
+	s.swap.Lock()
+	p := s.prefetch
+	s.swap.Unlock()
+	if p != nil && !p.StopWithin(d) {
 		return false
 	}
 	return s.gate.waitIdle(time.Until(deadline))
@@ -293,7 +319,7 @@ func (s *OneShotStream) castTarget(target *cschema.Schema) error {
 	if target == nil {
 		return nil
 	}
-	_, err := cdevice.CastReader(schemaOnly{s.reader}, target)
+	_, err := cdevice.CastReader(schemaOnly{s.schema, s.devType}, target)
 	return err
 }
 
@@ -311,6 +337,9 @@ func (s *OneShotStream) Export(target *cschema.Schema, out unsafe.Pointer, isDev
 	r, err := s.take()
 	if err != nil {
 		return err
+	}
+	if p := s.startedReadAhead(r); p != nil {
+		r = p
 	}
 	if target != nil {
 		if r, err = cdevice.CastReader(r, target); err != nil {
@@ -338,13 +367,17 @@ func (s *OneShotStream) Cast(target *cschema.Schema) (*OneShotStream, error) {
 	if err != nil {
 		return nil, err
 	}
+	prefetch := s.prefetch
+	if p := s.startedReadAhead(r); p != nil {
+		r, prefetch = p, p
+	}
 	cast, err := cdevice.CastReader(r, target)
 	if err != nil {
 		r.Close()
 		return nil, err
 	}
 	out := NewOneShotStream(cast)
-	if out.prefetch = s.prefetch; out.prefetch != nil {
+	if out.prefetch = prefetch; out.prefetch != nil {
 		out.gate.watchProducer(out.prefetch.producer)
 	}
 	return out, nil
@@ -369,11 +402,65 @@ func (s *OneShotStream) Prefetch(depth int64) (*OneShotStream, error) {
 	return out, nil
 }
 
-// schemaOnly lets CastReader check a request against a stream without touching it.
-type schemaOnly struct{ r cdevice.ArrayReader }
+// PrefetchWhenSlow moves the stream into a new one that is read on the
+// reading thread, like this one, until its binding sees a read block and
+// calls StartReadAhead, which makes it read depth arrays ahead from then on.
+// A producer that needs a lock its reader holds (a Python producer needs the
+// GIL) thus never gets a thread of its own while its reads are fast: handing
+// that lock between two threads for every array costs more than the read.
+// depth is checked as Prefetch checks it.
+func (s *OneShotStream) PrefetchWhenSlow(depth int64) (*OneShotStream, error) {
+	if depth < 1 {
+		return nil, errs.Errorf(errs.ErrInvalid, "prefetch depth must be at least 1, got %d", depth)
+	}
+	r, err := s.take()
+	if err != nil {
+		return nil, err
+	}
+	out := NewOneShotStream(r)
+	out.whenSlow = min(depth, MaxPrefetchDepth)
+	return out, nil
+}
 
-func (o schemaOnly) Schema() *cschema.Schema       { return o.r.Schema() }
-func (o schemaOnly) DeviceType() device.Type       { return o.r.DeviceType() }
+// AheadWhenSlow reports whether a read-ahead waits to be started
+// (PrefetchWhenSlow) and has not been.
+func (s *OneShotStream) AheadWhenSlow() bool { return s.whenSlow > 0 }
+
+// StartReadAhead starts the read-ahead that PrefetchWhenSlow put off: the
+// stream's reads take its queue from now on (for good). The binding calls it
+// inside a read it began in the stream's read gate, after the read that
+// blocked, so that nobody else reads or moves the stream meanwhile. It does
+// nothing for a stream with no read-ahead pending.
+func (s *OneShotStream) StartReadAhead() {
+	if s.whenSlow <= 0 {
+		return
+	}
+	p := Prefetch(s.reader, int(s.whenSlow))
+	s.whenSlow = 0
+	s.swap.Lock()
+	s.reader, s.prefetch = p, p
+	s.swap.Unlock()
+	s.gate.watchProducer(p.producer)
+}
+
+// startedReadAhead is, for a stream moved out (r, from take) into a reader
+// that the binding does not time (an export, a cast), the read-ahead that
+// PrefetchWhenSlow put off, started over r; nil when none was put off.
+func (s *OneShotStream) startedReadAhead(r cdevice.ArrayReader) *PrefetchReader {
+	if s.whenSlow <= 0 {
+		return nil
+	}
+	return Prefetch(r, int(s.whenSlow))
+}
+
+// schemaOnly lets CastReader check a request against a stream without touching it.
+type schemaOnly struct {
+	schema  *cschema.Schema
+	devType device.Type
+}
+
+func (o schemaOnly) Schema() *cschema.Schema       { return o.schema }
+func (o schemaOnly) DeviceType() device.Type       { return o.devType }
 func (o schemaOnly) Next() (*cdevice.Array, error) { return nil, io.EOF }
 func (o schemaOnly) Close() error                  { return nil }
 

@@ -7,6 +7,7 @@ waits for that read without the GIL."""
 from __future__ import annotations
 
 import bisect
+import collections.abc
 import itertools
 import os
 import threading
@@ -15,6 +16,7 @@ from typing import (
     TYPE_CHECKING,
     Any,
     AsyncIterator,
+    Coroutine,
     Generic,
     Iterator,
     Optional,
@@ -37,6 +39,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # How far an ``async for`` reads ahead (ArrayStream.__anext__).
 ASYNC_DEPTH = 64
+
+# An ``async for`` that always finds an array ready gives the event loop a
+# turn at least every this many arrays, and at least every 2 ms (the
+# extension's StreamAnext, capsule/stream_async.c).
+ASYNC_TURN_ARRAYS = 64
+
+# ArrayStream.__anext__ returns the extension's awaitable, a coroutine in all
+# but its class: asyncio.create_task and iscoroutine accept it
+collections.abc.Coroutine.register(_lib.StreamAnext)
 
 
 class _WakePipe:
@@ -122,7 +133,16 @@ class ArrayStream(Generic[_A]):
     def __iter__(self) -> Iterator[_A]:
         """Iterates the arrays (RecordBatch for a stream of struct arrays) until the end."""
         # the extension's iterator: a for loop runs no Python code per array
-        return _lib.stream_iter(self._h, (self._info or self._stream_info())[2], self._reads_ahead)
+        return _lib.stream_iter(self._h, self._array_class(), self._reads_ahead)
+
+    def _array_class(self) -> type[_A]:
+        # the class of the arrays, known to the extension's C without asking
+        # Go for the schema (a short stream's set-up need not build it)
+        if self._info is None:
+            structs = _lib.stream_of_structs(self._h)
+            if structs is not None:
+                return cast("type[_A]", RecordBatch if structs else Array)
+        return (self._info or self._stream_info())[2]
 
     def __next__(self) -> _A:
         """The next array; StopIteration at the end."""
@@ -136,46 +156,69 @@ class ArrayStream(Generic[_A]):
         return list(self)
 
     def prefetch(self, depth: int = 2) -> ArrayStream[_A]:
-        """A stream that reads this one ahead in the background.
+        """A stream that reads this one ahead in the background once its reads block.
 
-        Go reads up to ``depth`` arrays ahead on its own thread (the GIL is
+        The new stream is read where it is cheapest. While its reads are
+        fast it is read in the consumer's thread, as this one would be: a
+        producer that needs the GIL (a reader over a Python iterable) gets
+        no thread of its own, which would only hand the GIL to and fro for
+        every array. From the first read that blocks (one that takes more
+        than 2 ms, or more than 50 µs of which the reading thread spent less
+        than half working: it waited for I/O, a lock or a device), Go reads
+        up to ``depth`` arrays ahead on its own thread, for good (the GIL is
         not held while the producer works), so a slow producer and a slow
         consumer overlap. ``depth`` is at least 1; more than 1,024 reads
-        1,024 ahead (the queue is allocated up front). Arrays and errors arrive in the producer's order:
-        an error at array k is raised after arrays 0..k-1. This stream is
-        moved into the new one; closing the new one stops the reading.
+        1,024 ahead (the queue is allocated up front). Arrays and errors
+        arrive in the producer's order: an error at array k is raised after
+        arrays 0..k-1. This stream is moved into the new one; closing the
+        new one stops the reading.
         """
         if not isinstance(depth, int) or isinstance(depth, bool):
             raise GodevarrowTypeError(f"depth must be an int, not {type(depth).__name__}")
         if not -(2**63) <= depth < 2**63:  # the extension takes an int64
             raise ArrowInvalid(f"depth {depth} is out of range (at least 1, and below 2^63)")
-        ahead: ArrayStream[_A] = ArrayStream(_lib.stream_prefetch(self._h, depth))
-        ahead._reads_ahead = True
-        return ahead
+        return ArrayStream(_lib.stream_prefetch(self._h, depth, True))
 
     def __aiter__(self) -> AsyncIterator[_A]:
         """Iterates the arrays from asyncio without blocking the loop (see `__anext__`)."""
-        return self
+        self._read_ahead_for_async()
+        # the extension's iterator: an async for runs no Python code per ready array
+        return _lib.stream_aiter(self, self._h, (self._info or self._stream_info())[2])
 
-    async def __anext__(self) -> _A:
+    def _read_ahead_for_async(self) -> None:
+        if not self._reads_ahead:
+            # read ahead from the first read: a read in the loop's thread
+            # could wait for ever on a producer that waits for the loop
+            self._h = _lib.stream_prefetch(self._h, ASYNC_DEPTH, False)
+            self._reads_ahead = True
+
+    def __anext__(self) -> Coroutine[Any, Any, _A]:
         """The next array, without blocking the event loop.
 
         The first ``__anext__`` makes the stream read ahead (``prefetch``,
-        up to `ASYNC_DEPTH` arrays): a goroutine reads while the loop
-        runs, ``__anext__`` returns at once while arrays are queued, and
-        otherwise the loop is woken through a pipe when one arrives, so many
-        streams are read concurrently. A cancelled ``__anext__`` loses
-        nothing."""
-        if not self._reads_ahead:
-            self._h = _lib.stream_prefetch(self._h, ASYNC_DEPTH)
-            self._reads_ahead = True
+        up to `ASYNC_DEPTH` arrays), from its first read: a read in the
+        loop's thread would block the loop, and could wait for ever on a
+        producer that waits for the loop. A goroutine reads while the loop
+        runs; ``__anext__`` returns at once while arrays are queued (an
+        awaitable made in C, with no coroutine frame), and otherwise the
+        loop is woken through a pipe when one arrives, so many streams are
+        read concurrently. An ``async for`` that always finds an array
+        ready still gives the event loop a turn (one bare yield: its other
+        ready tasks run) at least every `ASYNC_TURN_ARRAYS` arrays and at
+        least every 2 ms; waiting for an array is a turn too. A cancelled
+        ``__anext__`` loses nothing."""
+        self._read_ahead_for_async()
+        return _lib.stream_anext(self, self._h, (self._info or self._stream_info())[2])
+
+    async def _anext_wait(self) -> _A:
+        """__anext__'s wait, once no array was ready at its first step."""
         cls = (self._info or self._stream_info())[2]
         ticket: Optional[int] = None  # this call's place among concurrent ones
         while True:
+            ticket = await self._ready(ticket)
             arr = _lib.stream_try_next(self._h, cls)
             if arr is not NotImplemented:
                 break
-            ticket = await self._ready(ticket)
         if arr is None:
             raise StopAsyncIteration
         return cast("_A", arr)

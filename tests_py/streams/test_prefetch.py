@@ -47,6 +47,10 @@ def values(batches) -> list[int]:
 # A hang guard, not a time limit: a handshake that waits this long failed.
 HANG = 30
 
+# A read that waits this long (more than the 50 µs of ArrayStream.prefetch),
+# twice in a row, moves a prefetched stream to its read-ahead.
+SLOW_READ = 0.005
+
 
 def hold_each_batch(depth: int | None, n: int, wait: float) -> list[bool]:
     """Reads a stream of n batches from a producer that makes batch k+1 only
@@ -58,6 +62,11 @@ def hold_each_batch(depth: int | None, n: int, wait: float) -> list[bool]:
     made = [threading.Event() for _ in range(n)]
 
     def batches():
+        # two reads in a row that wait (without the GIL): a prefetched stream
+        # reads ahead from then on (in the consumer's thread while reads are fast)
+        for _ in range(2):
+            time.sleep(SLOW_READ)
+            yield pa.record_batch({"x": [-1]}, schema=SCHEMA)
         for k in range(n):
             if k and not holding[k - 1].wait(HANG):
                 raise TimeoutError(f"the consumer never held batch {k - 1}")
@@ -67,6 +76,7 @@ def hold_each_batch(depth: int | None, n: int, wait: float) -> list[bool]:
     stream = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))
     if depth is not None:
         stream = stream.prefetch(depth)
+    assert values([next(stream), next(stream)]) == [-1, -1]
     overlapped, got = [], []
     for k, b in enumerate(stream):
         got.append(values([b])[0])
@@ -299,6 +309,9 @@ def test_aclose_while_another_task_waits_ends_the_wait(leak_check):
     never a hang), and the wake pipe is closed once nobody waits on it."""
 
     async def main():
+        # Go's runtime opens its poller's descriptors at its first timer,
+        # which a read-ahead's wait sets: have them open before counting
+        assert values([b async for b in gda.stream(Producer(1).reader())]) == [0]
         s = gda.stream(Producer(4, delay=0.3).reader())
         fds = open_fds()
         waiting = asyncio.ensure_future(s.__anext__())

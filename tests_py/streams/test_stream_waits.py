@@ -10,7 +10,7 @@ import pytest
 from conftest import run_python
 
 SELF_READING_PRODUCER = """
-import threading
+import threading, time
 import pyarrow as pa, godevarrow as gda
 schema = pa.schema([("x", pa.int64())])
 fed = {}
@@ -18,6 +18,10 @@ seen = []
 known = threading.Event()  # a read-ahead starts reading before `fed` is filled
 
 def batches():
+    if AHEAD:  # two reads in a row that wait: the stream reads ahead from then on
+        for _ in range(2):
+            time.sleep(0.005)
+            yield pa.record_batch({"x": [0]}, schema=schema)
     yield pa.record_batch({"x": [1]}, schema=schema)
     known.wait(60)
     try:
@@ -28,7 +32,9 @@ def batches():
     yield pa.record_batch({"x": [2]}, schema=schema)
 
 s = gda.stream(pa.RecordBatchReader.from_batches(schema, batches()))
-s = s.prefetch(2) if AHEAD else s
+if AHEAD:
+    s = s.prefetch(2)
+    next(s), next(s)
 fed["stream"] = s
 known.set()
 got = []

@@ -1,0 +1,180 @@
+"""Where a prefetched stream reads: in the consumer's thread while its reads
+are fast (a producer that needs the GIL gets no thread of its own), and ahead
+on another thread, for good, from the first read that blocks."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import godevarrow as gda
+import pyarrow as pa
+import pytest
+
+SCHEMA = pa.schema([("x", pa.int64())])
+
+# A hang guard, not a time limit: a handshake that waits this long failed.
+HANG = 30
+
+# A read that waits this long (more than the 50 µs of ArrayStream.prefetch),
+# twice in a row, moves a prefetched stream to its read-ahead.
+SLOW_READ = 0.005
+
+
+def values(batches) -> list[int]:
+    return [b.to_pyarrow().column(0)[0].as_py() for b in batches]
+
+
+@pytest.mark.parametrize("depth", [1, 8])
+def test_a_gil_bound_producers_fast_reads_run_on_the_consumers_thread(depth, leak_check):
+    """Every read of a reader over a Python generator (pyarrow takes the GIL
+    in its get_next) happens in the thread that iterates the prefetched
+    stream: a read-ahead thread would hand the GIL to and fro for every batch."""
+    readers: list[int] = []
+
+    def batches():
+        for k in range(200):
+            readers.append(threading.get_ident())
+            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+
+    s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches())).prefetch(depth)
+    assert values(s) == list(range(200))
+    assert set(readers) == {threading.get_ident()}
+    s.close()
+
+
+def test_a_gil_bound_producer_is_read_on_the_thread_that_iterates(leak_check):
+    """The same from a thread other than the main one: the reads follow the
+    consumer, whichever thread it is."""
+    readers: list[int] = []
+    consumer: list[int] = []
+    got: list[int] = []
+
+    def batches():
+        for k in range(50):
+            readers.append(threading.get_ident())
+            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+
+    s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches())).prefetch(8)
+
+    def consume():
+        consumer.append(threading.get_ident())
+        got.extend(values(s))
+
+    t = threading.Thread(target=consume)
+    t.start()
+    t.join(HANG)
+    assert not t.is_alive(), "the consumer never finished"
+    assert got == list(range(50))
+    assert set(readers) == set(consumer)
+    s.close()
+
+
+def test_a_producer_whose_read_waits_is_read_ahead_from_then_on(leak_check):
+    """Two reads in a row wait (a sleep, which releases the GIL: the reading
+    thread gives up its CPU). From then on the producer is asked for batch k+1
+    while the consumer still holds batch k (a handshake: batch k+1 is made
+    only once the consumer holds batch k, and the consumer, holding it, waits
+    for batch k+1 to be made), on a thread other than the consumer's."""
+    n = 6
+    holding = [threading.Event() for _ in range(n)]
+    made = [threading.Event() for _ in range(n)]
+    readers: list[int] = []
+
+    def batches():
+        for _ in range(2):  # two reads in a row that wait
+            time.sleep(SLOW_READ)
+            readers.append(threading.get_ident())
+            yield pa.record_batch({"x": [-1]}, schema=SCHEMA)
+        for k in range(n):
+            if k and not holding[k - 1].wait(HANG):
+                raise TimeoutError(f"the consumer never held batch {k - 1}")
+            readers.append(threading.get_ident())
+            made[k].set()
+            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+
+    s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches())).prefetch(2)
+    assert values([next(s), next(s)]) == [-1, -1]
+    got, overlapped = [], []
+    for k, b in enumerate(s):
+        got.append(values([b])[0])
+        holding[k].set()
+        if k + 1 < n:
+            overlapped.append(made[k + 1].wait(HANG))
+        del b
+    assert got == list(range(n))
+    assert overlapped == [True] * (n - 1)
+    me = threading.get_ident()
+    assert readers[:2] == [me, me]  # the reads that waited were the consumer's own
+    assert me not in readers[2:]  # then the read-ahead's
+    s.close()
+
+
+def test_a_stream_that_moved_to_read_ahead_stays_there(leak_check):
+    """After two reads in a row that wait, fast reads stay on the read-ahead thread."""
+    readers: list[int] = []
+
+    def batches():
+        for k in range(100):
+            if k in (3, 4):
+                time.sleep(SLOW_READ)
+            readers.append(threading.get_ident())
+            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+
+    s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches())).prefetch(4)
+    assert values(s) == list(range(100))
+    me = threading.get_ident()
+    assert readers[:5] == [me] * 5
+    assert me not in readers[5:]
+    s.close()
+
+
+def test_an_event_loop_runs_other_tasks_during_a_long_async_for_over_ready_arrays(leak_check, monkeypatch):
+    """Every array is queued before the ``async for`` over them begins, so no
+    ``__anext__`` has to wait; another task, made ready just before, still
+    runs while the loop goes on: within ASYNC_TURN_ARRAYS arrays (a loop
+    that never gave it a turn would run it only after the last array)."""
+    from godevarrow import _stream
+
+    n = 8 * _stream.ASYNC_TURN_ARRAYS
+    monkeypatch.setattr(_stream, "ASYNC_DEPTH", 2 * n)  # room for all of them
+    queued_all = threading.Event()
+
+    def batches():
+        for k in range(n):
+            if k == n - 1:
+                queued_all.set()  # the read-ahead has queued the others
+            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+
+    async def main():
+        s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))
+        got = [values([await s.__anext__()])[0]]  # starts the read-ahead
+        # a wait that gives the loop no turn, until everything is queued
+        assert queued_all.wait(HANG), "the read-ahead never queued the stream"
+        ran_at: list[int] = []
+
+        async def other() -> None:
+            ran_at.append(len(got))
+
+        task = asyncio.get_running_loop().create_task(other())
+        async for b in s:
+            got.append(values([b])[0])
+        await task
+        await s.aclose()
+        return got, ran_at
+
+    got, ran_at = asyncio.run(main())
+    assert got == list(range(n))
+    assert ran_at and ran_at[0] <= 1 + _stream.ASYNC_TURN_ARRAYS, ran_at
+
+
+def test_the_class_of_a_streams_arrays_is_known_before_its_schema_is_asked():
+    """Iterating a stream first (its schema never asked, as a short stream's
+    set-up does) gives RecordBatch for a stream of struct arrays, Array for
+    any other, whether the stream is a producer's or made in Go."""
+    batch = pa.record_batch({"x": [1, 2]}, schema=SCHEMA)
+    assert type(next(iter(gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, [batch]))))) is gda.RecordBatch
+    assert type(next(iter(gda.stream(pa.chunked_array([[1, 2]]))))) is gda.Array
+    assert type(next(iter(gda.stream(gda.array(pa.array([1])))))) is gda.Array
+    assert type(next(iter(gda.stream(gda.record_batch(batch))))) is gda.RecordBatch
