@@ -27,7 +27,8 @@ import (
 )
 
 // Host buffers for the results of copies (AllocHost, FreeHost). Fresh host
-// memory is slow to fill: its first touch faults every page in (a few GB/s),
+// memory is slow to fill: its first touch faults every page in (far below
+// the link: docs/benchmarks.md, "Device jobs", the first copy into fresh memory),
 // and a device can write into it only through the driver's own staging,
 // because it is not pinned. So buffers of hostPoolMin bytes or more go back
 // to a pool when their array is released, and the next copy of about the
