@@ -207,7 +207,7 @@ def _gpu_leg(batch: Any, gbatch: Any, cpu_sums: list[int]) -> int:
     capsules, t = _timed(lambda: on_gpu.__arrow_c_device_array__())
     hops.append(("GPU batch -> ArrowDeviceArray", t, "zero-copy, sync_event set"))
     again, t = _timed(lambda: gda.record_batch(_Capsules(capsules)))
-    hops.append(("ArrowDeviceArray -> GPU batch", t, "zero-copy; offsets fetched in one batched copy"))
+    hops.append(("ArrowDeviceArray -> GPU batch", t, "zero-copy; nothing read from the device"))
     home, t = _timed(lambda: again.to_device("cpu"))
     hops.append(("GPU -> cpu (copy)", t, f"{nbytes / 1e6 / max(t, 1e-9):.0f} MB/s"))
     sums = _lib.checksums(home._h)
