@@ -18,17 +18,6 @@ struct gda_device_backend {
   // index of the first that does not (-1 if all do), with its device in
   // *bad_dev (-1 when the driver does not know it, and then an error).
   int (*pointers_on_device)(int dev, int count, const uintptr_t* ptrs, int* bad, int* bad_dev, const char** call);
-  // The calling thread's default stream: work on it needs no stream to be
-  // created (creating one per import would cost more than the reads).
-  void* default_stream;
-  // Orders later work on stream s after event (a sync_event's value).
-  int (*stream_wait_event)(int dev, void* s, void* event, const char** call);
-  // Batched gather of small device values into host memory on s, with one
-  // synchronization: dst[i] receives n[i] bytes from the device address src[i].
-  int (*gather)(int dev, void* s, int count, void* const* dst, const uintptr_t* src, const size_t* n,
-                const char** call);
-  // Waits on the host until the work queued on s is done.
-  int (*stream_sync)(int dev, void* s, const char** call);
 };
 
 // Installs b (static storage) for device type t; Register (backend.go) calls

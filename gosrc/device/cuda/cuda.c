@@ -595,28 +595,12 @@ const char* gda_cuda_error_string(CUresult r) {
 }
 
 // ------------------------------------------------ the C vtable (backend.h)
-// Thin adapters from the vtable's driver-neutral types to the driver's.
 _Static_assert(sizeof(CUdeviceptr) == sizeof(uintptr_t), "device addresses are pointer-sized");
-
-static int vt_stream_wait_event(int dev, void* s, void* event, const char** call) {
-  return gda_cuda_stream_wait_event(dev, (CUstream)s, (CUevent)event, call);
-}
-
-static int vt_gather(int dev, void* s, int count, void* const* dst, const uintptr_t* src, const size_t* n,
-                     const char** call) {
-  return gda_cuda_gather(dev, (CUstream)s, count, dst, (const CUdeviceptr*)src, n, call);
-}
-
-static int vt_stream_sync(int dev, void* s, const char** call) { return gda_cuda_stream_sync(dev, (CUstream)s, call); }
 
 static const struct gda_device_backend cuda_vtable = {
     .name = "cuda",
     .open = gda_cuda_open,
     .pointers_on_device = gda_cuda_pointers_on_device,
-    .default_stream = GDA_CUDA_STREAM_PER_THREAD,
-    .stream_wait_event = vt_stream_wait_event,
-    .gather = vt_gather,
-    .stream_sync = vt_stream_sync,
 };
 
 const struct gda_device_backend* gda_cuda_vtable(void) { return &cuda_vtable; }

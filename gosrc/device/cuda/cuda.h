@@ -14,11 +14,6 @@ typedef void* CUstream;
 typedef void* CUevent;
 
 #define GDA_CUDA_SUCCESS 0
-// The calling thread's default stream of the current context: CUDA's
-// CU_STREAM_PER_THREAD handle. Work on it needs no stream to be created,
-// and it waits for the context's legacy default stream (CUDA Driver API,
-// "Stream synchronization behavior").
-#define GDA_CUDA_STREAM_PER_THREAD ((CUstream)0x2)
 
 // Opens the driver (GODEVARROW_LIBCUDA, read with getenv, or libcuda.so.1)
 // and calls cuInit(0). Returns 0, or -1 with a message in err (static storage).
