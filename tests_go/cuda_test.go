@@ -267,10 +267,13 @@ func TestCUDAStringImportReadsNothingUntilAnOperationNeedsTheOffsets(t *testing.
 	}
 }
 
-func TestCUDAFixedWidthImportReadsNothing(t *testing.T) {
-	deviceBaseline(t)
+// exportedInt64OnCUDA copies [1, 2, 3] (valid as given; nil: all valid) to
+// cuda:1 and exports it to C: the imported schema and the device array,
+// freed when the test ends.
+func exportedInt64OnCUDA(t *testing.T, valid []bool) (*cschema.Schema, *cdevice.CArrowDeviceArray) {
+	t.Helper()
 	b := array.NewInt64Builder(memory.DefaultAllocator)
-	b.AppendValues([]int64{1, 2, 3}, nil)
+	b.AppendValues([]int64{1, 2, 3}, valid)
 	arr := b.NewArray()
 	b.Release()
 	defer arr.Release()
@@ -279,9 +282,14 @@ func TestCUDAFixedWidthImportReadsNothing(t *testing.T) {
 	d := mustCopy(t, host, cuda1)
 	defer d.Release()
 	s, c := exportToC(t, d)
-	defer cb.Free(s)
-	defer cb.Free(c)
+	t.Cleanup(func() { cb.Free(s); cb.Free(c) })
 	schema, _ := cschema.ImportSchema(s)
+	return schema, c
+}
+
+func TestCUDAFixedWidthImportReadsNothing(t *testing.T) {
+	deviceBaseline(t)
+	schema, c := exportedInt64OnCUDA(t, nil)
 	calls := fc.CopyCalls(fc.DeviceToHost)
 	back, err := cdevice.ImportDeviceArray(c, schema)
 	if err != nil {
@@ -295,19 +303,7 @@ func TestCUDAFixedWidthImportReadsNothing(t *testing.T) {
 
 func TestCUDAImportOfGodevarrowsOwnMemoryAsksTheDriverNothing(t *testing.T) {
 	deviceBaseline(t)
-	b := array.NewInt64Builder(memory.DefaultAllocator)
-	b.AppendValues([]int64{1, 2, 3}, []bool{true, false, true})
-	arr := b.NewArray()
-	b.Release()
-	defer arr.Release()
-	host, _ := cdevice.FromArrow(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, arr)
-	defer host.Release()
-	d := mustCopy(t, host, cuda1)
-	defer d.Release()
-	s, c := exportToC(t, d)
-	defer cb.Free(s)
-	defer cb.Free(c)
-	schema, _ := cschema.ImportSchema(s)
+	schema, c := exportedInt64OnCUDA(t, []bool{true, false, true})
 	queries := func() int64 { return fc.Calls("cuPointerGetAttribute") + fc.Calls("cuPointerGetAttributes") }
 	before := queries()
 	back, err := cdevice.ImportDeviceArray(c, schema)
