@@ -197,8 +197,12 @@ def give():
 threading.Thread(target=give, daemon=True).start()
 """
 
+# {open} makes the stream: the producer's own (a foreign stream, its arrays
+# held in C) or a cast of it (made in Go: the batch kept for the next read is
+# a Go array).
 SIGNALLED_READS = """
-s = gda.stream(Capsules(stream=cap))
+import pyarrow as pa
+s = {open}
 got.append(next(s).to_pyarrow().to_pylist()[0])
 try:
     next(s)
@@ -211,39 +215,22 @@ print("live imported streams:", gda.debug_live_objects()["imported_streams"])
 """
 
 
-def test_a_signal_during_a_direct_read_keeps_the_batch_for_the_next_read():
+@pytest.mark.parametrize(
+    "open_stream, values",
+    [
+        ("gda.stream(Capsules(stream=cap))", "[0, 10, 20]"),
+        ('gda.stream(Capsules(stream=cap), requested_schema=pa.field("x", pa.float64()))', "[0.0, 10.0, 20.0]"),
+    ],
+    ids=["direct read", "read of a cast"],
+)
+def test_a_signal_during_a_read_keeps_the_batch_for_the_next_read(open_stream, values):
     """A signal that arrives while a read waits in a C producer (without the
     GIL) is raised when the read returns, and the batch that read returned is
     the next read's, not dropped with the KeyboardInterrupt."""
-    out = read_blocking_c_producer(SIGNALLED_READS, read_timeout_ms=30000, giver=SIGNAL_THEN_GIVE)
+    script = SIGNALLED_READS.replace("{open}", open_stream)
+    out = read_blocking_c_producer(script, read_timeout_ms=30000, giver=SIGNAL_THEN_GIVE)
     assert out.startswith("interrupted\n"), out
-    assert "got: [0, 10, 20]\nerror: None\n" in out, out
-    assert "stream releases: 1" in out, out
-    assert "live imported streams: 0" in out, out
-
-
-# The same through a cast: the stream is made in Go and its arrays are Go's
-# (not held in C), so the batch kept for the next read is a Go array.
-SIGNALLED_CAST_READS = """
-import pyarrow as pa
-s = gda.stream(Capsules(stream=cap), requested_schema=pa.field("x", pa.float64()))
-got.append(next(s).to_pyarrow().to_pylist()[0])
-try:
-    next(s)
-    print("not interrupted")
-except KeyboardInterrupt:
-    print("interrupted")
-got += [b.to_pyarrow().to_pylist()[0] for b in s]
-del s
-print("live imported streams:", gda.debug_live_objects()["imported_streams"])
-"""
-
-
-def test_a_signal_during_a_read_of_a_cast_keeps_the_batch_for_the_next_read():
-    """As above, for a stream whose arrays Go made (a cast of the producer's)."""
-    out = read_blocking_c_producer(SIGNALLED_CAST_READS, read_timeout_ms=30000, giver=SIGNAL_THEN_GIVE)
-    assert out.startswith("interrupted\n"), out
-    assert "got: [0.0, 10.0, 20.0]\nerror: None\n" in out, out
+    assert f"got: {values}\nerror: None\n" in out, out
     assert "stream releases: 1" in out, out
     assert "live imported streams: 0" in out, out
 
