@@ -7,13 +7,13 @@ test_every_layout_has_a_sample."""
 
 from __future__ import annotations
 
-import math
 import pathlib
 import re
 
 import godevarrow as gda
 import pyarrow as pa
 import pytest
+from pyvalues import same
 
 N = 24
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -113,23 +113,6 @@ def layout_names() -> list[str]:
         assert block, f"{path}: no iota const block of type Layout"
         return re.findall(r"^\s*(Layout\w+)", block.group(1), re.M)
     raise AssertionError("no Go file under gosrc declares type Layout")
-
-
-def same(got, want, path: str = "value") -> None:
-    """The same Python value: the same types all the way down (True is not 1)."""
-    assert type(got) is type(want), f"{path}: {type(got).__name__} {got!r} != {type(want).__name__} {want!r}"
-    if isinstance(want, (list, tuple)):
-        assert len(got) == len(want), f"{path}: {len(got)} items, {len(want)} expected"
-        for i, (g, w) in enumerate(zip(got, want)):
-            same(g, w, f"{path}[{i}]")
-    elif isinstance(want, dict):
-        assert list(got) == list(want), f"{path}: keys {list(got)} != {list(want)}"
-        for k in want:
-            same(got[k], want[k], f"{path}[{k!r}]")
-    elif isinstance(want, float) and math.isnan(want):
-        assert math.isnan(got), f"{path}: {got!r} is not NaN"
-    else:
-        assert got == want, f"{path}: {got!r} != {want!r}"
 
 
 def test_every_layout_has_a_sample():
