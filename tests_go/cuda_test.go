@@ -267,17 +267,12 @@ func TestCUDAStringImportReadsNothingUntilAnOperationNeedsTheOffsets(t *testing.
 	}
 }
 
-// exportedInt64OnCUDA copies [1, 2, 3] (valid as given; nil: all valid) to
-// cuda:1 and exports it to C: the imported schema and the device array,
-// freed when the test ends.
-func exportedInt64OnCUDA(t *testing.T, valid []bool) (*cschema.Schema, *cdevice.CArrowDeviceArray) {
+// exportedInt64OnCUDA copies a small int64 array (with a validity bitmap,
+// int64Host) to cuda:1 and exports it to C: the imported schema and the
+// device array, freed when the test ends.
+func exportedInt64OnCUDA(t *testing.T) (*cschema.Schema, *cdevice.CArrowDeviceArray) {
 	t.Helper()
-	b := array.NewInt64Builder(memory.DefaultAllocator)
-	b.AppendValues([]int64{1, 2, 3}, valid)
-	arr := b.NewArray()
-	b.Release()
-	defer arr.Release()
-	host, _ := cdevice.FromArrow(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, arr)
+	host := int64Host(t, 3)
 	defer host.Release()
 	d := mustCopy(t, host, cuda1)
 	defer d.Release()
@@ -289,7 +284,7 @@ func exportedInt64OnCUDA(t *testing.T, valid []bool) (*cschema.Schema, *cdevice.
 
 func TestCUDAFixedWidthImportReadsNothing(t *testing.T) {
 	deviceBaseline(t)
-	schema, c := exportedInt64OnCUDA(t, nil)
+	schema, c := exportedInt64OnCUDA(t)
 	calls := fc.CopyCalls(fc.DeviceToHost)
 	back, err := cdevice.ImportDeviceArray(c, schema)
 	if err != nil {
@@ -303,7 +298,7 @@ func TestCUDAFixedWidthImportReadsNothing(t *testing.T) {
 
 func TestCUDAImportOfGodevarrowsOwnMemoryAsksTheDriverNothing(t *testing.T) {
 	deviceBaseline(t)
-	schema, c := exportedInt64OnCUDA(t, []bool{true, false, true})
+	schema, c := exportedInt64OnCUDA(t)
 	queries := func() int64 { return fc.Calls("cuPointerGetAttribute") + fc.Calls("cuPointerGetAttributes") }
 	before := queries()
 	back, err := cdevice.ImportDeviceArray(c, schema)
