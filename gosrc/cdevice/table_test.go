@@ -10,27 +10,13 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/internal/arraytest"
 )
-
-// batchOf is a one-column record batch of x values.
-func batchOf(t testing.TB, xs ...int64) *cdevice.Array {
-	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer b.Release()
-	b.Field(0).(*array.Int64Builder).AppendValues(xs, nil)
-	rec := b.NewRecord()
-	defer rec.Release()
-	a, err := cdevice.FromRecord(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
 
 func tableOf(t testing.TB, chunks ...[]int64) *cdevice.Table {
 	var batches []*cdevice.Array
 	for _, c := range chunks {
-		batches = append(batches, batchOf(t, c...))
+		batches = append(batches, arraytest.Int64Batch(t, c...))
 	}
 	tab, err := cdevice.NewTable(nil, batches)
 	for _, b := range batches {
