@@ -180,7 +180,12 @@ int import_init(void);
 PyObject* import_known_array(gda_held_schema* e, struct ArrowDeviceArray* d, PyTypeObject* cls);
 
 // ---- streams (stream.c) ----
-int stream_iter_init(PyObject* module);  // the StreamIterator type
+int stream_init(void);                                      // the names stream.c looks up
+PyObject* stream_read(PyObject* handle, PyTypeObject* cls);  // the next array (None at the end), waiting for it
+int stream_reads_ahead(PyObject* handle, int otherwise);    // whether reads take a read-ahead's queue (otherwise: no C bookkeeping)
+PyObject* stream_loop_read(PyObject* handle, PyObject* cls);  // an event loop's read (NotImplemented: wait; cls checked)
+int check_array_class(PyObject* cls, const char* caller);   // cls subclasses ArrayBase, else a TypeError
+int stream_iter_init(PyObject* module);                     // the StreamIterator type (stream_iter.c)
 // ---- asyncio (stream_async.c) ----
 int stream_async_init(PyObject* module);  // the StreamAnext type
 enum { ASYNC_TURN_ARRAYS = 64 };          // an async for gives the loop a turn at least this often,

@@ -38,6 +38,7 @@
   X(array_known_null_counts, REFUSE, "array_known_null_counts(handle) -> handle (every unknown null count counted; device data: a count on the device's data)", "(handle: _Handle, /) -> _Handle") \
   X(stream_info, REFUSE, "stream_info(handle) -> StreamInfo", "(handle: _Handle, /) -> StreamInfo") \
   X(stream_next, REFUSE, "stream_next(handle, cls) -> the next array as a cls instance, or None at the end", "(handle: _Handle, cls: type[_A], /) -> Optional[_A]") \
+  X(stream_loop_read, REFUSE, "stream_loop_read(handle, cls) -> the next array for an event loop: a ready one, or one read in the loop's thread while the stream's reads are fast; None at the end, NotImplemented when the loop must wait for the wake pipe", "(handle: _Handle, cls: type[_A], /) -> Union[_A, None, NotImplementedType]") \
   X(stream_try_next, REFUSE, "stream_try_next(handle, cls) -> the next array if one is ready now, None at the end, NotImplemented when none is ready (read-ahead streams only)", "(handle: _Handle, cls: type[_A], /) -> Union[_A, None, NotImplementedType]") \
   X(stream_set_wake, REFUSE, "stream_set_wake(handle, fd): the write end of the caller's non-blocking wake pipe (a read-ahead stream's; the caller closes it after closing the stream)", "(handle: _Handle, fd: int, /) -> None") \
   X(stream_arm_wake, REFUSE, "stream_arm_wake(handle, on): one byte on the wake pipe at the next array or the end (on=False: disarm)", "(handle: _Handle, on: bool, /) -> None") \

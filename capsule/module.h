@@ -42,6 +42,7 @@ enum {
   GDA_OVER_READ_AHEAD = 2,  // a read-ahead is under it: settling stops it (Go)
   GDA_AHEAD_WHEN_SLOW = 4,  // read on the reading thread until a read blocks, then ahead (prefetch)
   GDA_OF_STRUCTS = 8,       // its arrays are struct arrays (RecordBatch in Python)
+  GDA_PROBING = 16,         // its next read takes a probe's array, after which the flags change (Go)
 };
 
 typedef struct {

@@ -5,11 +5,6 @@
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/resource.h>
-#include <time.h>
-#ifndef RUSAGE_THREAD  // not Linux: the process's, a coarser measure
-#define RUSAGE_THREAD RUSAGE_SELF
-#endif
 
 #include "_cgo_export.h"
 #include "gate.h"
@@ -25,6 +20,7 @@ typedef struct {
   gda_stream_source* src;  // a foreign stream's C half, touched only inside the gate; or NULL
   int flags;               // GDA_READS_AHEAD, GDA_OVER_READ_AHEAD, GDA_AHEAD_WHEN_SLOW (atomic)
   int suspect;             // GDA_AHEAD_WHEN_SLOW: the last read was slow; the next is measured (in the gate)
+  int probed;              // an event loop made its first read (stream_loop_read), with the GIL
   async_pace pace;         // an async for's (stream_async.c)
 } stream_c_read;
 
@@ -45,7 +41,7 @@ static int stream_c_read_set(PyObject* cap, void* gate, void* src, int flags) {
   stream_c_read* c = malloc(sizeof(*c));
   if (!c) return 0;  // out of memory: this stream's reads go through Go's gate calls
   gda_gate_ref(gate);
-  *c = (stream_c_read){gate, src, flags, 0, {0, 0}};
+  *c = (stream_c_read){gate, src, flags, 0, 0, {0, 0}};
   if (PyCapsule_SetContext(cap, c) != 0) {
     stream_c_read_free(c);
     return -1;
@@ -187,38 +183,68 @@ static PyObject* deliver(uintptr_t h, stream_c_read* c, PyTypeObject* cls, uintp
 // thread while reads are fast (a producer that needs the GIL gains nothing
 // from a thread of its own, which would hand the GIL to and fro for every
 // array), and ahead on a goroutine, for good, from the first read that
-// blocks. Reads are timed on the wall clock (vDSO); after one over
-// WAIT_READ_NS the next is also measured with getrusage (a system call a fast
-// stream never pays for): it blocks when it took over WAIT_READ_NS, under half
-// of it on the thread's CPU, and the thread gave up the CPU itself (it waited:
-// a preempted thread did not), or when it worked over SLOW_READ_NS.
-enum { WAIT_READ_NS = 50 * 1000, SLOW_READ_NS = 2 * 1000 * 1000 };
-
-typedef struct { int64_t wall, cpu; long waits; } read_clock;  // ns, ns, voluntary context switches
-
-static int64_t tv_ns(struct timeval t) { return (int64_t)t.tv_sec * 1000000000 + (int64_t)t.tv_usec * 1000; }
-
-static read_clock read_clock_now(int measured) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  read_clock r = {(int64_t)t.tv_sec * 1000000000 + t.tv_nsec, 0, 0};
-  struct rusage u;  // the thread's CPU time and voluntary switches, when measured
-  if (measured && getrusage(RUSAGE_THREAD, &u) == 0) r = (read_clock){r.wall, tv_ns(u.ru_utime) + tv_ns(u.ru_stime), u.ru_nvcsw};
-  return r;
-}
+// blocks (gda_read_blocked, gate.h).
 
 // Called in the gate after a read of c that began at t0: moves the stream to
 // its read-ahead when the read blocked.
-static void after_timed_read(uintptr_t h, stream_c_read* c, read_clock t0) {
+static void after_timed_read(uintptr_t h, stream_c_read* c, gda_read_clock t0) {
   int measured = c->suspect;
-  read_clock t = read_clock_now(measured);
-  int64_t wall = t.wall - t0.wall, cpu = t.cpu - t0.cpu;
-  int blocked = measured && ((wall > WAIT_READ_NS && 2 * cpu < wall && t.waits > t0.waits) || cpu > SLOW_READ_NS);
-  c->suspect = wall > WAIT_READ_NS;
-  if (!blocked) return;
+  gda_read_clock t = gda_read_clock_now(measured);
+  c->suspect = t.wall - t0.wall > GDA_WAIT_READ_NS;
+  if (!gda_read_blocked(t0, t, measured)) return;
   gdaStreamStartReadAhead(h);
   c->src = NULL;  // the read-ahead's goroutine reads the foreign stream from now on
   __atomic_store_n(&c->flags, (flags_of(c) & GDA_OF_STRUCTS) | GDA_READS_AHEAD | GDA_OVER_READ_AHEAD, __ATOMIC_RELEASE);
+}
+
+// Called in the gate after a read of c that Go made: a probe (ProbeHeld), and
+// a read that took its array, change where the stream reads, which c learns.
+static void learn_where_read(uintptr_t h, stream_c_read* c) {
+  void *gate = NULL, *src = NULL;
+  int flags = 0;
+  gdaStreamCRead(h, &gate, &src, &flags);
+  c->src = src;
+  __atomic_store_n(&c->flags, flags, __ATOMIC_RELEASE);
+}
+
+static void after_go_read(uintptr_t h, stream_c_read* c) {
+  if (flags_of(c) & GDA_PROBING) learn_where_read(h, c);
+}
+
+// An event loop's first read of a stream that reads ahead only once a read
+// blocks (GDA_AHEAD_WHEN_SLOW): Go reads it on a goroutine while this thread
+// waits up to PROBE_WAIT_MS without the GIL (ProbeHeld). An array that came
+// in time from a read that did not block leaves the stream read in the
+// loop's thread; otherwise it reads ahead, and the loop waits for the array
+// on its wake pipe (0: nothing yet). -1 when the gate refuses the read (Go's
+// read words why).
+enum { PROBE_WAIT_MS = GDA_SLOW_READ_NS / 1000000 };
+
+static int probe_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** result) {
+  gda_gate_slot slot = {0};
+  uintptr_t out = 0;
+  void* held = NULL;
+  gda_error e = {0};
+  int g, rc = 0;
+  Py_BEGIN_ALLOW_THREADS g = gda_gate_begin(c->gate, 0, (uint64_t)pthread_self(), &slot);
+  if (g == GDA_GATE_GO) {
+    rc = gdaStreamProbeInGate(h, PROBE_WAIT_MS, &out, &held, &e);
+    learn_where_read(h, c);
+    gda_gate_end(c->gate);
+  }
+  Py_END_ALLOW_THREADS if (g == GDA_GATE_UNREAD) {
+    held = slot.held;
+    if (slot.array) gdaStreamAdoptUnread(slot.array, &out);
+  } else if (g != GDA_GATE_GO) {
+    return -1;
+  } else if (rc == GDA_PENDING) {
+    return 0;
+  } else if (rc) {
+    *result = raise_error(&e);
+    return 1;
+  }
+  *result = deliver(h, c, cls, out, held);
+  return 1;
 }
 
 static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** result) {
@@ -232,7 +258,7 @@ static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** r
     rc = 0;
     Py_BEGIN_ALLOW_THREADS g = gda_gate_begin(c->gate, 100, thread, &slot);
     int timed = g == GDA_GATE_GO && (flags_of(c) & GDA_AHEAD_WHEN_SLOW);
-    read_clock t0 = timed ? read_clock_now(c->suspect) : (read_clock){0};
+    gda_read_clock t0 = timed ? gda_read_clock_now(c->suspect) : (gda_read_clock){0};
     if (g == GDA_GATE_GO && c->src) {
       int failed = c->src->failed;
       gda_stream_read got = {0};
@@ -244,6 +270,7 @@ static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** r
       }
     } else if (g == GDA_GATE_GO) {
       rc = gdaStreamReadInGate(h, 100, &out, &held, &e);
+      after_go_read(h, c);
     }
     if (timed && rc == 0) after_timed_read(h, c, t0);  // not after an error: the stream ended
     if (g == GDA_GATE_GO) gda_gate_end(c->gate);
@@ -274,7 +301,7 @@ static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** r
 
 // The next array of the stream behind handle as a cls instance (held in C
 // when the gate takes it), Py_None at the end, or NULL with an exception.
-static PyObject* stream_read(PyObject* handle, PyTypeObject* cls) {
+PyObject* stream_read(PyObject* handle, PyTypeObject* cls) {
   uintptr_t h, out = 0;
   void* held = NULL;  // the array held in C (held.h), or a Go handle in out
   if (get_handle(handle, &h)) return NULL;
@@ -299,7 +326,7 @@ static PyObject* stream_read(PyObject* handle, PyTypeObject* cls) {
   return deliver(h, NULL, cls, out, held);
 }
 
-static int check_array_class(PyObject* cls, const char* caller) {
+int check_array_class(PyObject* cls, const char* caller) {
   if (PyType_Check(cls) && PyType_IsSubtype((PyTypeObject*)cls, ArrayBase_Type)) return 0;
   PyErr_Format(GodevarrowTypeError, "%s() needs a subclass of ArrayBase", caller);
   return -1;
@@ -329,6 +356,7 @@ PyObject* m_stream_try_next(PyObject* self, PyObject* const* args, Py_ssize_t na
         break;
       case GDA_GATE_GO:
         rc = gdaStreamTryReadInGate(h, &out, &held, &e);
+        after_go_read(h, c);
         gda_gate_end(c->gate);
         break;
       default:
@@ -340,6 +368,36 @@ PyObject* m_stream_try_next(PyObject* self, PyObject* const* args, Py_ssize_t na
   if (rc) return raise_error(&e);
   if (!out && !held) Py_RETURN_NONE;
   return array_base_owning((PyTypeObject*)args[1], out, held);
+}
+
+// The next array for an event loop's __anext__ (with the GIL): one the
+// read-ahead has ready; for a stream read on the reading thread, its first
+// read probed (probe_read) and the others made here, in the loop's thread
+// (where a GIL-bound producer is cheapest to read; a read that blocks moves
+// the stream ahead, c_read); or NotImplemented when the loop must wait for
+// its wake pipe. None at the end, NULL with an exception.
+PyObject* stream_loop_read(PyObject* handle, PyObject* cls) {
+  stream_c_read* c = stream_c_read_of(handle);
+  PyObject* args[2] = {handle, cls};
+  if (!c || !(flags_of(c) & GDA_AHEAD_WHEN_SLOW)) return m_stream_try_next(NULL, args, 2);
+  PyObject* r = NULL;
+  uintptr_t h;
+  if (!c->probed) {
+    if (get_handle(handle, &h)) return NULL;
+    c->probed = 1;
+    switch (probe_read(h, c, (PyTypeObject*)cls, &r)) {
+      case 1:
+        return r;
+      case 0:  // the probe runs on: the stream reads ahead
+        return m_stream_try_next(NULL, args, 2);
+    }
+  }
+  return stream_read(handle, (PyTypeObject*)cls);
+}
+
+PyObject* m_stream_loop_read(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "stream_loop_read");
+  return check_array_class(args[1], "stream_loop_read") ? NULL : stream_loop_read(args[0], args[1]);
 }
 
 PyObject* m_stream_set_wake(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -372,78 +430,16 @@ PyObject* m_stream_next(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
   return stream_read(args[0], (PyTypeObject*)args[1]);
 }
 
-// stream_iter(handle, cls): an iterator over the stream's arrays. A for loop
-// over an ArrayStream runs no Python code per array: a foreign stream's read
-// of a held array (held.h) is the read gate, one call into the producer and
-// the array object, with no call into Go (docs/performance.md, "Reading a
-// stream").
-typedef struct {
-  PyObject_HEAD PyObject* handle;
-  PyObject* cls;
-  int ready_first;  // a read-ahead stream: take a ready array before releasing the GIL
-} StreamIterObject;
-
-static PyTypeObject* StreamIter_Type;
-
-static PyObject* StreamIter_next(PyObject* self) {
-  StreamIterObject* it = (StreamIterObject*)self;
-  PyObject* r = NULL;
-  stream_c_read* c = stream_c_read_of(it->handle);
-  if (c ? flags_of(c) & GDA_READS_AHEAD : it->ready_first) {
-    PyObject* args[2] = {it->handle, it->cls};
-    if (!(r = m_stream_try_next(NULL, args, 2))) return NULL;
-    if (r == Py_NotImplemented) Py_CLEAR(r);  // nothing ready: wait for it
-  }
-  if (!r) r = stream_read(it->handle, (PyTypeObject*)it->cls);
-  if (r == Py_None) {
-    Py_DECREF(r);
-    return NULL;  // the end: StopIteration
-  }
-  return r;
+int stream_init(void) {
+  return (str_device_stream = PyUnicode_InternFromString("__arrow_c_device_stream__")) &&
+                 (str_stream = PyUnicode_InternFromString("__arrow_c_stream__"))
+             ? 0
+             : -1;
 }
 
-static void StreamIter_dealloc(PyObject* self) {
-  StreamIterObject* it = (StreamIterObject*)self;
-  PyTypeObject* type = Py_TYPE(self);
-  Py_CLEAR(it->handle);
-  Py_CLEAR(it->cls);
-  ((freefunc)PyType_GetSlot(type, Py_tp_free))(self);
-  Py_DECREF(type);  // instances of a heap type hold a reference to it
-}
-
-static PyObject* StreamIter_iter(PyObject* self) { return Py_NewRef(self); }
-
-static PyType_Slot StreamIter_slots[] = {
-    {Py_tp_iter, (void*)StreamIter_iter},
-    {Py_tp_iternext, (void*)StreamIter_next},
-    {Py_tp_dealloc, (void*)StreamIter_dealloc},
-    {Py_tp_doc, (void*)"An iterator over the arrays of a stream (made by ArrayStream.__iter__)."},
-    {0, NULL},
-};
-
-static PyType_Spec StreamIter_spec = {"godevarrow._godevarrow.StreamIterator", sizeof(StreamIterObject), 0,
-                                      Py_TPFLAGS_DEFAULT, StreamIter_slots};
-
-int stream_iter_init(PyObject* module) {
-  if (!(str_device_stream = PyUnicode_InternFromString("__arrow_c_device_stream__")) ||
-      !(str_stream = PyUnicode_InternFromString("__arrow_c_stream__")))
-    return -1;
-  StreamIter_Type = (PyTypeObject*)PyType_FromSpec(&StreamIter_spec);
-  return StreamIter_Type && PyModule_AddObjectRef(module, "StreamIterator", (PyObject*)StreamIter_Type) == 0 ? 0 : -1;
-}
-
-PyObject* m_stream_iter(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(3, "stream_iter");
-  uintptr_t h;
-  int ready_first;
-  if (check_array_class(args[1], "stream_iter") || get_handle(args[0], &h) || get_bool(args[2], &ready_first))
-    return NULL;
-  StreamIterObject* it = (StreamIterObject*)((allocfunc)PyType_GetSlot(StreamIter_Type, Py_tp_alloc))(StreamIter_Type, 0);
-  if (!it) return NULL;
-  it->handle = Py_NewRef(args[0]);
-  it->cls = Py_NewRef(args[1]);
-  it->ready_first = ready_first;
-  return (PyObject*)it;
+int stream_reads_ahead(PyObject* handle, int otherwise) {
+  stream_c_read* c = stream_c_read_of(handle);
+  return c ? flags_of(c) & GDA_READS_AHEAD : otherwise;
 }
 
 PyObject* m_stream_close(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {

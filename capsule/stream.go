@@ -59,8 +59,11 @@ func cRead(s *streams.OneShotStream) (unsafe.Pointer, unsafe.Pointer, C.int) {
 	if over {
 		flags |= C.GDA_OVER_READ_AHEAD
 	}
-	if s.AheadWhenSlow() {
+	if s.AheadWhenSlow() && !ahead {
 		flags |= C.GDA_AHEAD_WHEN_SLOW
+	}
+	if s.Probing() {
+		flags |= C.GDA_PROBING
 	}
 	if s.Schema().IsRecordBatch() {
 		flags |= C.GDA_OF_STRUCTS
@@ -144,6 +147,17 @@ func gdaStreamCRead(h C.uintptr_t, gate, src *unsafe.Pointer, flags *C.int) {
 func gdaStreamReadInGate(h C.uintptr_t, timeoutMs C.int, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
 	return streamRead(h, out, held, e, func(s *streams.OneShotStream) (unsafe.Pointer, *cdevice.Array, error, bool) {
 		return s.ReadHeld(time.Duration(timeoutMs) * time.Millisecond)
+	})
+}
+
+// gdaStreamProbeInGate is an event loop's first read of a stream, which the
+// binding let in through the stream's read gate (streams.OneShotStream.ProbeHeld):
+// GDA_PENDING when the probe had nothing within waitMs. Called without the GIL.
+//
+//export gdaStreamProbeInGate
+func gdaStreamProbeInGate(h C.uintptr_t, waitMs C.int, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
+	return streamRead(h, out, held, e, func(s *streams.OneShotStream) (unsafe.Pointer, *cdevice.Array, error, bool) {
+		return s.ProbeHeld(time.Duration(waitMs) * time.Millisecond)
 	})
 }
 

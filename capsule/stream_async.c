@@ -47,7 +47,7 @@ void stream_async_waited(PyObject* handle) {
 typedef struct {
   PyObject_HEAD PyObject* stream;  // the ArrayStream: its _anext_wait is the slow path
   PyObject* handle;
-  PyObject* cls;
+  PyObject* cls;  // checked when the awaitable was made
   PyObject* sub;  // the slow path's coroutine, once taken
   int turn_first;
 } AnextObject;
@@ -63,8 +63,7 @@ static PySendResult anext_send(PyObject* self, PyObject* arg, PyObject** result)
     *result = Py_NewRef(Py_None);  // a bare yield: the loop runs its other tasks
     return PYGEN_NEXT;
   }
-  PyObject* args[2] = {a->handle, a->cls};
-  PyObject* r = m_stream_try_next(NULL, args, 2);
+  PyObject* r = stream_loop_read(a->handle, a->cls);
   if (r == Py_NotImplemented) {
     Py_DECREF(r);
     stream_async_waited(a->handle);
@@ -193,13 +192,25 @@ typedef struct {
   PyObject_HEAD PyObject* stream;
   PyObject* handle;
   PyObject* cls;
+  PyObject* spare;  // the last awaitable made: reused once nobody else holds it
 } AiterObject;
 
 static PyTypeObject* Aiter_Type;
 
+// An `async for` drops each awaitable before it asks for the next, so one
+// object serves the whole loop (an allocation per array cost about a tenth
+// of a fast read).
 static PyObject* aiter_anext(PyObject* self) {
   AiterObject* it = (AiterObject*)self;
-  return new_anext(it->stream, it->handle, it->cls);
+  if (it->spare && Py_REFCNT(it->spare) == 1) {
+    AnextObject* a = (AnextObject*)it->spare;
+    Py_CLEAR(a->sub);
+    a->turn_first = stream_async_turn(a->handle);
+    return Py_NewRef(it->spare);
+  }
+  Py_CLEAR(it->spare);
+  it->spare = new_anext(it->stream, it->handle, it->cls);
+  return Py_XNewRef(it->spare);
 }
 
 static void aiter_dealloc(PyObject* self) {
@@ -208,6 +219,7 @@ static void aiter_dealloc(PyObject* self) {
   Py_CLEAR(it->stream);
   Py_CLEAR(it->handle);
   Py_CLEAR(it->cls);
+  Py_CLEAR(it->spare);
   ((freefunc)PyType_GetSlot(type, Py_tp_free))(self);
   Py_DECREF(type);
 }
@@ -232,6 +244,7 @@ PyObject* m_stream_aiter(PyObject* self, PyObject* const* args, Py_ssize_t nargs
   it->stream = Py_NewRef(args[0]);
   it->handle = Py_NewRef(args[1]);
   it->cls = Py_NewRef(args[2]);
+  it->spare = NULL;
   return (PyObject*)it;
 }
 

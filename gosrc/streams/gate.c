@@ -1,13 +1,17 @@
 // The read gate (gate.h): a mutex, a condition variable on the monotonic
 // clock, and the flags of one stream.
-#define _POSIX_C_SOURCE 200809L  // pthread_condattr_setclock, clock_gettime under -std=c11
+#define _GNU_SOURCE  // RUSAGE_THREAD; pthread_condattr_setclock and clock_gettime under -std=c11
 #include "gate.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
+#if !defined(RUSAGE_THREAD) && !defined(__linux__)  // elsewhere: the process's, a coarser measure
+#define RUSAGE_THREAD RUSAGE_SELF
+#endif
 
 struct gda_read_gate {
   pthread_mutex_t mu;
@@ -232,4 +236,24 @@ int gda_gate_waiters(gda_read_gate* g) {
   int n = g->waiters;
   pthread_mutex_unlock(&g->mu);
   return n;
+}
+
+static int64_t tv_ns(struct timeval t) { return (int64_t)t.tv_sec * 1000000000 + (int64_t)t.tv_usec * 1000; }
+
+gda_read_clock gda_read_clock_now(int measured) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  gda_read_clock r = {(int64_t)t.tv_sec * 1000000000 + t.tv_nsec, 0, 0};
+  struct rusage u;
+  if (measured && getrusage(RUSAGE_THREAD, &u) == 0) {
+    r.cpu = tv_ns(u.ru_utime) + tv_ns(u.ru_stime);
+    r.waits = u.ru_nvcsw;
+  }
+  return r;
+}
+
+int gda_read_blocked(gda_read_clock t0, gda_read_clock t1, int measured) {
+  int64_t wall = t1.wall - t0.wall, cpu = t1.cpu - t0.cpu;
+  return measured &&
+         ((wall > GDA_WAIT_READ_NS && 2 * cpu < wall && t1.waits > t0.waits) || cpu > GDA_SLOW_READ_NS);
 }

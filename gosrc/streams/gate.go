@@ -200,7 +200,11 @@ func (g *readGate) waitIdle(d time.Duration) bool {
 
 // watchProducer makes reads from the thread in p refused (gateReentrant).
 func (g *readGate) watchProducer(p *producerCell) {
-	C.gda_gate_watch_producer(g.c, p.c)
+	var cell *C.uint64_t // nil: none
+	if p != nil {
+		cell = p.c
+	}
+	C.gda_gate_watch_producer(g.c, cell)
 	runtime.KeepAlive(g)
 }
 

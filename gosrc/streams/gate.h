@@ -91,3 +91,21 @@ void gda_gate_watch_producer(gda_read_gate* g, const uint64_t* cell);
 int gda_gate_closed(gda_read_gate* g);
 // The callers now waiting in gda_gate_begin (for tests that order a race).
 int gda_gate_waiters(gda_read_gate* g);
+
+// Whether a read blocked (where a stream is read: docs/design.md, "Where a
+// stream is read"). A read is timed on the wall clock (cheap: vDSO); only a
+// read after one that took over GDA_WAIT_READ_NS is also measured with
+// getrusage (a system call a fast stream never pays for). A measured read
+// blocked when it took over GDA_WAIT_READ_NS, under half of it on the
+// thread's CPU, and the thread gave up the CPU itself (it waited for I/O, a
+// lock or a device; a preempted thread did not), or when it worked over
+// GDA_SLOW_READ_NS.
+enum { GDA_WAIT_READ_NS = 50 * 1000, GDA_SLOW_READ_NS = 2 * 1000 * 1000 };
+typedef struct {
+  int64_t wall, cpu;  // ns (cpu: the calling thread's, when measured)
+  long waits;         // the calling thread's voluntary context switches, when measured
+} gda_read_clock;
+// The clock now, with the thread's CPU time and switches when measured.
+gda_read_clock gda_read_clock_now(int measured);
+// Whether a read from t0 to t1 (both taken with the same measured) blocked.
+int gda_read_blocked(gda_read_clock t0, gda_read_clock t1, int measured);

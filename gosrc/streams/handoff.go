@@ -97,9 +97,14 @@ func (h *handoff) push(res prefetched, urgent bool, stop <-chan struct{}) bool {
 func (h *handoff) wakeArmedLocked() {
 	if h.armed && h.wakeFD >= 0 {
 		h.armed = false
-		// a full pipe already says "ready": the error is ignored
-		_, _ = syscall.Write(h.wakeFD, []byte{1})
+		wakeFD(h.wakeFD)
 	}
+}
+
+// wakeFD writes the one byte that wakes an event loop waiting on its pipe.
+func wakeFD(fd int) {
+	// a full pipe already says "ready": the error is ignored
+	_, _ = syscall.Write(fd, []byte{1})
 }
 
 // tryPop is pop without polling or waiting (an event loop's call).

@@ -59,6 +59,13 @@ type OneShotStream struct {
 	// whenSlow is the depth of a read-ahead that a binding starts once a
 	// read blocks (PrefetchWhenSlow, StartReadAhead); 0: none pending.
 	whenSlow int64
+	// probing: prefetch is a probe of the next read (ProbeHeld), whose
+	// outcome decides where the reads after it run; it changes inside a read.
+	probing bool
+	// wakeFD is the event loop's wake pipe (SetWakeFD) while hasWake, given
+	// to every read-ahead the stream starts; under swap.
+	wakeFD  int
+	hasWake bool
 	// swap guards reader and prefetch while StartReadAhead changes them, for
 	// those who look at them outside a read (Settle, the wake, TryNextHeld);
 	// a read holds the gate, as StartReadAhead does. schema and devType are
@@ -142,10 +149,14 @@ func (s *OneShotStream) next(wait time.Duration, wantHeld bool, thread ThreadID)
 func (s *OneShotStream) read(wait time.Duration, wantHeld bool) (held unsafe.Pointer, a *cdevice.Array, err error, ready bool) {
 	if s.readsAhead() {
 		if wantHeld {
-			return s.prefetch.NextWithinHeld(wait)
+			held, a, err, ready = s.prefetch.NextWithinHeld(wait)
+		} else {
+			a, err, ready = s.prefetch.NextWithin(wait)
 		}
-		a, err, ready = s.prefetch.NextWithin(wait)
-		return nil, a, err, ready
+		if ready {
+			s.afterProbe(err)
+		}
+		return held, a, err, ready
 	}
 	if hr, ok := s.reader.(heldReader); ok && wantHeld {
 		held, a, err = hr.NextHeld()
@@ -182,7 +193,7 @@ func (s *OneShotStream) TryNextHeld() (held unsafe.Pointer, a *cdevice.Array, er
 		return slot.held, slot.a, nil, true
 	}
 	defer s.gate.end()
-	return s.prefetch.TryNextHeld()
+	return s.TryReadHeld()
 }
 
 // ReadHeld is NextHeld for a binding that began the read in the stream's
@@ -198,7 +209,86 @@ func (s *OneShotStream) TryReadHeld() (held unsafe.Pointer, a *cdevice.Array, er
 	if !s.readsAhead() {
 		return nil, nil, nil, false
 	}
-	return s.prefetch.TryNextHeld()
+	held, a, err, ok = s.prefetch.TryNextHeld()
+	if ok {
+		s.afterProbe(err)
+	}
+	return held, a, err, ok
+}
+
+// ProbeHeld is the read an event loop makes first (the binding began it in
+// the stream's read gate, as for ReadHeld). A stream that PrefetchWhenSlow
+// made reads its next array on a goroutine (a probe), waited for here for
+// at most wait once the read began: ready is false when it had not arrived
+// (the loop then waits for its wake, see SetWakeFD). When the probe's read
+// did not block (gda_read_blocked, measured on the goroutine's thread, so
+// that a loaded machine's scheduling delays do not count), the reads after
+// it run on the reader's thread again, as fast reads of PrefetchWhenSlow's
+// stream do; after a read that blocked the probe reads ahead, for good
+// (without waiting for this array to be taken). So a producer that
+// waits for the event loop before its first array is not waited for on the
+// loop's thread for longer than wait. Other streams read as ReadHeld.
+func (s *OneShotStream) ProbeHeld(wait time.Duration) (held unsafe.Pointer, a *cdevice.Array, err error, ready bool) {
+	if s.whenSlow <= 0 || s.readsAhead() {
+		return s.read(wait, true)
+	}
+	p := probeAhead(s.reader, int(s.whenSlow))
+	s.swap.Lock()
+	s.reader, s.prefetch, s.probing = p, p, true
+	if s.hasWake {
+		p.SetWakeFD(s.wakeFD)
+	}
+	s.swap.Unlock()
+	s.gate.watchProducer(p.producer)
+	// the goroutine's start is the scheduler's, not the producer's: waited
+	// for apart (bounded, as a guard)
+	select {
+	case <-p.probeStarted:
+	case <-time.After(probeStartGuard):
+	}
+	return s.read(wait, true)
+}
+
+// probeStartGuard bounds ProbeHeld's wait for its goroutine to begin the read.
+const probeStartGuard = 100 * time.Millisecond
+
+// Probing reports whether the stream's next read takes a probe's array
+// (ProbeHeld), after which where it reads changes.
+func (s *OneShotStream) Probing() bool {
+	s.swap.Lock()
+	defer s.swap.Unlock()
+	return s.probing
+}
+
+// afterProbe is called inside a read that took an array or an end (err)
+// from the stream's read-ahead: when that was a probe's, the stream reads on
+// the reader's thread from now on if the probe's read did not block, else
+// ahead (see ProbeHeld). A stream that ended stays as it is: its reads
+// report the end.
+func (s *OneShotStream) afterProbe(err error) {
+	if !s.probing {
+		return
+	}
+	p := s.prefetch
+	if err != nil {
+		s.swap.Lock()
+		s.probing, s.whenSlow = false, 0
+		s.swap.Unlock()
+		return
+	}
+	if p.Blocked() {
+		// the probe reads ahead already, for good
+		s.swap.Lock()
+		s.probing, s.whenSlow = false, 0
+		s.swap.Unlock()
+		return
+	}
+	r := p.detach()
+	s.swap.Lock()
+	s.probing = false
+	s.reader, s.prefetch = r, nil
+	s.swap.Unlock()
+	s.gate.watchProducer(nil)
 }
 
 // CRead is what a binding needs to keep the stream's bookkeeping in C: its
@@ -234,12 +324,20 @@ func (s *OneShotStream) FinishRead(got unsafe.Pointer) (held unsafe.Pointer, a *
 
 // SetWakeFD and ArmWake are those of the stream's read-ahead (see
 // PrefetchReader.SetWakeFD); a stream that does not read ahead has none.
+//
+// A stream that PrefetchWhenSlow made keeps the pipe for the read-ahead it
+// may start; while it reads on the reader's thread there is nothing to wait
+// for, and an armed wake is answered at once (the waiter then reads).
 func (s *OneShotStream) SetWakeFD(fd int) error {
-	p, ok := s.readAhead()
-	if !ok {
+	s.swap.Lock()
+	defer s.swap.Unlock()
+	if s.gate.closed() || (!s.readsAhead() && s.whenSlow <= 0) {
 		return errs.Errorf(errs.ErrInvalid, "only an open stream that reads ahead (prefetch) can wake an event loop")
 	}
-	p.SetWakeFD(fd)
+	s.wakeFD, s.hasWake = fd, fd >= 0
+	if s.readsAhead() {
+		s.prefetch.SetWakeFD(fd)
+	}
 	return nil
 }
 
@@ -247,6 +345,13 @@ func (s *OneShotStream) SetWakeFD(fd int) error {
 func (s *OneShotStream) ArmWake(on bool) {
 	if p, ok := s.readAhead(); ok {
 		p.ArmWake(on)
+		return
+	}
+	s.swap.Lock()
+	fd, wake := s.wakeFD, s.hasWake && on && !s.gate.closed()
+	s.swap.Unlock()
+	if wake {
+		wakeFD(fd)
 	}
 }
 
@@ -432,13 +537,16 @@ func (s *OneShotStream) AheadWhenSlow() bool { return s.whenSlow > 0 }
 // blocked, so that nobody else reads or moves the stream meanwhile. It does
 // nothing for a stream with no read-ahead pending.
 func (s *OneShotStream) StartReadAhead() {
-	if s.whenSlow <= 0 {
+	if s.whenSlow <= 0 || s.readsAhead() {
 		return
 	}
 	p := Prefetch(s.reader, int(s.whenSlow))
 	s.whenSlow = 0
 	s.swap.Lock()
 	s.reader, s.prefetch = p, p
+	if s.hasWake {
+		p.SetWakeFD(s.wakeFD)
+	}
 	s.swap.Unlock()
 	s.gate.watchProducer(p.producer)
 }

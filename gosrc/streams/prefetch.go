@@ -1,10 +1,16 @@
 package streams
 
+/*
+#include "gate.h"
+*/
+import "C"
+
 import (
 	"errors"
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -51,6 +57,17 @@ type PrefetchReader struct {
 	// is the producer reading what it feeds, which the read gate of every
 	// stream over this one refuses (OneShotStream.NextHeld).
 	producer *producerCell
+
+	// A probe (probeAhead) measures whether its first read blocked: if so it
+	// reads ahead from then on, like any PrefetchReader; if not, its
+	// goroutine ends (probeFast) and later reads call the producer on the
+	// reading goroutine.
+	probe        bool
+	probeStarted chan struct{} // a probe's: closed when its first read begins
+	probeBlocked atomic.Bool
+	probeFast    atomic.Bool
+	probed       bool // the goroutine's first read was made (its own)
+	detached     bool // the producer's reader was taken back (detach): Close leaves it
 }
 
 // prefetched is one read: an array (a held record when the reader holds
@@ -88,16 +105,53 @@ const MaxPrefetchDepth = 1 << 10
 // Prefetch starts reading r ahead, keeping up to depth arrays ready, depth
 // clamped to [1, MaxPrefetchDepth]. The PrefetchReader owns r from now on.
 func Prefetch(r cdevice.ArrayReader, depth int) *PrefetchReader {
+	p := newPrefetch(r, depth)
+	go p.run()
+	return p
+}
+
+func newPrefetch(r cdevice.ArrayReader, depth int) *PrefetchReader {
 	depth = min(max(depth, 1), MaxPrefetchDepth)
-	p := &PrefetchReader{
+	return &PrefetchReader{
 		r:        r,
 		results:  newHandoff(depth),
 		producer: newProducerCell(),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+}
+
+// probeAhead reads r's first array on a goroutine: a stream read from an
+// event loop learns from that read whether its producer waits
+// (OneShotStream.ProbeHeld) without the loop's thread waiting on it. When
+// the read blocked, the goroutine reads on, up to depth arrays ahead, as
+// Prefetch's does (at once: a producer that waits for the loop, or for other
+// streams the loop reads, must not wait for the loop to take that first
+// array); when it did not, the goroutine ends and the rest are read on the
+// reader's goroutine (Next calls r.Next once the first was taken). Blocked
+// reports, once the first read is in, whether it blocked.
+func probeAhead(r cdevice.ArrayReader, depth int) *PrefetchReader {
+	p := newPrefetch(r, depth)
+	p.probe = true
+	p.probeStarted = make(chan struct{})
 	go p.run()
 	return p
+}
+
+// Blocked reports whether a probe's first read blocked (gda_read_blocked).
+func (p *PrefetchReader) Blocked() bool { return p.probeBlocked.Load() }
+
+// detach gives back the reader of a probe whose first read did not block,
+// once its one array was taken: its goroutine has ended (or is ending: it
+// waits for that) and Close no longer touches the reader, which the caller
+// owns again.
+func (p *PrefetchReader) detach() cdevice.ArrayReader {
+	<-p.done
+	p.mu.Lock()
+	p.detached = true
+	p.mu.Unlock()
+	p.results.setWake(-1)
+	return p.r
 }
 
 func (p *PrefetchReader) run() {
@@ -117,9 +171,21 @@ func (p *PrefetchReader) run() {
 		p.mu.Unlock()
 
 		start := time.Now()
-		runtime.LockOSThread() // so that the thread named is the producer's
+		runtime.LockOSThread() // so that the thread named is the producer's (and the one measured)
 		p.producer.set(CurrentThread())
+		first := p.probe && !p.probed
+		var t0 C.gda_read_clock
+		if first {
+			p.probed = true
+			close(p.probeStarted)
+			t0 = C.gda_read_clock_now(1)
+		}
 		res := p.nextFromProducer()
+		if first {
+			blocked := C.gda_read_blocked(t0, C.gda_read_clock_now(1), 1) != 0
+			p.probeBlocked.Store(blocked)
+			p.probeFast.Store(!blocked)
+		}
 		p.producer.set(0)
 		runtime.UnlockOSThread()
 		urgent := res.err != nil || time.Since(start) > slowRead
@@ -138,7 +204,7 @@ func (p *PrefetchReader) run() {
 			p.mu.Unlock()
 			return
 		}
-		if res.err != nil {
+		if res.err != nil || p.probeFast.Load() {
 			return
 		}
 	}
@@ -206,6 +272,14 @@ func (p *PrefetchReader) take(deadline time.Time) (bool, prefetched) {
 			if stopped {
 				return true, prefetched{err: errs.Errorf(errs.ErrConsumed, "the stream was closed")}
 			}
+			if p.probeFast.Load() {
+				// its one read ahead was taken: the rest are the caller's
+				res := p.nextFromProducer()
+				if res.err != nil {
+					p.final = EndedBy(res.err)
+				}
+				return true, res
+			}
 			p.final = io.EOF
 			continue
 		default:
@@ -240,6 +314,9 @@ func (p *PrefetchReader) TryNextHeld() (held unsafe.Pointer, a *cdevice.Array, e
 	}
 	select {
 	case <-p.done: // the end, or a stop: the waiting read answers at once
+		if p.probeFast.Load() && !p.stopped() {
+			return nil, nil, nil, false // what follows a probe's one read is the producer's to make
+		}
 		ok, res = p.take(time.Now())
 		return res.held, res.a, res.err, ok
 	default:
@@ -277,6 +354,12 @@ func (p *PrefetchReader) ArmWake(on bool) {
 	if h.n > 0 {
 		h.wakeArmedLocked()
 	}
+}
+
+func (p *PrefetchReader) stopped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopping
 }
 
 // Stop ends the background reading and waits for a read in progress to
@@ -342,6 +425,9 @@ func (p *PrefetchReader) cleanup() error {
 		res.release()
 	}
 	p.results.setWake(-1) // the consumer may close its pipe once Close returns
+	if p.detached {
+		return nil
+	}
 	err := p.r.Close()
 	if errors.Is(err, io.EOF) {
 		err = nil

@@ -60,3 +60,69 @@ func TestPrefetchWhenSlowChecksTheDepth(t *testing.T) {
 		t.Fatal("depth 0 accepted")
 	}
 }
+
+// An event loop's first read of a PrefetchWhenSlow stream is a probe on a
+// goroutine: when its read does not block, the reads after it are the
+// caller's again (nothing reads ahead).
+func TestAFastProbeLeavesTheStreamReadByItsCaller(t *testing.T) {
+	g := newGatedReader(t)
+	s, err := streams.NewOneShotStream(g).PrefetchWhenSlow(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	g.tokens <- struct{}{} // the probe's read returns at once
+	_, a, err, ready := s.ProbeHeld(10 * time.Second)
+	if err != nil || !ready || a == nil {
+		t.Fatal(err, ready, a)
+	}
+	a.Release()
+	<-g.entered
+	if s.Probing() {
+		t.Fatal("still probing after the probe's array was taken")
+	}
+	if _, _, ahead, over := s.CRead(); ahead || over {
+		t.Fatal("the stream reads ahead after a fast probe")
+	}
+	select {
+	case <-g.entered:
+		t.Fatal("the producer was asked ahead after a fast probe")
+	default:
+	}
+	g.tokens <- struct{}{}
+	if a, err, ready = s.Next(time.Second); err != nil || !ready {
+		t.Fatal(err, ready)
+	}
+	a.Release()
+	<-g.entered
+}
+
+// A probe whose read waits (here for a token sent after the caller gave up
+// waiting) answers "not ready"; its array comes with a later read, and from
+// then on the stream reads ahead.
+func TestAProbeThatWaitsMovesTheStreamAhead(t *testing.T) {
+	g := newGatedReader(t)
+	s, err := streams.NewOneShotStream(g).PrefetchWhenSlow(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	defer func() { g.tokens <- struct{}{} }() // the read-ahead's last read returns, and it stops
+	if _, _, _, ready := s.ProbeHeld(time.Millisecond); ready {
+		t.Fatal("a probe with no token was ready")
+	}
+	if !s.Probing() {
+		t.Fatal("not probing while the probe's read waits")
+	}
+	<-g.entered
+	g.tokens <- struct{}{} // the read waited through ProbeHeld's wait, at least
+	a, err, ready := s.Next(10 * time.Second)
+	if err != nil || !ready {
+		t.Fatal(err, ready)
+	}
+	a.Release()
+	if _, _, ahead, over := s.CRead(); !ahead || !over || s.Probing() {
+		t.Fatal("the stream does not read ahead after a probe that waited")
+	}
+	<-g.entered // the goroutine asks for the next array with no read in progress
+}

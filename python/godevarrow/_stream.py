@@ -180,33 +180,50 @@ class ArrayStream(Generic[_A]):
         return ArrayStream(_lib.stream_prefetch(self._h, depth, True))
 
     def __aiter__(self) -> AsyncIterator[_A]:
-        """Iterates the arrays from asyncio without blocking the loop (see `__anext__`)."""
+        """Iterates the arrays from asyncio, reading where it is cheapest (see `__anext__`)."""
         self._read_ahead_for_async()
         # the extension's iterator: an async for runs no Python code per ready array
         return _lib.stream_aiter(self, self._h, (self._info or self._stream_info())[2])
 
     def _read_ahead_for_async(self) -> None:
         if not self._reads_ahead:
-            # read ahead from the first read: a read in the loop's thread
-            # could wait for ever on a producer that waits for the loop
-            self._h = _lib.stream_prefetch(self._h, ASYNC_DEPTH, False)
+            # read in the loop's thread while reads are fast, ahead once one
+            # blocks; the first read is a probe (see __anext__). Without C
+            # bookkeeping (out of memory) this reads ahead at once.
+            self._h = _lib.stream_prefetch(self._h, ASYNC_DEPTH, True)
             self._reads_ahead = True
 
     def __anext__(self) -> Coroutine[Any, Any, _A]:
-        """The next array, without blocking the event loop.
+        """The next array, read where it is cheapest, without blocking the
+        event loop for longer than a fast read.
 
-        The first ``__anext__`` makes the stream read ahead (``prefetch``,
-        up to `ASYNC_DEPTH` arrays), from its first read: a read in the
-        loop's thread would block the loop, and could wait for ever on a
-        producer that waits for the loop. A goroutine reads while the loop
-        runs; ``__anext__`` returns at once while arrays are queued (an
-        awaitable made in C, with no coroutine frame), and otherwise the
-        loop is woken through a pipe when one arrives, so many streams are
-        read concurrently. An ``async for`` that always finds an array
-        ready still gives the event loop a turn (one bare yield: its other
-        ready tasks run) at least every `ASYNC_TURN_ARRAYS` arrays and at
-        least every 2 ms; waiting for an array is a turn too. A cancelled
-        ``__anext__`` loses nothing."""
+        The first ``__anext__`` is a probe: Go makes that read on a thread of
+        its own while the loop's thread waits up to 2 ms for it without the
+        GIL (a producer that needs the GIL gets it at once). When the array
+        came in time from a read that did not block (`prefetch`'s rule: it
+        did not wait for I/O, a lock or a device, and did not work for over
+        2 ms), the stream's later reads are made in the loop's thread, as a
+        for loop makes them: a producer that needs the GIL never gets a
+        thread of its own for fast reads, which would hand the GIL to and fro
+        for every array. Otherwise, and from the first later read that
+        blocks, Go reads up to `ASYNC_DEPTH` arrays ahead, for good: the loop
+        runs while a goroutine reads, ``__anext__`` returns at once while
+        arrays are queued, and the loop is woken through a pipe when one
+        arrives, so many slow streams are read concurrently.
+
+        So a producer that waits for the event loop itself before its first
+        array is read ahead; one whose first read is fast and that later
+        waits for the loop would wait for ever in the loop's thread: read
+        such a stream on a thread of your own (a plain loop under
+        ``asyncio.to_thread``).
+
+        An ``async for`` gives the event loop a turn (one bare yield: its
+        other ready tasks run) at least every `ASYNC_TURN_ARRAYS` arrays and
+        at least every 2 ms, whether it reads in the loop's thread or finds
+        arrays ready; waiting for an array is a turn too. The awaitable is
+        made in C, with no coroutine frame. A cancelled ``__anext__`` loses
+        nothing: a read in the loop's thread ends within its step, and one
+        ahead delivers its array to the next ``__anext__``."""
         self._read_ahead_for_async()
         return _lib.stream_anext(self, self._h, (self._info or self._stream_info())[2])
 
@@ -216,7 +233,7 @@ class ArrayStream(Generic[_A]):
         ticket: Optional[int] = None  # this call's place among concurrent ones
         while True:
             ticket = await self._ready(ticket)
-            arr = _lib.stream_try_next(self._h, cls)
+            arr = _lib.stream_loop_read(self._h, cls)
             if arr is not NotImplemented:
                 break
         if arr is None:

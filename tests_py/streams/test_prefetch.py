@@ -257,13 +257,16 @@ def test_async_streams_are_read_concurrently(leak_check):
 
 
 def test_a_cancelled_anext_loses_nothing(leak_check):
-    """A read cancelled while its producer works: the batch it was reading
-    comes with the next ``__anext__``. Batch 1 is made only after the cancel,
-    so the read is still in progress when it is cancelled."""
+    """A read ahead cancelled while its producer works: the batch it was
+    reading comes with the next ``__anext__``. Batch 0 waits (a sleep), so the
+    stream reads ahead from then on; batch 1 is made only after the cancel,
+    so its read is still in progress when it is cancelled."""
     inside, go_on = threading.Event(), threading.Event()
 
     def batches():
         for k in range(4):
+            if k == 0:
+                time.sleep(SLOW_READ)
             if k == 1:
                 inside.set()
                 if not go_on.wait(HANG):

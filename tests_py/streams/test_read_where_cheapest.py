@@ -130,28 +130,34 @@ def test_a_stream_that_moved_to_read_ahead_stays_there(leak_check):
     s.close()
 
 
-def test_an_event_loop_runs_other_tasks_during_a_long_async_for_over_ready_arrays(leak_check, monkeypatch):
-    """Every array is queued before the ``async for`` over them begins, so no
-    ``__anext__`` has to wait; another task, made ready just before, still
-    runs while the loop goes on: within ASYNC_TURN_ARRAYS arrays (a loop
-    that never gave it a turn would run it only after the last array)."""
+@pytest.mark.parametrize("where", ["loop thread", "read-ahead"])
+def test_an_event_loop_runs_other_tasks_during_a_long_async_for(where, leak_check, monkeypatch):
+    """No ``__anext__`` has to wait: the producer's reads are fast and made in
+    the loop's thread, or every array is queued by the read-ahead before the
+    ``async for`` over them begins. Another task, made ready just before,
+    still runs while the loop goes on: within ASYNC_TURN_ARRAYS arrays (a
+    loop that never gave it a turn would run it only after the last array)."""
     from godevarrow import _stream
 
     n = 8 * _stream.ASYNC_TURN_ARRAYS
     monkeypatch.setattr(_stream, "ASYNC_DEPTH", 2 * n)  # room for all of them
     queued_all = threading.Event()
+    ahead = where == "read-ahead"
 
     def batches():
         for k in range(n):
+            if ahead and k == 0:
+                time.sleep(SLOW_READ)  # the first read waits: the stream reads ahead
             if k == n - 1:
-                queued_all.set()  # the read-ahead has queued the others
+                queued_all.set()  # the others were read (and queued, ahead)
             yield pa.record_batch({"x": [k]}, schema=SCHEMA)
 
     async def main():
         s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))
-        got = [values([await s.__anext__()])[0]]  # starts the read-ahead
-        # a wait that gives the loop no turn, until everything is queued
-        assert queued_all.wait(HANG), "the read-ahead never queued the stream"
+        got = [values([await s.__anext__()])[0]]
+        if ahead:
+            # a wait that gives the loop no turn, until everything is queued
+            assert queued_all.wait(HANG), "the read-ahead never queued the stream"
         ran_at: list[int] = []
 
         async def other() -> None:
@@ -167,6 +173,98 @@ def test_an_event_loop_runs_other_tasks_during_a_long_async_for_over_ready_array
     got, ran_at = asyncio.run(main())
     assert got == list(range(n))
     assert ran_at and ran_at[0] <= 1 + _stream.ASYNC_TURN_ARRAYS, ran_at
+
+
+def test_a_gil_bound_producers_fast_reads_in_async_for_run_on_the_loops_thread(leak_check):
+    """After the first read (a probe, made on another thread while the loop's
+    thread waits for it), every read of a reader over a Python generator
+    happens in the event loop's thread: a read-ahead thread would hand the
+    GIL to and fro for every batch."""
+    readers: list[int] = []
+
+    def batches():
+        for k in range(300):
+            readers.append(threading.get_ident())
+            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+
+    async def main():
+        s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))
+        got = [values([b])[0] async for b in s]
+        await s.aclose()
+        return got
+
+    loop_thread = threading.get_ident()  # asyncio.run runs the loop in this thread
+    assert asyncio.run(main()) == list(range(300))
+    assert readers[0] != loop_thread  # the probe
+    assert set(readers[1:]) == {loop_thread}
+
+
+def test_async_for_reads_a_producer_that_waits_ahead(leak_check):
+    """The first read waits (a sleep): from then on the producer is asked for
+    batch k+1 while the consumer still holds batch k (a handshake: batch k+1
+    is made only once the consumer holds batch k, and the consumer, holding
+    it, waits for batch k+1 to be made, giving the loop its turns), on a
+    thread other than the loop's."""
+    n = 6
+    holding = [threading.Event() for _ in range(n)]
+    made = [threading.Event() for _ in range(n)]
+    readers: list[int] = []
+
+    def batches():
+        time.sleep(SLOW_READ)
+        readers.append(threading.get_ident())
+        yield pa.record_batch({"x": [-1]}, schema=SCHEMA)
+        for k in range(n):
+            if k and not holding[k - 1].wait(HANG):
+                raise TimeoutError(f"the consumer never held batch {k - 1}")
+            readers.append(threading.get_ident())
+            made[k].set()
+            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))
+        assert values([await s.__anext__()]) == [-1]
+        got, overlapped = [], []
+        k = 0
+        async for b in s:
+            got.append(values([b])[0])
+            holding[k].set()
+            if k + 1 < n:
+                overlapped.append(await loop.run_in_executor(None, made[k + 1].wait, HANG))
+            del b
+            k += 1
+        await s.aclose()
+        return got, overlapped
+
+    got, overlapped = asyncio.run(main())
+    assert got == list(range(n))
+    assert overlapped == [True] * (n - 1)
+    assert threading.get_ident() not in readers
+
+
+def test_an_async_for_whose_reads_begin_to_wait_moves_ahead_for_good(leak_check):
+    """Fast reads run in the loop's thread until two in a row wait (a sleep);
+    from then on, fast or not, the producer is read on another thread."""
+    readers: list[int] = []
+
+    def batches():
+        for k in range(100):
+            if k in (3, 4):
+                time.sleep(SLOW_READ)
+            readers.append(threading.get_ident())
+            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+
+    async def main():
+        s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))
+        got = [values([b])[0] async for b in s]
+        await s.aclose()
+        return got
+
+    loop_thread = threading.get_ident()
+    assert asyncio.run(main()) == list(range(100))
+    assert readers[1:5] == [loop_thread] * 4  # after the probe, until the reads waited
+    assert loop_thread not in readers[5:]
 
 
 def test_the_class_of_a_streams_arrays_is_known_before_its_schema_is_asked():
