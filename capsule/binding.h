@@ -184,6 +184,7 @@ int stream_init(void);                                      // the names stream.
 PyObject* stream_read(PyObject* handle, PyTypeObject* cls);  // the next array (None at the end), waiting for it
 int stream_reads_ahead(PyObject* handle, int otherwise);    // whether reads take a read-ahead's queue (otherwise: no C bookkeeping)
 PyObject* stream_loop_read(PyObject* handle, PyObject* cls);  // an event loop's read (NotImplemented: wait; cls checked)
+void stream_read_measure_next(PyObject* handle);            // the loop's next read of the stream is timed and measured
 int check_array_class(PyObject* cls, const char* caller);   // cls subclasses ArrayBase, else a TypeError
 int stream_iter_init(PyObject* module);                     // the StreamIterator type (stream_iter.c)
 // ---- asyncio (stream_async.c) ----

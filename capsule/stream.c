@@ -247,7 +247,10 @@ static int probe_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject
   return 1;
 }
 
-static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** result) {
+// untimed: an event loop's read, timed only when the pacing of its `async
+// for` found the loop's turns slow (stream_read_measure_next): the pacing's
+// clock already runs per array, and a read's own two cost as much again.
+static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, int untimed, PyObject** result) {
   uint64_t thread = (uint64_t)pthread_self();
   gda_gate_slot slot = {0};
   uintptr_t out = 0;
@@ -257,7 +260,7 @@ static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** r
   for (;;) {
     rc = 0;
     Py_BEGIN_ALLOW_THREADS g = gda_gate_begin(c->gate, 100, thread, &slot);
-    int timed = g == GDA_GATE_GO && (flags_of(c) & GDA_AHEAD_WHEN_SLOW);
+    int timed = g == GDA_GATE_GO && (flags_of(c) & GDA_AHEAD_WHEN_SLOW) && !(untimed && !c->suspect);
     gda_read_clock t0 = timed ? gda_read_clock_now(c->suspect) : (gda_read_clock){0};
     if (g == GDA_GATE_GO && c->src) {
       int failed = c->src->failed;
@@ -301,13 +304,13 @@ static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** r
 
 // The next array of the stream behind handle as a cls instance (held in C
 // when the gate takes it), Py_None at the end, or NULL with an exception.
-PyObject* stream_read(PyObject* handle, PyTypeObject* cls) {
+static PyObject* stream_read_untimed(PyObject* handle, PyTypeObject* cls, int untimed) {
   uintptr_t h, out = 0;
   void* held = NULL;  // the array held in C (held.h), or a Go handle in out
   if (get_handle(handle, &h)) return NULL;
   stream_c_read* c = stream_c_read_of(handle);
   PyObject* r;
-  if (c && c_read(h, c, cls, &r)) return r;
+  if (c && c_read(h, c, cls, untimed, &r)) return r;
   // the gate refused the read (its words are Go's), or the stream has no
   // bookkeeping in C (out of memory when its capsule was made): Go's read
   gda_error e = {0};
@@ -324,6 +327,13 @@ PyObject* stream_read(PyObject* handle, PyTypeObject* cls) {
   }
   if (rc) return raise_error(&e);
   return deliver(h, NULL, cls, out, held);
+}
+
+PyObject* stream_read(PyObject* handle, PyTypeObject* cls) { return stream_read_untimed(handle, cls, 0); }
+
+void stream_read_measure_next(PyObject* handle) {
+  stream_c_read* c = stream_c_read_of(handle);
+  if (c) c->suspect = 1;
 }
 
 int check_array_class(PyObject* cls, const char* caller) {
@@ -392,7 +402,7 @@ PyObject* stream_loop_read(PyObject* handle, PyObject* cls) {
         return m_stream_try_next(NULL, args, 2);
     }
   }
-  return stream_read(handle, (PyTypeObject*)cls);
+  return stream_read_untimed(handle, (PyTypeObject*)cls, 1);
 }
 
 PyObject* m_stream_loop_read(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {

@@ -5,6 +5,7 @@ on another thread, for good, from the first read that blocks."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 import time
 
@@ -14,12 +15,34 @@ import pytest
 
 SCHEMA = pa.schema([("x", pa.int64())])
 
+# The producers yield batches made here, in advance: a first-time cost in
+# pyarrow (its first record_batch from a dict looks for pandas, hundreds of
+# milliseconds of CPU) would make a producer's read slow, which is the
+# signal these tests are about.
+_BATCHES = [pa.record_batch({"x": [k]}, schema=SCHEMA) for k in range(-1, 1000)]
+
+
+def batch(k: int) -> pa.RecordBatch:
+    return _BATCHES[k + 1]
+
+
+@pytest.fixture
+def no_gc():
+    """Python's cyclic collector off: a collection of the test session's heap
+    inside a producer's read works for milliseconds, and an async for's first
+    read (its probe) that works over 2 ms counts as slow."""
+    gc.disable()
+    yield
+    gc.enable()
+
 # A hang guard, not a time limit: a handshake that waits this long failed.
 HANG = 30
 
 # A read that waits this long (more than the 50 µs of ArrayStream.prefetch),
 # twice in a row, moves a prefetched stream to its read-ahead.
 SLOW_READ = 0.005
+# The same for an async for's reads in the loop's thread (see the test).
+ASYNC_SLOW_READ = 0.025
 
 
 def values(batches) -> list[int]:
@@ -36,7 +59,7 @@ def test_a_gil_bound_producers_fast_reads_run_on_the_consumers_thread(depth, lea
     def batches():
         for k in range(200):
             readers.append(threading.get_ident())
-            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+            yield batch(k)
 
     s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches())).prefetch(depth)
     assert values(s) == list(range(200))
@@ -54,7 +77,7 @@ def test_a_gil_bound_producer_is_read_on_the_thread_that_iterates(leak_check):
     def batches():
         for k in range(50):
             readers.append(threading.get_ident())
-            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+            yield batch(k)
 
     s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches())).prefetch(8)
 
@@ -86,13 +109,13 @@ def test_a_producer_whose_read_waits_is_read_ahead_from_then_on(leak_check):
         for _ in range(2):  # two reads in a row that wait
             time.sleep(SLOW_READ)
             readers.append(threading.get_ident())
-            yield pa.record_batch({"x": [-1]}, schema=SCHEMA)
+            yield batch(-1)
         for k in range(n):
             if k and not holding[k - 1].wait(HANG):
                 raise TimeoutError(f"the consumer never held batch {k - 1}")
             readers.append(threading.get_ident())
             made[k].set()
-            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+            yield batch(k)
 
     s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches())).prefetch(2)
     assert values([next(s), next(s)]) == [-1, -1]
@@ -120,7 +143,7 @@ def test_a_stream_that_moved_to_read_ahead_stays_there(leak_check):
             if k in (3, 4):
                 time.sleep(SLOW_READ)
             readers.append(threading.get_ident())
-            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+            yield batch(k)
 
     s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches())).prefetch(4)
     assert values(s) == list(range(100))
@@ -150,7 +173,7 @@ def test_an_event_loop_runs_other_tasks_during_a_long_async_for(where, leak_chec
                 time.sleep(SLOW_READ)  # the first read waits: the stream reads ahead
             if k == n - 1:
                 queued_all.set()  # the others were read (and queued, ahead)
-            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+            yield batch(k)
 
     async def main():
         s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))
@@ -175,7 +198,7 @@ def test_an_event_loop_runs_other_tasks_during_a_long_async_for(where, leak_chec
     assert ran_at and ran_at[0] <= 1 + _stream.ASYNC_TURN_ARRAYS, ran_at
 
 
-def test_a_gil_bound_producers_fast_reads_in_async_for_run_on_the_loops_thread(leak_check):
+def test_a_gil_bound_producers_fast_reads_in_async_for_run_on_the_loops_thread(leak_check, no_gc):
     """After the first read (a probe, made on another thread while the loop's
     thread waits for it), every read of a reader over a Python generator
     happens in the event loop's thread: a read-ahead thread would hand the
@@ -185,7 +208,7 @@ def test_a_gil_bound_producers_fast_reads_in_async_for_run_on_the_loops_thread(l
     def batches():
         for k in range(300):
             readers.append(threading.get_ident())
-            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+            yield batch(k)
 
     async def main():
         s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))
@@ -213,13 +236,13 @@ def test_async_for_reads_a_producer_that_waits_ahead(leak_check):
     def batches():
         time.sleep(SLOW_READ)
         readers.append(threading.get_ident())
-        yield pa.record_batch({"x": [-1]}, schema=SCHEMA)
+        yield batch(-1)
         for k in range(n):
             if k and not holding[k - 1].wait(HANG):
                 raise TimeoutError(f"the consumer never held batch {k - 1}")
             readers.append(threading.get_ident())
             made[k].set()
-            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+            yield batch(k)
 
     async def main():
         loop = asyncio.get_running_loop()
@@ -243,17 +266,19 @@ def test_async_for_reads_a_producer_that_waits_ahead(leak_check):
     assert threading.get_ident() not in readers
 
 
-def test_an_async_for_whose_reads_begin_to_wait_moves_ahead_for_good(leak_check):
+def test_an_async_for_whose_reads_begin_to_wait_moves_ahead_for_good(leak_check, no_gc):
     """Fast reads run in the loop's thread until two in a row wait (a sleep);
-    from then on, fast or not, the producer is read on another thread."""
+    from then on, fast or not, the producer is read on another thread. The
+    first wait is seen by the loop's pacing, whose clock is coarse (a tick of
+    up to 10 ms): the reads wait longer than that."""
     readers: list[int] = []
 
     def batches():
         for k in range(100):
             if k in (3, 4):
-                time.sleep(SLOW_READ)
+                time.sleep(ASYNC_SLOW_READ)
             readers.append(threading.get_ident())
-            yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+            yield batch(k)
 
     async def main():
         s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))
