@@ -35,6 +35,7 @@ def no_gc():
     yield
     gc.enable()
 
+
 # A hang guard, not a time limit: a handshake that waits this long failed.
 HANG = 30
 
