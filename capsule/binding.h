@@ -189,7 +189,7 @@ int check_array_class(PyObject* cls, const char* caller);   // cls subclasses Ar
 int stream_iter_init(PyObject* module);                     // the StreamIterator type (stream_iter.c)
 // ---- asyncio (stream_async.c) ----
 int stream_async_init(PyObject* module);  // the StreamAnext type
-enum { ASYNC_TURN_ARRAYS = 64 };          // an async for gives the loop a turn at least this often,
+enum { ASYNC_TURN_ARRAYS = 1024 };        // an async for gives the loop a turn at least this often,
 #define ASYNC_TURN_NS (2 * 1000 * 1000)   // and at least this often (ns)
 typedef struct {
   int taken;      // arrays an async for took since the loop's last turn

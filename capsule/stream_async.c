@@ -16,6 +16,8 @@
 
 #include <time.h>
 
+#include "gate.h"
+
 static int64_t stream_async_now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
@@ -24,18 +26,21 @@ static int64_t stream_async_now(void) {
 
 // the pacing's state is the stream's, in its C bookkeeping (stream.c)
 //
-// A turn due to time with fewer than ASYNC_TURN_ARRAYS arrays taken means
-// slow arrays (a slow read, or a slow loop body): the loop's next read is
-// then timed and measured (stream_read_measure_next), which is how a stream
-// read in the loop's thread notices a producer that began to wait, without
-// two clock readings per read (stream.c, c_read).
+// A turn costs a whole pass of the event loop (its poll included, some
+// microseconds): once every 64 arrays that was a tenth of a fast read's time.
+//
+// A turn due to time with fewer arrays taken than one per GDA_WAIT_READ_NS
+// means slow arrays (a slow read, or a slow loop body): the loop's next read
+// is then timed and measured (stream_read_measure_next), which is how a
+// stream read in the loop's thread notices a producer that began to wait,
+// without two clock readings per read (stream.c, c_read).
 int stream_async_turn(PyObject* handle) {
   int64_t now = stream_async_now();
   async_pace* p = stream_async_pace(handle);
   if (!p) return 0;
   if (p->taken == 0) p->since = now;
   if (p->taken < ASYNC_TURN_ARRAYS && now - p->since < ASYNC_TURN_NS) return 0;
-  if (p->taken < ASYNC_TURN_ARRAYS) stream_read_measure_next(handle);
+  if (p->taken < ASYNC_TURN_NS / GDA_WAIT_READ_NS) stream_read_measure_next(handle);
   *p = (async_pace){0, now};
   return 1;
 }

@@ -2,6 +2,17 @@ package streams
 
 /*
 #include "gda.h"
+#include "gate.h"
+
+// One read of src, measured by the read-blocked rule (gate.h) in C, around
+// the read alone: what Go's scheduler does on the way back from C is not
+// the producer's (ProbeHeld's probe).
+static gda_stream_read gda_stream_source_next_measured(gda_stream_source* src, int* blocked) {
+  gda_read_clock t0 = gda_read_clock_now(1);
+  gda_stream_read r = gda_stream_source_next(src);
+  *blocked = gda_read_blocked(t0, gda_read_clock_now(1), 1);
+  return r;
+}
 
 // A foreign stream's C half and the producer's struct, in one allocation.
 typedef struct {
@@ -238,7 +249,20 @@ func (r *StreamReader) NextHeld() (unsafe.Pointer, *cdevice.Array, error) {
 	return r.next(true)
 }
 
+// nextHeldMeasured is NextHeld that also says whether the producer's read
+// blocked (gda_read_blocked, measured in C around the read).
+func (r *StreamReader) nextHeldMeasured() (unsafe.Pointer, *cdevice.Array, error, bool) {
+	var blocked C.int
+	held, a, err := r.read(true, &blocked)
+	return held, a, err, blocked != 0
+}
+
 func (r *StreamReader) next(wantHeld bool) (unsafe.Pointer, *cdevice.Array, error) {
+	return r.read(wantHeld, nil)
+}
+
+// read is next, measured when blocked is not nil.
+func (r *StreamReader) read(wantHeld bool, blocked *C.int) (unsafe.Pointer, *cdevice.Array, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -249,7 +273,9 @@ func (r *StreamReader) next(wantHeld bool) (unsafe.Pointer, *cdevice.Array, erro
 	}
 	// one call into C per array: get_next, and the held gate
 	var got C.gda_stream_read
-	if wantHeld {
+	if blocked != nil {
+		got = C.gda_stream_source_next_measured(r.src, blocked)
+	} else if wantHeld {
 		got = C.gda_stream_source_next(r.src)
 	} else {
 		r.src.read = 1

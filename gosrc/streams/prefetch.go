@@ -173,18 +173,16 @@ func (p *PrefetchReader) run() {
 		start := time.Now()
 		runtime.LockOSThread() // so that the thread named is the producer's (and the one measured)
 		p.producer.set(CurrentThread())
-		first := p.probe && !p.probed
-		var t0 C.gda_read_clock
-		if first {
+		var res prefetched
+		if p.probe && !p.probed {
 			p.probed = true
 			close(p.probeStarted)
-			t0 = C.gda_read_clock_now(1)
-		}
-		res := p.nextFromProducer()
-		if first {
-			blocked := C.gda_read_blocked(t0, C.gda_read_clock_now(1), 1) != 0
+			var blocked bool
+			res, blocked = p.measuredFromProducer()
 			p.probeBlocked.Store(blocked)
 			p.probeFast.Store(!blocked)
+		} else {
+			res = p.nextFromProducer()
 		}
 		p.producer.set(0)
 		runtime.UnlockOSThread()
@@ -222,6 +220,20 @@ func (p *PrefetchReader) nextFromProducer() (res prefetched) {
 		res.a, res.err = p.r.Next()
 	}
 	return res
+}
+
+// measuredFromProducer is nextFromProducer that also says whether the read
+// blocked (gda_read_blocked): measured in C around a foreign stream's read,
+// else here around the reader's Next (the goroutine is locked to its thread).
+func (p *PrefetchReader) measuredFromProducer() (res prefetched, blocked bool) {
+	defer errs.RecoverInto(func(e error) { res = prefetched{err: e} })
+	if sr, ok := p.r.(*StreamReader); ok {
+		res.held, res.a, res.err, blocked = sr.nextHeldMeasured()
+		return res, blocked
+	}
+	t0 := C.gda_read_clock_now(1)
+	res = p.nextFromProducer()
+	return res, C.gda_read_blocked(t0, C.gda_read_clock_now(1), 1) != 0
 }
 
 // Schema returns the stream's schema.

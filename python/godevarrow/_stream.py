@@ -43,7 +43,7 @@ ASYNC_DEPTH = 64
 # An ``async for`` that always finds an array ready gives the event loop a
 # turn at least every this many arrays, and at least every 2 ms (the
 # extension's StreamAnext, capsule/stream_async.c).
-ASYNC_TURN_ARRAYS = 64
+ASYNC_TURN_ARRAYS = 1024
 
 # ArrayStream.__anext__ returns the extension's awaitable, a coroutine in all
 # but its class: asyncio.create_task and iscoroutine accept it

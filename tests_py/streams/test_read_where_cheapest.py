@@ -19,7 +19,7 @@ SCHEMA = pa.schema([("x", pa.int64())])
 # pyarrow (its first record_batch from a dict looks for pandas, hundreds of
 # milliseconds of CPU) would make a producer's read slow, which is the
 # signal these tests are about.
-_BATCHES = [pa.record_batch({"x": [k]}, schema=SCHEMA) for k in range(-1, 1000)]
+_BATCHES = [pa.record_batch({"x": [k]}, schema=SCHEMA) for k in range(-1, 2048)]
 
 
 def batch(k: int) -> pa.RecordBatch:
@@ -156,32 +156,32 @@ def test_a_stream_that_moved_to_read_ahead_stays_there(leak_check):
 
 @pytest.mark.parametrize("where", ["loop thread", "read-ahead"])
 def test_an_event_loop_runs_other_tasks_during_a_long_async_for(where, leak_check, monkeypatch):
-    """No ``__anext__`` has to wait: the producer's reads are fast and made in
-    the loop's thread, or every array is queued by the read-ahead before the
-    ``async for`` over them begins. Another task, made ready just before,
-    still runs while the loop goes on: within ASYNC_TURN_ARRAYS arrays (a
-    loop that never gave it a turn would run it only after the last array)."""
+    """Hardly an ``__anext__`` has to wait: the producer's reads are fast and
+    made in the loop's thread, or the read-ahead has queued a thousand arrays
+    before the ``async for`` over them begins. Another task, made ready just
+    before, still runs while the loop goes on: within ASYNC_TURN_ARRAYS arrays
+    (a loop that never gave it a turn would run it only after the last one)."""
     from godevarrow import _stream
 
-    n = 8 * _stream.ASYNC_TURN_ARRAYS
-    monkeypatch.setattr(_stream, "ASYNC_DEPTH", 2 * n)  # room for all of them
-    queued_all = threading.Event()
+    n = 2 * _stream.ASYNC_TURN_ARRAYS
+    monkeypatch.setattr(_stream, "ASYNC_DEPTH", 1024)  # the deepest read-ahead
+    queued = threading.Event()
     ahead = where == "read-ahead"
 
     def batches():
         for k in range(n):
             if ahead and k == 0:
                 time.sleep(SLOW_READ)  # the first read waits: the stream reads ahead
-            if k == n - 1:
-                queued_all.set()  # the others were read (and queued, ahead)
+            if k == 1000:
+                queued.set()  # a thousand were read (and queued, ahead)
             yield batch(k)
 
     async def main():
         s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))
         got = [values([await s.__anext__()])[0]]
         if ahead:
-            # a wait that gives the loop no turn, until everything is queued
-            assert queued_all.wait(HANG), "the read-ahead never queued the stream"
+            # a wait that gives the loop no turn, until the queue is full
+            assert queued.wait(HANG), "the read-ahead never filled its queue"
         ran_at: list[int] = []
 
         async def other() -> None:
