@@ -213,12 +213,14 @@ static void after_go_read(uintptr_t h, stream_c_read* c) {
 
 // An event loop's first read of a stream that reads ahead only once a read
 // blocks (GDA_AHEAD_WHEN_SLOW): Go reads it on a goroutine while this thread
-// waits up to PROBE_WAIT_MS without the GIL (ProbeHeld). An array that came
-// in time from a read that did not block leaves the stream read in the
-// loop's thread; otherwise it reads ahead, and the loop waits for the array
-// on its wake pipe (0: nothing yet). -1 when the gate refuses the read (Go's
-// read words why).
-enum { PROBE_WAIT_MS = GDA_SLOW_READ_NS / 1000000 };
+// waits up to PROBE_WAIT_NS without the GIL (ProbeHeld). A probe whose read
+// did not block leaves the stream read in the loop's thread; one that
+// blocked reads ahead. 1 with the array; 0 when it had not come in time
+// (the loop waits for it on its wake pipe); -1 when the gate refuses the
+// read (Go's read words why). The wait is as long as a read may take before
+// it counts as slow: a slow first read blocks the loop no longer, and a
+// fast one that missed it costs one wait on the pipe.
+enum { PROBE_WAIT_NS = GDA_WAIT_READ_NS };
 
 static int probe_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** result) {
   gda_gate_slot slot = {0};
@@ -228,7 +230,7 @@ static int probe_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject
   int g, rc = 0;
   Py_BEGIN_ALLOW_THREADS g = gda_gate_begin(c->gate, 0, (uint64_t)pthread_self(), &slot);
   if (g == GDA_GATE_GO) {
-    rc = gdaStreamProbeInGate(h, PROBE_WAIT_MS, &out, &held, &e);
+    rc = gdaStreamProbeInGate(h, PROBE_WAIT_NS, &out, &held, &e);
     learn_where_read(h, c);
     gda_gate_end(c->gate);
   }

@@ -152,12 +152,12 @@ func gdaStreamReadInGate(h C.uintptr_t, timeoutMs C.int, out *C.uintptr_t, held 
 
 // gdaStreamProbeInGate is an event loop's first read of a stream, which the
 // binding let in through the stream's read gate (streams.OneShotStream.ProbeHeld):
-// GDA_PENDING when the probe had nothing within waitMs. Called without the GIL.
+// GDA_PENDING when the probe had nothing within waitNs. Called without the GIL.
 //
 //export gdaStreamProbeInGate
-func gdaStreamProbeInGate(h C.uintptr_t, waitMs C.int, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
+func gdaStreamProbeInGate(h C.uintptr_t, waitNs C.int64_t, out *C.uintptr_t, held *unsafe.Pointer, e *C.gda_error) C.int {
 	return streamRead(h, out, held, e, func(s *streams.OneShotStream) (unsafe.Pointer, *cdevice.Array, error, bool) {
-		return s.ProbeHeld(time.Duration(waitMs) * time.Millisecond)
+		return s.ProbeHeld(time.Duration(waitNs))
 	})
 }
 

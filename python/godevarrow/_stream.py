@@ -198,11 +198,11 @@ class ArrayStream(Generic[_A]):
         event loop for longer than a fast read.
 
         The first ``__anext__`` is a probe: Go makes that read on a thread of
-        its own while the loop's thread waits up to 2 ms for it without the
-        GIL (a producer that needs the GIL gets it at once). When the array
-        came in time from a read that did not block (`prefetch`'s rule: it
-        did not wait for I/O, a lock or a device, and did not work for over
-        2 ms), the stream's later reads are made in the loop's thread, as a
+        its own while the loop's thread waits up to 50 µs for it without the
+        GIL (a producer that needs the GIL gets it at once; later, the loop
+        runs while it waits). When that read did not block (`prefetch`'s
+        rule: it did not wait for I/O, a lock or a device, and did not work
+        for over 2 ms), the stream's later reads are made in the loop's thread, as a
         for loop makes them: a producer that needs the GIL never gets a
         thread of its own for fast reads, which would hand the GIL to and fro
         for every array. Otherwise, and from the first later read that
