@@ -1,6 +1,7 @@
 // The stream methods of methods.h (their Go halves are in stream.go): import and export, reads
-// (blocking, ready-only, the StreamIterator type), wake pipes, close, and the streams made from
-// arrays, casts and read-ahead (asyncio's awaitable: stream_async.c).
+// (blocking, ready-only, an event loop's), close, and the streams made from arrays, casts and
+// read-ahead (the for loop's iterator: stream_iter.c; asyncio's awaitable and the wake pipe:
+// stream_async.c).
 #include "binding.h"
 
 #include <pthread.h>
@@ -410,24 +411,6 @@ PyObject* stream_loop_read(PyObject* handle, PyObject* cls) {
 PyObject* m_stream_loop_read(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(2, "stream_loop_read");
   return check_array_class(args[1], "stream_loop_read") ? NULL : stream_loop_read(args[0], args[1]);
-}
-
-PyObject* m_stream_set_wake(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  HANDLE_ARG(2, "stream_set_wake");
-  int64_t fd;
-  if (get_int64(args[1], &fd)) return NULL;
-  gda_error e = {0};
-  if (gdaStreamSetWake(h, fd, &e)) return raise_error(&e);
-  Py_RETURN_NONE;
-}
-
-PyObject* m_stream_arm_wake(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  HANDLE_ARG(2, "stream_arm_wake");
-  int on;
-  if (get_bool(args[1], &on)) return NULL;
-  gda_error e = {0};
-  if (gdaStreamArmWake(h, on, &e)) return raise_error(&e);
-  Py_RETURN_NONE;
 }
 
 // stream_of_structs(handle): from the C bookkeeping (no call into Go); None without one

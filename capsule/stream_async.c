@@ -16,6 +16,7 @@
 
 #include <time.h>
 
+#include "_cgo_export.h"
 #include "gate.h"
 
 static int64_t stream_async_now(void) {
@@ -184,10 +185,7 @@ static PyObject* new_anext(PyObject* stream, PyObject* handle, PyObject* cls) {
 
 static int check_args(PyObject* handle, PyObject* cls, const char* caller) {
   uintptr_t h;
-  if (get_handle(handle, &h)) return -1;
-  if (PyType_Check(cls) && PyType_IsSubtype((PyTypeObject*)cls, ArrayBase_Type)) return 0;
-  PyErr_Format(GodevarrowTypeError, "%s() needs a subclass of ArrayBase", caller);
-  return -1;
+  return get_handle(handle, &h) ? -1 : check_array_class(cls, caller);
 }
 
 // stream_anext(stream, handle, cls): the awaitable of one __anext__ of the
@@ -266,4 +264,23 @@ int stream_async_init(PyObject* module) {
   if (!Anext_Type || PyModule_AddObjectRef(module, "StreamAnext", (PyObject*)Anext_Type) < 0) return -1;
   Aiter_Type = (PyTypeObject*)PyType_FromSpec(&Aiter_spec);
   return Aiter_Type && PyModule_AddObjectRef(module, "StreamAsyncIterator", (PyObject*)Aiter_Type) == 0 ? 0 : -1;
+}
+
+// The wake pipe of a read-ahead stream (ArrayStream._ready): its write end, and arming it.
+PyObject* m_stream_set_wake(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(2, "stream_set_wake");
+  int64_t fd;
+  if (get_int64(args[1], &fd)) return NULL;
+  gda_error e = {0};
+  if (gdaStreamSetWake(h, fd, &e)) return raise_error(&e);
+  Py_RETURN_NONE;
+}
+
+PyObject* m_stream_arm_wake(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(2, "stream_arm_wake");
+  int on;
+  if (get_bool(args[1], &on)) return NULL;
+  gda_error e = {0};
+  if (gdaStreamArmWake(h, on, &e)) return raise_error(&e);
+  Py_RETURN_NONE;
 }
