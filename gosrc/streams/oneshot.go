@@ -270,14 +270,8 @@ func (s *OneShotStream) afterProbe(err error) {
 		return
 	}
 	p := s.prefetch
-	if err != nil {
-		s.swap.Lock()
-		s.probing, s.whenSlow = false, 0
-		s.swap.Unlock()
-		return
-	}
-	if p.Blocked() {
-		// the probe reads ahead already, for good
+	if err != nil || p.Blocked() {
+		// the stream ended, or the probe reads ahead already, for good
 		s.swap.Lock()
 		s.probing, s.whenSlow = false, 0
 		s.swap.Unlock()

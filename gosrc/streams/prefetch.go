@@ -60,13 +60,11 @@ type PrefetchReader struct {
 
 	// A probe (probeAhead) measures whether its first read blocked: if so it
 	// reads ahead from then on, like any PrefetchReader; if not, its
-	// goroutine ends (probeFast) and later reads call the producer on the
-	// reading goroutine.
+	// goroutine ends and later reads call the producer on the reading
+	// goroutine. probeOutcome is probeUnread until that read is in.
 	probe        bool
 	probeStarted chan struct{} // a probe's: closed when its first read begins
-	probeBlocked atomic.Bool
-	probeFast    atomic.Bool
-	probed       bool // the goroutine's first read was made (its own)
+	probeOutcome atomic.Int32
 	detached     bool // the producer's reader was taken back (detach): Close leaves it
 }
 
@@ -138,8 +136,19 @@ func probeAhead(r cdevice.ArrayReader, depth int) *PrefetchReader {
 	return p
 }
 
+// A probe's outcome (probeOutcome).
+const (
+	probeUnread  = iota // its first read is not in yet
+	probeFast           // it did not block: the goroutine ended after it
+	probeBlocked        // it blocked: the goroutine reads ahead
+)
+
 // Blocked reports whether a probe's first read blocked (gda_read_blocked).
-func (p *PrefetchReader) Blocked() bool { return p.probeBlocked.Load() }
+func (p *PrefetchReader) Blocked() bool { return p.probeOutcome.Load() == probeBlocked }
+
+// fastProbe reports whether the reader is a probe whose first read did not
+// block: its goroutine ended after that read.
+func (p *PrefetchReader) fastProbe() bool { return p.probeOutcome.Load() == probeFast }
 
 // detach gives back the reader of a probe whose first read did not block,
 // once its one array was taken: its goroutine has ended (or is ending: it
@@ -174,13 +183,15 @@ func (p *PrefetchReader) run() {
 		runtime.LockOSThread() // so that the thread named is the producer's (and the one measured)
 		p.producer.set(CurrentThread())
 		var res prefetched
-		if p.probe && !p.probed {
-			p.probed = true
+		if p.probe && p.probeOutcome.Load() == probeUnread {
 			close(p.probeStarted)
 			var blocked bool
 			res, blocked = p.measuredFromProducer()
-			p.probeBlocked.Store(blocked)
-			p.probeFast.Store(!blocked)
+			outcome := int32(probeFast)
+			if blocked {
+				outcome = probeBlocked
+			}
+			p.probeOutcome.Store(outcome)
 		} else {
 			res = p.nextFromProducer()
 		}
@@ -202,7 +213,7 @@ func (p *PrefetchReader) run() {
 			p.mu.Unlock()
 			return
 		}
-		if res.err != nil || p.probeFast.Load() {
+		if res.err != nil || p.fastProbe() {
 			return
 		}
 	}
@@ -284,7 +295,7 @@ func (p *PrefetchReader) take(deadline time.Time) (bool, prefetched) {
 			if stopped {
 				return true, prefetched{err: errs.Errorf(errs.ErrConsumed, "the stream was closed")}
 			}
-			if p.probeFast.Load() {
+			if p.fastProbe() {
 				// its one read ahead was taken: the rest are the caller's
 				res := p.nextFromProducer()
 				if res.err != nil {
@@ -326,7 +337,7 @@ func (p *PrefetchReader) TryNextHeld() (held unsafe.Pointer, a *cdevice.Array, e
 	}
 	select {
 	case <-p.done: // the end, or a stop: the waiting read answers at once
-		if p.probeFast.Load() && !p.stopped() {
+		if p.fastProbe() && !p.stopped() {
 			return nil, nil, nil, false // what follows a probe's one read is the producer's to make
 		}
 		ok, res = p.take(time.Now())
