@@ -11,12 +11,7 @@ import (
 // starts the read-ahead; from then on a goroutine reads the producer ahead
 // (here: it asks for the next array while nobody reads the stream).
 func TestPrefetchWhenSlowReadsInlineUntilStarted(t *testing.T) {
-	g := newGatedReader(t)
-	lazy, err := streams.NewOneShotStream(g).PrefetchWhenSlow(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lazy.Close()
+	g, lazy := whenSlowStream(t)
 	defer func() { g.tokens <- struct{}{} }() // the read-ahead's last read returns, and it stops
 	if !lazy.AheadWhenSlow() {
 		t.Fatal("a read-ahead put off is not reported")
@@ -65,12 +60,7 @@ func TestPrefetchWhenSlowChecksTheDepth(t *testing.T) {
 // goroutine: when its read does not block, the reads after it are the
 // caller's again (nothing reads ahead).
 func TestAFastProbeLeavesTheStreamReadByItsCaller(t *testing.T) {
-	g := newGatedReader(t)
-	s, err := streams.NewOneShotStream(g).PrefetchWhenSlow(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	g, s := whenSlowStream(t)
 	g.tokens <- struct{}{} // the probe's read returns at once
 	_, a, err, ready := s.ProbeHeld(10 * time.Second)
 	if err != nil || !ready || a == nil {
@@ -101,12 +91,7 @@ func TestAFastProbeLeavesTheStreamReadByItsCaller(t *testing.T) {
 // waiting) answers "not ready"; its array comes with a later read, and from
 // then on the stream reads ahead.
 func TestAProbeThatWaitsMovesTheStreamAhead(t *testing.T) {
-	g := newGatedReader(t)
-	s, err := streams.NewOneShotStream(g).PrefetchWhenSlow(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	g, s := whenSlowStream(t)
 	defer func() { g.tokens <- struct{}{} }() // the read-ahead's last read returns, and it stops
 	if _, _, _, ready := s.ProbeHeld(time.Millisecond); ready {
 		t.Fatal("a probe with no token was ready")
@@ -125,4 +110,17 @@ func TestAProbeThatWaitsMovesTheStreamAhead(t *testing.T) {
 		t.Fatal("the stream does not read ahead after a probe that waited")
 	}
 	<-g.entered // the goroutine asks for the next array with no read in progress
+}
+
+// whenSlowStream is a PrefetchWhenSlow(2) stream over a gated reader, closed
+// when the test ends.
+func whenSlowStream(t *testing.T) (*gatedReader, *streams.OneShotStream) {
+	t.Helper()
+	g := newGatedReader(t)
+	s, err := streams.NewOneShotStream(g).PrefetchWhenSlow(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return g, s
 }

@@ -50,6 +50,35 @@ def values(batches) -> list[int]:
     return [b.to_pyarrow().column(0)[0].as_py() for b in batches]
 
 
+class Handshake:
+    """A producer that first makes ``waits`` batches of -1 after a sleep each
+    (reads that wait), then batches 0..n-1 where batch k+1 is made only once
+    the consumer holds batch k (``holding``); ``made`` tells the consumer,
+    holding batch k, that batch k+1 was made; ``readers`` records the thread
+    of each read."""
+
+    def __init__(self, n: int, waits: int) -> None:
+        self.n, self.waits = n, waits
+        self.holding = [threading.Event() for _ in range(n)]
+        self.made = [threading.Event() for _ in range(n)]
+        self.readers: list[int] = []
+
+    def batches(self):
+        for _ in range(self.waits):
+            time.sleep(SLOW_READ)
+            self.readers.append(threading.get_ident())
+            yield batch(-1)
+        for k in range(self.n):
+            if k and not self.holding[k - 1].wait(HANG):
+                raise TimeoutError(f"the consumer never held batch {k - 1}")
+            self.readers.append(threading.get_ident())
+            self.made[k].set()
+            yield batch(k)
+
+    def reader(self) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(SCHEMA, self.batches())
+
+
 @pytest.mark.parametrize("depth", [1, 8])
 def test_a_gil_bound_producers_fast_reads_run_on_the_consumers_thread(depth, leak_check):
     """Every read of a reader over a Python generator (pyarrow takes the GIL
@@ -102,36 +131,21 @@ def test_a_producer_whose_read_waits_is_read_ahead_from_then_on(leak_check):
     only once the consumer holds batch k, and the consumer, holding it, waits
     for batch k+1 to be made), on a thread other than the consumer's."""
     n = 6
-    holding = [threading.Event() for _ in range(n)]
-    made = [threading.Event() for _ in range(n)]
-    readers: list[int] = []
-
-    def batches():
-        for _ in range(2):  # two reads in a row that wait
-            time.sleep(SLOW_READ)
-            readers.append(threading.get_ident())
-            yield batch(-1)
-        for k in range(n):
-            if k and not holding[k - 1].wait(HANG):
-                raise TimeoutError(f"the consumer never held batch {k - 1}")
-            readers.append(threading.get_ident())
-            made[k].set()
-            yield batch(k)
-
-    s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches())).prefetch(2)
+    h = Handshake(n, waits=2)  # two reads in a row that wait
+    s = gda.stream(h.reader()).prefetch(2)
     assert values([next(s), next(s)]) == [-1, -1]
     got, overlapped = [], []
     for k, b in enumerate(s):
         got.append(values([b])[0])
-        holding[k].set()
+        h.holding[k].set()
         if k + 1 < n:
-            overlapped.append(made[k + 1].wait(HANG))
+            overlapped.append(h.made[k + 1].wait(HANG))
         del b
     assert got == list(range(n))
     assert overlapped == [True] * (n - 1)
     me = threading.get_ident()
-    assert readers[:2] == [me, me]  # the reads that waited were the consumer's own
-    assert me not in readers[2:]  # then the read-ahead's
+    assert h.readers[:2] == [me, me]  # the reads that waited were the consumer's own
+    assert me not in h.readers[2:]  # then the read-ahead's
     s.close()
 
 
@@ -230,32 +244,19 @@ def test_async_for_reads_a_producer_that_waits_ahead(leak_check):
     it, waits for batch k+1 to be made, giving the loop its turns), on a
     thread other than the loop's."""
     n = 6
-    holding = [threading.Event() for _ in range(n)]
-    made = [threading.Event() for _ in range(n)]
-    readers: list[int] = []
-
-    def batches():
-        time.sleep(SLOW_READ)
-        readers.append(threading.get_ident())
-        yield batch(-1)
-        for k in range(n):
-            if k and not holding[k - 1].wait(HANG):
-                raise TimeoutError(f"the consumer never held batch {k - 1}")
-            readers.append(threading.get_ident())
-            made[k].set()
-            yield batch(k)
+    h = Handshake(n, waits=1)
 
     async def main():
         loop = asyncio.get_running_loop()
-        s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))
+        s = gda.stream(h.reader())
         assert values([await s.__anext__()]) == [-1]
         got, overlapped = [], []
         k = 0
         async for b in s:
             got.append(values([b])[0])
-            holding[k].set()
+            h.holding[k].set()
             if k + 1 < n:
-                overlapped.append(await loop.run_in_executor(None, made[k + 1].wait, HANG))
+                overlapped.append(await loop.run_in_executor(None, h.made[k + 1].wait, HANG))
             del b
             k += 1
         await s.aclose()
@@ -264,7 +265,7 @@ def test_async_for_reads_a_producer_that_waits_ahead(leak_check):
     got, overlapped = asyncio.run(main())
     assert got == list(range(n))
     assert overlapped == [True] * (n - 1)
-    assert threading.get_ident() not in readers
+    assert threading.get_ident() not in h.readers
 
 
 def test_an_async_for_whose_reads_begin_to_wait_moves_ahead_for_good(leak_check, no_gc):
