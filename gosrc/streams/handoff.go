@@ -97,12 +97,12 @@ func (h *handoff) push(res prefetched, urgent bool, stop <-chan struct{}) bool {
 func (h *handoff) wakeArmedLocked() {
 	if h.armed && h.wakeFD >= 0 {
 		h.armed = false
-		wakeFD(h.wakeFD)
+		writeWake(h.wakeFD)
 	}
 }
 
-// wakeFD writes the one byte that wakes an event loop waiting on its pipe.
-func wakeFD(fd int) {
+// writeWake writes the one byte that wakes an event loop waiting on its pipe.
+func writeWake(fd int) {
 	// a full pipe already says "ready": the error is ignored
 	_, _ = syscall.Write(fd, []byte{1})
 }

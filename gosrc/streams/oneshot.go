@@ -345,7 +345,7 @@ func (s *OneShotStream) ArmWake(on bool) {
 	fd, wake := s.wakeFD, s.hasWake && on && !s.gate.closed()
 	s.swap.Unlock()
 	if wake {
-		wakeFD(fd)
+		writeWake(fd)
 	}
 }
 

@@ -181,11 +181,11 @@ class ArrayStream(Generic[_A]):
 
     def __aiter__(self) -> AsyncIterator[_A]:
         """Iterates the arrays from asyncio, reading where it is cheapest (see `__anext__`)."""
-        self._read_ahead_for_async()
+        self._read_where_cheapest_for_async()
         # the extension's iterator: an async for runs no Python code per ready array
         return _lib.stream_aiter(self, self._h, (self._info or self._stream_info())[2])
 
-    def _read_ahead_for_async(self) -> None:
+    def _read_where_cheapest_for_async(self) -> None:
         if not self._reads_ahead:
             # read in the loop's thread while reads are fast, ahead once one
             # blocks; the first read is a probe (see __anext__). Without C
@@ -224,7 +224,7 @@ class ArrayStream(Generic[_A]):
         made in C, with no coroutine frame. A cancelled ``__anext__`` loses
         nothing: a read in the loop's thread ends within its step, and one
         ahead delivers its array to the next ``__anext__``."""
-        self._read_ahead_for_async()
+        self._read_where_cheapest_for_async()
         return _lib.stream_anext(self, self._h, (self._info or self._stream_info())[2])
 
     async def _anext_wait(self) -> _A:
