@@ -79,7 +79,7 @@ func gdaDebugCounters(out *C.gda_counters, e *C.gda_error) C.int {
 	return call(e, func() error {
 		st, ss := cdevice.LiveStats(), streams.LiveStats()
 		cache := cschema.SchemaCacheSize()
-		pooledStreams, pooledEvents, pooledHost := cuda.Pooled()
+		pooled := cuda.Pooled()
 		*out = C.gda_counters{
 			handles:          C.int64_t(handles.Len()),
 			exported_schemas: C.int64_t(st.ExportedSchemas),
@@ -95,9 +95,11 @@ func gdaDebugCounters(out *C.gda_counters, e *C.gda_error) C.int {
 			schema_cache_entries: C.int64_t(cache.Entries),
 			schema_cache_bytes:   C.int64_t(cache.Bytes),
 
-			pooled_streams:      C.int64_t(pooledStreams),
-			pooled_events:       C.int64_t(pooledEvents),
-			pooled_host_buffers: C.int64_t(pooledHost),
+			pooled_streams:       C.int64_t(pooled.Streams),
+			pooled_events:        C.int64_t(pooled.Events),
+			pooled_host_buffers:  C.int64_t(pooled.HostBuffers),
+			pooled_device_blocks: C.int64_t(pooled.DeviceBlocks),
+			pooled_device_bytes:  C.int64_t(pooled.DeviceBytes),
 		}
 		return nil
 	})

@@ -212,3 +212,74 @@ func TestCUDARepeatedCopiesToTheHostReuseAPinnedBuffer(t *testing.T) {
 		t.Errorf("%d idle buffers in the host pool, more than its bound of 16", idle)
 	}
 }
+
+// A gather fetches the pieces of one allocation that lie close together as
+// one copy of their span (cuda.c, gda_cuda_gather): pieces of three
+// allocations, given in no order, some overlapping, come back right with one
+// copy per allocation; pieces farther apart than the gap bound are fetched
+// apart.
+func TestCUDAGatherFetchesNearbyPiecesOfAnAllocationInOneCopy(t *testing.T) {
+	deviceBaseline(t)
+	b, err := device.BackendFor(device.CUDA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.AcquireStream(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.ReleaseStream(s)
+	sizes := []int64{64 << 10, 64 << 10, 4 << 20}
+	var allocs []unsafe.Pointer
+	var patterns [][]byte
+	for k, n := range sizes {
+		p, err := b.Alloc(0, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Free(0, p)
+		pattern := make([]byte, n)
+		for i := range pattern {
+			pattern[i] = byte(i*131 + k*17 + i>>8)
+		}
+		if err := b.CopyAsync(s, device.HostToDevice, p, unsafe.Pointer(&pattern[0]), n, 0); err != nil {
+			t.Fatal(err)
+		}
+		allocs, patterns = append(allocs, p), append(patterns, pattern)
+	}
+	if err := b.SyncStream(s); err != nil {
+		t.Fatal(err)
+	}
+	type piece struct {
+		alloc      int
+		off, bytes int64
+	}
+	near := []piece{{1, 4096, 8}, {0, 100, 8}, {0, 1000, 16}, {2, 10, 8}, {0, 1004, 8}, {1, 0, 1}, {0, 60 << 10, 64}}
+	far := []piece{{2, 10, 8}, {2, 2 << 20, 8}} // 2 MiB apart: two copies
+	for _, c := range []struct {
+		pieces []piece
+		copies int64
+	}{{near, 3}, {far, 2}} {
+		dst := make([][]byte, len(c.pieces))
+		var dp, sp []unsafe.Pointer
+		var n []int64
+		for i, p := range c.pieces {
+			dst[i] = make([]byte, p.bytes)
+			dp = append(dp, unsafe.Pointer(&dst[i][0]))
+			sp = append(sp, unsafe.Add(allocs[p.alloc], p.off))
+			n = append(n, p.bytes)
+		}
+		before := fc.CopyCalls(2) // device to host
+		if err := b.Gather(s, dp, sp, n); err != nil {
+			t.Fatal(err)
+		}
+		if got := fc.CopyCalls(2) - before; got != c.copies {
+			t.Errorf("%d pieces fetched with %d copies, want %d", len(c.pieces), got, c.copies)
+		}
+		for i, p := range c.pieces {
+			if want := patterns[p.alloc][p.off : p.off+p.bytes]; !bytes.Equal(dst[i], want) {
+				t.Errorf("piece %d (allocation %d at %d): got %x, want %x", i, p.alloc, p.off, dst[i], want)
+			}
+		}
+	}
+}

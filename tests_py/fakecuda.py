@@ -14,6 +14,7 @@ from cabi import ARRAY_RELEASE, ArrowDeviceArray
 
 LIBRARY = os.environ.get("GODEVARROW_LIBCUDA", "")
 HTOD, DTOH, DTOD = 1, 2, 3
+CUDA_ERROR_INVALID_VALUE = 1
 CUDA_ERROR_OUT_OF_MEMORY = 2
 CUDA_ERROR_LAUNCH_FAILED = 719
 
@@ -34,6 +35,7 @@ def load() -> Optional[ctypes.CDLL]:
     lib.fakecuda_bytes_copied.restype = ctypes.c_longlong
     lib.fakecuda_copy_calls.restype = ctypes.c_longlong
     lib.fakecuda_call_count.restype = ctypes.c_longlong
+    lib.fakecuda_device_of.argtypes = [ctypes.c_ulonglong]
     lib.fakecuda_call_count.argtypes = [ctypes.c_char_p]
     lib.fakecuda_fail_nth.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
     lib.cuMemAlloc_v2.argtypes = [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_size_t]
@@ -81,8 +83,8 @@ def live() -> dict[str, int]:
 
     pooled = _godevarrow.debug_counters()
     return {
-        "allocations": LIB.fakecuda_live_allocations(),
-        "bytes": LIB.fakecuda_live_bytes(),
+        "allocations": LIB.fakecuda_live_allocations() - pooled.pooled_device_blocks,
+        "bytes": LIB.fakecuda_live_bytes() - pooled.pooled_device_bytes,
         "events": LIB.fakecuda_live_events() - pooled.pooled_events,
         "streams": LIB.fakecuda_live_streams() - pooled.pooled_streams,
         "host_allocations": LIB.fakecuda_live_host_allocations() - pooled.pooled_host_buffers,

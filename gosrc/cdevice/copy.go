@@ -72,8 +72,9 @@ func (hostCopyAllocator) Free(b []byte) {
 // CopyToDevice returns a copy of a on dst (a itself, retained, when it is
 // already there). CPU and CUDA devices are supported in every direction,
 // including between CUDA devices; every type is copied buffer by buffer, the
-// producer's sync_event is waited on first, and a CUDA result carries an event
-// recorded after the copies.
+// producer's sync_event is waited on first, and the copy is complete when
+// CopyToDevice returns (its stream is synchronized), so the result carries
+// no event.
 func CopyToDevice(a *Array, dst device.Device) (*Array, error) {
 	if dst.Type == device.CPU {
 		dst = device.Host
@@ -138,42 +139,42 @@ func copyTo(a *Array, dst device.Device) (*Array, error) {
 		return nil, err
 	}
 	c := copier{src: src, dst: dst, b: b, stream: stream}
+	if dst.Type != device.CPU {
+		var plan arenaPlan
+		if plan.add(a.data, 0); plan.bitmaps+plan.others > 0 {
+			if c.arena, err = newArena(b, int(dst.ID), plan); err != nil {
+				return nil, err
+			}
+		}
+	}
 	data, err := c.copyData(a.data, 0)
 	if err != nil {
 		// queued copies may still write into the new buffers: free them only
 		// once the stream is drained (or never, if it cannot be)
 		if b.DrainStream(stream) {
 			c.releaseAll()
+			c.releaseArena()
 		}
 		return nil, err
 	}
 	if err := b.SyncStream(stream); err != nil {
 		if b.DrainStream(stream) {
 			data.Release()
+			c.releaseArena()
 		}
 		return nil, err
 	}
-	var owner *foreignOwner
-	var event unsafe.Pointer
-	if dst.Type != device.CPU {
-		cell, destroy, err := recordEvent(b, stream)
-		if err != nil {
-			data.Release()
-			return nil, err
-		}
-		event = cell
-		owner = &foreignOwner{release: destroy}
-		owner.refs.Store(1)
-		liveImports.Add(1)
-	}
-	out := newArray(a.schema, data, dst, event, owner)
-	return out, nil
+	c.releaseArena() // the buffers hold it now
+	// the stream is synchronized: the copy is complete, and the result needs
+	// no event (a NULL sync_event says the data may be read at once)
+	return newArray(a.schema, data, dst, nil, nil), nil
 }
 
 type copier struct {
 	src, dst device.Device
 	b        device.Backend // of the device side; nil for host-to-host copies
 	stream   device.Stream
+	arena    *deviceArena // of a copy to a device: its buffers' memory (arena.go)
 	// references dropped on failure; released only after the stream is
 	// synchronized, because queued copies may still write into them
 	garbage []interface{ Release() }
@@ -186,22 +187,22 @@ func (c *copier) releaseAll() {
 	c.garbage = nil
 }
 
-// copyBuffer copies a whole buffer to the destination device.
-func (c *copier) copyBuffer(b *memory.Buffer) (*memory.Buffer, error) {
-	if b == nil {
-		return nil, nil
+// releaseArena drops the copy's hold on its arena.
+func (c *copier) releaseArena() {
+	if c.arena != nil {
+		c.arena.release()
+		c.arena = nil
 	}
-	return c.copyRange(b, 0, int64(b.Len()))
 }
 
 // copyRange copies bytes [from, to) of a buffer (clipped to its length) to
-// the destination device.
-func (c *copier) copyRange(b *memory.Buffer, from, to int64) (*memory.Buffer, error) {
+// the destination device; bitmap: it is a validity bitmap (buffer 0), which
+// an arena keeps with the others (arena.go).
+func (c *copier) copyRange(b *memory.Buffer, from, to int64, bitmap bool) (*memory.Buffer, error) {
 	if b == nil {
 		return nil, nil
 	}
-	to = min(to, int64(b.Len()))
-	from = min(max(from, 0), to)
+	from, to = clipRange(b, from, to)
 	n := to - from
 	srcPtr := unsafe.Pointer(unsafe.SliceData(b.Bytes()))
 	if srcPtr != nil {
@@ -209,7 +210,14 @@ func (c *copier) copyRange(b *memory.Buffer, from, to int64) (*memory.Buffer, er
 	}
 	var out *memory.Buffer
 	var dstPtr unsafe.Pointer
-	if c.dst.Type != device.CPU {
+	var carved *memory.Buffer
+	if c.arena != nil {
+		carved = c.arena.carve(n, bitmap)
+	}
+	if carved != nil {
+		out = carved
+		dstPtr = unsafe.Pointer(unsafe.SliceData(carved.Bytes()))
+	} else if c.dst.Type != device.CPU {
 		p, err := c.b.Alloc(int(c.dst.ID), n)
 		if err != nil {
 			return nil, err
@@ -280,7 +288,7 @@ func (c *copier) copyData(d arrow.ArrayData, depth int) (arrow.ArrayData, error)
 	plan := planCopy(d)
 	for i, b := range d.Buffers() {
 		r := plan.buffers[i]
-		nb, err := c.copyRange(b, r[0], r[1])
+		nb, err := c.copyRange(b, r[0], r[1], i == 0)
 		if err != nil {
 			return fail(err)
 		}

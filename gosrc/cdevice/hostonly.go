@@ -81,19 +81,24 @@ func validityRange(d arrow.ArrayData) (unsafe.Pointer, int64, int) {
 	return p, int64(end - first), d.Offset() - 8*first
 }
 
-// countValid counts the set bits [start, start+n) of bits: 64 at a time
-// between the bits before the first whole byte and those after the last
-// whole word.
+// countValid counts the set bits [start, start+n) of bits: the bits before
+// the first whole byte masked, then 64 at a time, then whole bytes, then the
+// last bits masked.
 func countValid(bits []byte, start, n int) int {
 	valid, i, end := 0, start, start+n
-	for ; i < end && (i%8 != 0 || end-i < 64); i++ {
-		valid += int(bits[i/8]>>(i%8)) & 1
+	if i%8 != 0 && i < end {
+		k := min(end, i-i%8+8) // the first byte boundary after i, or the end
+		valid += mbits.OnesCount8(bits[i/8] >> (i % 8) & byte(1<<(k-i)-1))
+		i = k
 	}
 	for ; i+64 <= end; i += 64 {
 		valid += mbits.OnesCount64(binary.LittleEndian.Uint64(bits[i/8:]))
 	}
-	for ; i < end; i++ {
-		valid += int(bits[i/8]>>(i%8)) & 1
+	for ; i+8 <= end; i += 8 {
+		valid += mbits.OnesCount8(bits[i/8])
+	}
+	if i < end {
+		valid += mbits.OnesCount8(bits[i/8] & byte(1<<(end-i)-1))
 	}
 	return valid
 }
@@ -115,21 +120,44 @@ func syncOnHost(dev device.Device, event unsafe.Pointer) error {
 // synchronization: Stream.Gather), after the array's event (a sync_event
 // cell, or nil).
 func deviceBytes(dev device.Device, event unsafe.Pointer, p []unsafe.Pointer, n []int64) ([][]byte, error) {
+	views, free, err := deviceBytesInC(dev, event, p, n)
+	if err != nil || views == nil {
+		return nil, err
+	}
+	defer free()
+	total := 0
+	for _, v := range views {
+		total += len(v)
+	}
+	all := make([]byte, 0, total) // one allocation, sliced per piece
+	out := make([][]byte, len(views))
+	for i, v := range views {
+		at := len(all)
+		all = append(all, v...)
+		out[i] = all[at:len(all):len(all)]
+	}
+	return out, nil
+}
+
+// deviceBytesInC is deviceBytes into C memory: the pieces are views of it,
+// valid until free is called (nil views and free when p is empty). A caller
+// that only reads them once allocates nothing in Go.
+func deviceBytesInC(dev device.Device, event unsafe.Pointer, p []unsafe.Pointer, n []int64) ([][]byte, func(), error) {
 	if len(p) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	b, err := device.BackendFor(dev.Type)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	stream, err := b.AcquireStream(int(dev.ID))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer b.ReleaseStream(stream)
 	if event != nil {
 		if err := b.WaitEvent(stream, *(*unsafe.Pointer)(event)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	total := int64(0)
@@ -138,7 +166,7 @@ func deviceBytes(dev device.Device, event unsafe.Pointer, p []unsafe.Pointer, n 
 	}
 	host := C.malloc(C.size_t(max(total, 1)))
 	if host == nil {
-		return nil, errs.Errorf(errs.ErrInvalid, "out of memory counting nulls")
+		return nil, nil, errs.Errorf(errs.ErrNoMemory, "out of memory reading device memory")
 	}
 	dst := make([]unsafe.Pointer, len(p))
 	at := int64(0)
@@ -150,14 +178,13 @@ func deviceBytes(dev device.Device, event unsafe.Pointer, p []unsafe.Pointer, n 
 		if b.DrainStream(stream) {
 			C.free(host)
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	defer C.free(host)
-	out := make([][]byte, len(p))
+	views := make([][]byte, len(p))
 	for i := range p {
-		out[i] = C.GoBytes(dst[i], C.int(n[i]))
+		views[i] = unsafe.Slice((*byte)(dst[i]), n[i])
 	}
-	return out, nil
+	return views, func() { C.free(host) }, nil
 }
 
 // WithKnownNullCounts returns a with every null count in its tree known:
@@ -173,12 +200,16 @@ func deviceBytes(dev device.Device, event unsafe.Pointer, p []unsafe.Pointer, n 
 func WithKnownNullCounts(a *Array) (*Array, error) {
 	counter := unknownNullCounter{dev: a.dev, event: a.event}
 	if !a.dev.Type.HostAccessible() {
-		var ptrs []unsafe.Pointer
-		var sizes []int64
+		ptrs := make([]unsafe.Pointer, 0, len(a.data.Children())+1)
+		sizes := make([]int64, 0, cap(ptrs))
 		collectUnknownBitmaps(a.schema, a.data, &ptrs, &sizes)
-		bits, err := deviceBytes(a.dev, a.event, ptrs, sizes)
+		// the bits are only counted: read where they landed, in C memory
+		bits, free, err := deviceBytesInC(a.dev, a.event, ptrs, sizes)
 		if err != nil {
 			return nil, err
+		}
+		if free != nil {
+			defer free()
 		}
 		counter.fetched = bits
 	}

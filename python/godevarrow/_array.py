@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union, cast
 
 from . import _dlpack, _ipc, _repr
 from . import _godevarrow as _lib
-from ._device import Device, DeviceLike, DeviceType, as_device, device_count, device_traits
+from ._device import Device, DeviceLike, DeviceType, as_device, device_count, device_of, device_traits
 from ._godevarrow import ArrowInvalid, GodevarrowTypeError
 from ._optional import pandas_frame, require
 from ._protocol import check_kwargs, no_protocol, producer_error, schema_capsule
@@ -48,7 +48,7 @@ class Array(Values, _lib.ArrayBase):
     def device(self) -> Device:
         """Where the buffers live (`Device.cpu()`, `Device.cuda(n)`, ...)."""
         info = self._get_info()
-        return Device(info.device_type, info.device_id)
+        return device_of(info.device_type, info.device_id)
 
     @property
     def device_type(self) -> DeviceType:
@@ -143,9 +143,12 @@ class Array(Values, _lib.ArrayBase):
         return type(self)(_lib.array_slice(self._h, start, n))
 
     def to_device(self: _A, device: DeviceLike) -> _A:
-        """A copy on ``device`` (the same object when already there)."""
+        """A copy on ``device`` (the same object when already there),
+        complete when this returns. Device memory for it comes from a pool
+        of freed blocks (up to 64 MiB idle per device; docs/cuda.md)."""
         target = as_device(device)
-        if target == self.device:
+        info = self._get_info()
+        if target.device_type == info.device_type and target.device_id == info.device_id:
             return self
         return type(self)(_lib.array_to_device(self._h, int(target.device_type), target.device_id))
 

@@ -172,4 +172,19 @@ def as_device(device: DeviceLike) -> Device:
         return device
     if not isinstance(device, str):
         raise GodevarrowTypeError(f"expected a Device or a string like 'cpu' or 'cuda:0', got {type(device).__name__}")
+    return _named(device)
+
+
+# Devices are immutable: the few a program names are made once (a small
+# copy's whole cost was otherwise mostly parsing its device's name). An
+# invalid name raises, and is not kept.
+@functools.lru_cache(maxsize=64)
+def _named(device: str) -> Device:
     return Device(device)
+
+
+@functools.lru_cache(maxsize=64)
+def device_of(device_type: int, device_id: int) -> Device:
+    """The Device of a device type and id as the extension reports them (a
+    valid pair), made once."""
+    return Device(device_type, device_id)

@@ -47,5 +47,13 @@ def debug_live_objects() -> dict[str, int]:
 # the device pools keep for reuse: what they hold is bounded (SECURITY.md),
 # not owed to anyone, so no leak.
 _CACHE_COUNTERS = frozenset(
-    {"schema_cache_entries", "schema_cache_bytes", "pooled_streams", "pooled_events", "pooled_host_buffers"}
+    {
+        "schema_cache_entries",
+        "schema_cache_bytes",
+        "pooled_streams",
+        "pooled_events",
+        "pooled_host_buffers",
+        "pooled_device_blocks",
+        "pooled_device_bytes",
+    }
 )

@@ -96,13 +96,13 @@ type Live struct{ Allocations, Bytes, Events, Streams, HostAllocations int64 }
 // LiveNow returns the live counters, less what the CUDA backend's pools
 // keep for reuse (bounded, and no leak): what godevarrow's operations hold.
 func LiveNow() Live {
-	streams, events, host := cuda.Pooled()
+	pooled := cuda.Pooled()
 	return Live{
-		Allocations:     counter("fakecuda_live_allocations"),
-		Bytes:           counter("fakecuda_live_bytes"),
-		Events:          counter("fakecuda_live_events") - events,
-		Streams:         counter("fakecuda_live_streams") - streams,
-		HostAllocations: counter("fakecuda_live_host_allocations") - host,
+		Allocations:     counter("fakecuda_live_allocations") - pooled.DeviceBlocks,
+		Bytes:           counter("fakecuda_live_bytes") - pooled.DeviceBytes,
+		Events:          counter("fakecuda_live_events") - pooled.Events,
+		Streams:         counter("fakecuda_live_streams") - pooled.Streams,
+		HostAllocations: counter("fakecuda_live_host_allocations") - pooled.HostBuffers,
 	}
 }
 

@@ -28,7 +28,15 @@ def test_records_are_read_by_name():
     assert info.device_type == gda.DeviceType.CPU
     counters = lib.debug_counters()
     # the cache's size and what the device pools keep: bounded, no live objects
-    cache = {"schema_cache_entries", "schema_cache_bytes", "pooled_streams", "pooled_events", "pooled_host_buffers"}
+    cache = {
+        "schema_cache_entries",
+        "schema_cache_bytes",
+        "pooled_streams",
+        "pooled_events",
+        "pooled_host_buffers",
+        "pooled_device_blocks",
+        "pooled_device_bytes",
+    }
     assert set(type(counters).__match_args__) == set(gda.debug_live_objects()) | cache
     schema = lib.schema_info(gda.schema(pa.field("a", pa.int8(), metadata={b"k": b"v"}))._h)
     assert (schema.format, schema.name, schema.n_children, schema.has_dictionary) == ("c", "a", 0, False)

@@ -19,7 +19,14 @@ pytestmark = pytest.mark.fakecuda
 
 
 def cuda_array(values, device="cuda:0") -> gda.Array:
+    """A copy on the device: complete when to_device returns, so it has no event."""
     return gda.array(pa.array(values)).to_device(device)
+
+
+def cuda_array_with_event(values, device: int = 0) -> gda.Array:
+    """A device array whose data is ready after its producer's event, as a
+    cuDF column's is."""
+    return gda.array(fake.CudaProducer(pa.array(values), device=device))
 
 
 # ------------------------------------------------------- godevarrow produces
@@ -27,7 +34,7 @@ def cuda_array(values, device="cuda:0") -> gda.Array:
 
 @pytest.mark.parametrize("device", [0, 1])
 def test_dlpack_producer_on_cuda_orders_the_consumer_stream(device, device_leak_check):
-    g = cuda_array(np.arange(1000, dtype=np.int64), f"cuda:{device}")
+    g = cuda_array_with_event(np.arange(1000, dtype=np.int64), device)
     assert g.__dlpack_device__() == (2, device)
     user = fake.StreamUser(device)
     waits = fake.LIB.fakecuda_call_count(b"cuStreamWaitEvent")
@@ -46,7 +53,7 @@ def test_dlpack_producer_on_cuda_orders_the_consumer_stream(device, device_leak_
 
 
 def test_dlpack_producer_stream_rules(device_leak_check):
-    g = cuda_array([1.0, 2.0, 3.0])
+    g = cuda_array_with_event([1.0, 2.0, 3.0])
     waits = fake.LIB.fakecuda_call_count(b"cuStreamWaitEvent")
     g.__dlpack__(stream=-1, max_version=(1, 0))  # no synchronization
     assert fake.LIB.fakecuda_call_count(b"cuStreamWaitEvent") == waits
@@ -92,7 +99,7 @@ def test_dlpack_dl_device_and_copy(device_leak_check):
 
 
 def test_cuda_array_interface_producer(device_leak_check):
-    g = cuda_array(np.arange(10, dtype=np.float32)).slice(2, 5)
+    g = cuda_array_with_event(np.arange(10, dtype=np.float32)).slice(2, 5)
     fake.make_current(0)  # the consumer's current device is the array's (as CuPy's would be)
     cai = g.__cuda_array_interface__
     assert cai["version"] == 3 and cai["shape"] == (5,) and cai["typestr"] == "<f4"

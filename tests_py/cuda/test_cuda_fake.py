@@ -51,7 +51,8 @@ def test_corpus_travels_cpu_cuda0_cuda1_cpu(name, corpus_dir, device_leak_check)
 
 
 def test_exported_cuda_array_carries_its_event_and_device(device_leak_check):
-    g = gda.array(pa.array([1, 2, 3])).to_device("cuda:1")
+    producer = fake.CudaProducer(pa.array([1, 2, 3]), device=1)
+    g = gda.array(producer)
     caps = g.__arrow_c_device_array__()
     assert "arrow_device_array" in repr(caps[1])
     d = fake.device_array_struct(caps[1])
@@ -68,6 +69,21 @@ def test_exported_cuda_array_carries_its_event_and_device(device_leak_check):
     assert again.device == gda.Device.cuda(1)
     assert again.null_count == 0
     del g, caps, again
+    assert producer.releases == 1
+
+
+def test_a_copy_to_a_device_is_complete_and_exported_without_an_event(device_leak_check):
+    # to_device synchronizes its stream before returning: the data is there,
+    # and a NULL sync_event tells a consumer so (C Device Data Interface)
+    records = fake.LIB.fakecuda_call_count(b"cuEventRecord")
+    g = gda.array(pa.array([1, 2, 3])).to_device("cuda:1")
+    caps = g.__arrow_c_device_array__()  # the struct lives as long as its capsule
+    d = fake.device_array_struct(caps[1])
+    assert (d.device_type, d.device_id) == (2, 1)
+    assert not d.sync_event
+    assert fake.LIB.fakecuda_call_count(b"cuEventRecord") == records
+    assert fake.read_device(d.array.buffers[1], 24, device=1) == pa.array([1, 2, 3]).buffers()[1].to_pybytes()
+    del g, caps, d
 
 
 @pytest.mark.parametrize(
@@ -104,11 +120,15 @@ def test_string_import_reads_nothing_and_the_first_read_makes_one_batched_copy(d
     assert fake.LIB.fakecuda_bytes_copied(fake.DTOH) == nbytes
     assert fake.LIB.fakecuda_sync_count() == syncs
     # the first and last offsets of the array's range, fetched together
-    # after one wait, by the first operation that needs them, and only once
+    # after one wait, by the first operation that needs them, and only once:
+    # both lie in the offsets' allocation (one driver query says so), so
+    # they come as one copy of the offsets between them
+    queries = fake.LIB.fakecuda_call_count(b"cuPointerGetAttributes")
     g.validate(full=False)
     g.validate(full=False)
-    assert fake.LIB.fakecuda_copy_calls(fake.DTOH) - copies == 2
-    assert fake.LIB.fakecuda_bytes_copied(fake.DTOH) - nbytes == 8
+    assert fake.LIB.fakecuda_call_count(b"cuPointerGetAttributes") - queries == 1
+    assert fake.LIB.fakecuda_copy_calls(fake.DTOH) - copies == 1
+    assert fake.LIB.fakecuda_bytes_copied(fake.DTOH) - nbytes == 401 * 4
     assert fake.LIB.fakecuda_sync_count() - syncs == 1
     assert g.to_pyarrow().equals(values)
     del g
@@ -139,20 +159,21 @@ def test_buffers_on_another_device_than_declared_are_rejected(device_leak_check)
 # streams and events come from the CUDA backend's pools once a copy ran
 # (their creation faults are injected with empty pools in tests_go's
 # TestCUDAFaultInjection)
+# (an allocation refused for lack of memory is tried again once the device
+# memory pool's idle blocks are freed: test_device_pool.py)
 DRIVER_CALLS_OF_A_COPY = [
-    "cuMemAlloc_v2",
-    "cuMemcpyHtoDAsync_v2",
-    "cuStreamSynchronize",
-    "cuEventRecord",
+    ("cuMemAlloc_v2", fake.CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE"),
+    ("cuMemcpyHtoDAsync_v2", fake.CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"),
+    ("cuStreamSynchronize", fake.CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"),
 ]
 
 
-@pytest.mark.parametrize("fn", DRIVER_CALLS_OF_A_COPY)
-def test_fault_in_a_copy_to_the_device(fn, device_leak_check):
+@pytest.mark.parametrize("fn, error, name", DRIVER_CALLS_OF_A_COPY)
+def test_fault_in_a_copy_to_the_device(fn, error, name, device_leak_check):
     g = gda.record_batch(pa.record_batch({"x": [1, 2, 3], "s": ["a", "b", None]}))
-    fake.LIB.fakecuda_fail_nth(fn.encode(), 1, fake.CUDA_ERROR_OUT_OF_MEMORY)
+    fake.LIB.fakecuda_fail_nth(fn.encode(), 1, error)
     try:
-        with pytest.raises(gda.DeviceError, match=f"{fn}.*CUDA_ERROR_OUT_OF_MEMORY") as info:
+        with pytest.raises(gda.DeviceError, match=f"{fn}.*{name}") as info:
             g.to_device("cuda:0")
         info.value.__traceback__ = None
     finally:

@@ -1,5 +1,6 @@
 #define _DEFAULT_SOURCE  // pthread_rwlock_t under -std=c11
 #include "cuda.h"
+#include "cuda_internal.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -23,6 +24,7 @@ static struct {
   CUresult (*cuStreamGetCtx)(CUstream, CUcontext*);
   CUresult (*cuMemAlloc_v2)(CUdeviceptr*, size_t);
   CUresult (*cuMemFree_v2)(CUdeviceptr);
+  CUresult (*cuCtxSynchronize)(void);
   CUresult (*cuMemAllocHost_v2)(void**, size_t);
   CUresult (*cuMemFreeHost)(void*);
   CUresult (*cuMemHostRegister_v2)(void*, size_t, unsigned int);
@@ -75,7 +77,7 @@ static void open_driver(void) {
   }
   BIND(cuInit) BIND(cuDriverGetVersion) BIND(cuDeviceGetCount) BIND(cuDeviceGet) BIND(cuDeviceGetName)
   BIND(cuDevicePrimaryCtxRetain) BIND(cuCtxPushCurrent_v2) BIND(cuCtxPopCurrent_v2) BIND(cuCtxGetCurrent)
-  BIND(cuCtxGetDevice) BIND(cuStreamGetCtx) BIND(cuMemAlloc_v2) BIND(cuMemFree_v2)
+  BIND(cuCtxGetDevice) BIND(cuStreamGetCtx) BIND(cuMemAlloc_v2) BIND(cuMemFree_v2) BIND(cuCtxSynchronize)
   BIND(cuMemAllocHost_v2) BIND(cuMemFreeHost) BIND(cuMemHostRegister_v2) BIND(cuMemHostUnregister)
   BIND(cuMemcpyHtoDAsync_v2) BIND(cuMemcpyDtoHAsync_v2)
   BIND(cuMemcpyDtoDAsync_v2) BIND(cuMemcpyPeerAsync) BIND(cuStreamCreate) BIND(cuStreamDestroy_v2)
@@ -244,17 +246,35 @@ static void own_set(CUdeviceptr p, size_t size, int dev) {
   pthread_rwlock_unlock(&own_mu);
 }
 
-CUresult gda_cuda_alloc(int dev, size_t n, CUdeviceptr* out, const char** call) {
+void gda_cuda_own_set(CUdeviceptr p, size_t size, int dev) { own_set(p, size, dev); }
+
+size_t gda_cuda_own_forget(CUdeviceptr p) {
+  pthread_rwlock_wrlock(&own_mu);
+  size_t i = own_after(p), size = 0;
+  if (i > 0 && own[i - 1].start == p) {
+    size = own[i - 1].size;
+    memmove(own + i - 1, own + i, (own_n - i) * sizeof(*own));
+    own_n--;
+  }
+  pthread_rwlock_unlock(&own_mu);
+  return size;
+}
+
+CUresult gda_cuda_mem_alloc(int dev, size_t n, CUdeviceptr* out, const char** call) {
   BEGIN(dev);
-  CALL(cuMemAlloc_v2, out, n ? n : 1);
-  own_set(*out, n ? n : 1, dev);
+  CALL(cuMemAlloc_v2, out, n);
   END;
 }
 
-CUresult gda_cuda_free(int dev, CUdeviceptr p, const char** call) {
-  own_set(p, 0, dev);  // forgotten first: the address may be handed out again
+CUresult gda_cuda_mem_free(int dev, CUdeviceptr p, const char** call) {
   BEGIN(dev);
   CALL(cuMemFree_v2, p);
+  END;
+}
+
+CUresult gda_cuda_ctx_sync(int dev, const char** call) {
+  BEGIN(dev);
+  CALL(cuCtxSynchronize);
   END;
 }
 
@@ -422,16 +442,105 @@ static void staging_give(int dev, staging* b) {
   if (b) cu.cuMemFreeHost(b);
 }
 
+// A gather fetches pieces that lie close together in one allocation as one
+// copy of their span: issuing a copy costs about as much as moving 140 KB
+// over the link (2.7 µs per asynchronous copy into pinned memory, 55 GB/s:
+// docs/cuda.md), so the gaps between pieces up to GATHER_GAP are fetched
+// with them, in spans of at most GATHER_SPAN. Only pieces of one allocation
+// share a span (the bytes between allocations are no one's): godevarrow's
+// own allocations are in the own table; a foreign piece's allocation is
+// asked of the driver (cuPointerGetAttributes, its range), at most
+// GATHER_QUERIES times a gather, so that pieces of a pool allocator's few
+// large allocations (RMM's, CuPy's) are fetched together while pieces of as
+// many allocations cost no query each.
+enum { GATHER_GAP = 64 << 10, GATHER_SPAN = 4 << 20, GATHER_QUERIES = 4 };
+
+typedef struct {
+  CUdeviceptr src;
+  size_t n;
+  void* dst;
+  CUdeviceptr alloc;  // the allocation's start, 0 when unknown
+  size_t span;        // the span (index) the piece is fetched with
+} gather_piece;
+
+static int by_source(const void* a, const void* b) {
+  CUdeviceptr x = ((const gather_piece*)a)->src, y = ((const gather_piece*)b)->src;
+  return x < y ? -1 : x > y;
+}
+
+// The start of the allocation of each piece that the own table or up to
+// GATHER_QUERIES driver queries place (dev's context is current).
+static void gather_allocations(gather_piece* p, int count) {
+  own_range known[GATHER_QUERIES];
+  int n_known = 0, queries = 0;
+  pthread_rwlock_rdlock(&own_mu);
+  for (int i = 0; i < count; i++) {
+    size_t at = own_after(p[i].src);
+    if (at > 0 && p[i].src - own[at - 1].start < own[at - 1].size) p[i].alloc = own[at - 1].start;
+  }
+  pthread_rwlock_unlock(&own_mu);
+  for (int i = 0; i < count; i++) {
+    for (int k = 0; !p[i].alloc && k < n_known; k++)
+      if (p[i].src - known[k].start < known[k].size) p[i].alloc = known[k].start;
+    if (p[i].alloc || queries == GATHER_QUERIES) continue;
+    queries++;
+    own_range got = {0, 0, -1};
+    int attrs[] = {11 /* RANGE_START_ADDR */, 12 /* RANGE_SIZE */};
+    void* data[] = {&got.start, &got.size};
+    if (cu.cuPointerGetAttributes(2, attrs, data, p[i].src) == GDA_CUDA_SUCCESS && got.size &&
+        p[i].src - got.start < got.size) {
+      p[i].alloc = got.start;
+      known[n_known++] = got;
+    }
+  }
+}
+
 CUresult gda_cuda_gather(int dev, CUstream s, int count, void* const* dst, const CUdeviceptr* src, const size_t* n,
                          const char** call) {
-  size_t total = 0;
-  for (int i = 0; i < count; i++) total += n[i];
+  gather_piece* p = malloc((size_t)(count > 0 ? count : 1) * sizeof(*p));
+  size_t* span_at = malloc((size_t)(count > 0 ? count : 1) * 2 * sizeof(size_t));  // start offset, length
+  if (!p || !span_at) {
+    free(p);
+    free(span_at);
+    *call = "malloc";
+    return 2;  // CUDA_ERROR_OUT_OF_MEMORY
+  }
+  for (int i = 0; i < count; i++) p[i] = (gather_piece){src[i], n[i], dst[i], 0, 0};
   BEGIN(dev);
+  gather_allocations(p, count);
+  qsort(p, (size_t)count, sizeof(*p), by_source);
+  // spans: [first piece's source, end) in the staging block at span_at[2k]
+  size_t spans = 0, total = 0;
+  CUdeviceptr span_start = 0, span_end = 0;
+  for (int i = 0; i < count; i++) {
+    CUdeviceptr end = p[i].src + p[i].n;
+    int joins = spans > 0 && p[i].alloc && p[i].alloc == p[i - 1].alloc && p[i].src <= span_end + GATHER_GAP &&
+                (end > span_end ? end : span_end) - span_start <= GATHER_SPAN;
+    if (!joins) {
+      if (spans > 0) {
+        span_at[2 * spans - 1] = span_end - span_start;
+        total += (span_end - span_start + 7) & ~(size_t)7;
+      }
+      span_at[2 * spans] = total;
+      spans++;
+      span_start = p[i].src;
+      span_end = end;
+    } else if (end > span_end) {
+      span_end = end;
+    }
+    p[i].span = spans - 1;
+  }
+  if (spans > 0) {
+    span_at[2 * spans - 1] = span_end - span_start;
+    total += span_end - span_start;
+  }
   staging* b = staging_take(dev, total, &r_, call);
-  if (!b) goto end_;
-  unsigned char* at = (unsigned char*)(b + 1);
-  for (int i = 0; i < count; at += n[i++]) {
-    r_ = cu.cuMemcpyDtoHAsync_v2(at, src[i], n[i], s);
+  if (!b) goto done;
+  unsigned char* base = (unsigned char*)(b + 1);
+  for (int i = 0; i < count; i++) {
+    if (i > 0 && p[i].span == p[i - 1].span) continue;  // the span's first piece issues its copy
+    size_t k = p[i].span;
+    r_ = cu.cuMemcpyDtoHAsync_v2(base + span_at[2 * k], p[i].src, span_at[2 * k + 1], s);
     if (r_ != GDA_CUDA_SUCCESS) {
       *call = "cuMemcpyDtoHAsync_v2";
       goto drain;
@@ -439,18 +548,20 @@ CUresult gda_cuda_gather(int dev, CUstream s, int count, void* const* dst, const
   }
   *call = "cuStreamSynchronize";
   if ((r_ = cu.cuStreamSynchronize(s)) != GDA_CUDA_SUCCESS) goto drain;
-  at = (unsigned char*)(b + 1);
-  for (int i = 0; i < count; i++) {
-    memcpy(dst[i], at, n[i]);
-    at += n[i];
+  for (int i = 0, first = 0; i < count; i++) {
+    if (i == 0 || p[i].span != p[i - 1].span) first = i;
+    memcpy(p[i].dst, base + span_at[2 * p[i].span] + (p[i].src - p[first].src), p[i].n);
   }
   staging_give(dev, b);
-  goto end_;
+  goto done;
 drain:
   // copies already queued write into the block: it is reused only once they
   // are done (tried twice, as Stream.Drain does), else leaked
   if (cu.cuStreamSynchronize(s) == GDA_CUDA_SUCCESS || cu.cuStreamSynchronize(s) == GDA_CUDA_SUCCESS)
     staging_give(dev, b);
+done:
+  free(p);
+  free(span_at);
   END;
 }
 

@@ -28,6 +28,8 @@ const char* gda_cuda_library(void);
 CUresult gda_cuda_device_count(int* n, const char** call);
 CUresult gda_cuda_driver_version(int* v, const char** call);
 CUresult gda_cuda_device_name(int dev, char* name, int len, const char** call);
+// Device memory, from the device's pool of freed blocks when one fits
+// (devpool.c, which says when a block is reused).
 CUresult gda_cuda_alloc(int dev, size_t n, CUdeviceptr* out, const char** call);
 CUresult gda_cuda_free(int dev, CUdeviceptr p, const char** call);
 CUresult gda_cuda_alloc_host(int dev, size_t n, void** out, const char** call);
@@ -73,3 +75,7 @@ const char* gda_cuda_error_name(CUresult r);
 const char* gda_cuda_error_string(CUresult r);
 // The C vtable of device type CUDA (backend.h), which backend.go registers.
 const struct gda_device_backend* gda_cuda_vtable(void);
+// The device memory pool (devpool.c): its idle blocks and their bytes, and
+// freeing them all.
+void gda_cuda_devpool_idle(long long* blocks, long long* bytes);
+void gda_cuda_devpool_release(void);

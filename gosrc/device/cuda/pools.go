@@ -8,6 +8,8 @@ import "C"
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/godevarrow/godevarrow/gosrc/device"
 )
 
 // Pools of streams and events, one per device. A stream or event costs a
@@ -94,12 +96,33 @@ func (p *devicePool) putEvent(e *Event) bool {
 	return false
 }
 
-// Pooled is what the pools hold now: streams, events, and pinned host
-// buffers (the staging memory of gathers, cuda.c). A driver's count of live
-// objects less these is what godevarrow's operations still hold.
-func Pooled() (streams, events, hostBuffers int64) {
-	return pooledStreams.Load(), pooledEvents.Load(), int64(C.gda_cuda_pooled_host())
+// PooledCounts is what the pools hold now. A driver's count of live objects
+// less these is what godevarrow's operations still hold.
+type PooledCounts struct {
+	Streams, Events int64
+	HostBuffers     int64 // pinned staging memory of gathers (cuda.c)
+	DeviceBlocks    int64 // idle device memory (devpool.c)
+	DeviceBytes     int64
 }
+
+// Pooled is what the pools hold now.
+func Pooled() PooledCounts {
+	var blocks, bytes C.longlong
+	C.gda_cuda_devpool_idle(&blocks, &bytes)
+	return PooledCounts{
+		Streams:      pooledStreams.Load(),
+		Events:       pooledEvents.Load(),
+		HostBuffers:  int64(C.gda_cuda_pooled_host()),
+		DeviceBlocks: int64(blocks),
+		DeviceBytes:  int64(bytes),
+	}
+}
+
+// releaseDeviceMemory frees the device memory pool's idle blocks
+// (device.ReleasePools).
+func releaseDeviceMemory() { C.gda_cuda_devpool_release() }
+
+func init() { device.RegisterPool(releaseDeviceMemory) }
 
 // DrainPools destroys what the pools hold (streams, events; the pinned
 // staging blocks are kept, as they are bounded by the concurrent gathers):
