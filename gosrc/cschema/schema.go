@@ -428,6 +428,30 @@ func ImportSchema(c *CArrowSchema) (*Schema, error) {
 	return readSchemaCached(c)
 }
 
+// ImportSchemaHeld is ImportSchema that also returns the schema's entry of
+// the held-schema table (held.h) with a reference for the caller, or nil
+// when the schema is not cached (the hash declined it, or it is over the
+// cache's budget). A schema imported before costs one pass through the
+// cache (a stream's import, which needs both, made three).
+func ImportSchemaHeld(c *CArrowSchema) (*Schema, unsafe.Pointer, error) {
+	if c == nil {
+		return nil, nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema pointer is NULL")
+	}
+	if c.release == nil {
+		return nil, nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema was already released (consumed twice?)")
+	}
+	defer C.gda_call_schema_release(c)
+	var hash C.uint64_t
+	if e := C.gda_held_schema_find(c, &hash); e != nil {
+		return HeldSchema(uintptr(C.gda_held_schema_go(e))), unsafe.Pointer(e), nil
+	}
+	s, err := readSchemaCached(c) // read, and cached when it can be
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, unsafe.Pointer(C.gda_held_schema_find(c, &hash)), nil
+}
+
 // CopySchema copies a C schema into Go without taking ownership: the caller
 // keeps the struct and releases it (used for requested schemas, which the
 // consumer lends to the producer).

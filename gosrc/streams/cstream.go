@@ -182,17 +182,11 @@ func (r *StreamReader) start(peeked *C.struct_ArrowSchema, peekedErrno C.int) (*
 		}
 		return fail(r.producerError("get_schema", rc))
 	}
-	// cached first, so that the held-schema entry can be found while the
-	// producer's schema is still there
-	if _, err := cschema.CopySchema(schemaOf(cs)); err == nil {
-		var hash C.uint64_t
-		r.held = C.gda_held_schema_find(cs, &hash)
-	}
-	s, err := cschema.ImportSchema(schemaOf(cs))
+	s, held, err := cschema.ImportSchemaHeld(schemaOf(cs))
 	if err != nil {
 		return fail(err)
 	}
-	r.schema = s
+	r.schema, r.held = s, (*C.gda_held_schema)(held)
 	r.src.held, r.src.dev_type = r.held, C.int32_t(r.devType)
 	return r, nil
 }

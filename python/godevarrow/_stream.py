@@ -132,17 +132,14 @@ class ArrayStream(Generic[_A]):
 
     def __iter__(self) -> Iterator[_A]:
         """Iterates the arrays (RecordBatch for a stream of struct arrays) until the end."""
-        # the extension's iterator: a for loop runs no Python code per array
-        return _lib.stream_iter(self._h, self._array_class(), self._reads_ahead)
-
-    def _array_class(self) -> type[_A]:
-        # the class of the arrays, known to the extension's C without asking
-        # Go for the schema (a short stream's set-up need not build it)
+        # the extension's iterator: a for loop runs no Python code per array.
+        # The class of the arrays is known to the extension's C without
+        # asking Go for the schema (a short stream's set-up need not build it).
         if self._info is None:
             structs = _lib.stream_of_structs(self._h)
             if structs is not None:
-                return cast("type[_A]", RecordBatch if structs else Array)
-        return (self._info or self._stream_info())[2]
+                return _lib.stream_iter(self._h, RecordBatch if structs else Array, self._reads_ahead)
+        return _lib.stream_iter(self._h, (self._info or self._stream_info())[2], self._reads_ahead)
 
     def __next__(self) -> _A:
         """The next array; StopIteration at the end."""
@@ -366,7 +363,7 @@ def stream(obj: object, *, requested_schema: object = None) -> ArrayStream[Any]:
         ):
             raise no_protocol(obj, "stream", _STREAM_PROTOCOLS)  # before a bad request says otherwise
         try:
-            h = _lib.import_stream_from(obj, schema_capsule(requested_schema))
+            h = _lib.import_stream_from(obj, None if requested_schema is None else schema_capsule(requested_schema))
         except Exception as e:
             raise producer_error(obj, e)  # noqa: B904 (the cause is set; ours pass unchanged)
         if h is NotImplemented:
