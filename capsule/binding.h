@@ -183,8 +183,17 @@ PyObject* import_known_array(gda_held_schema* e, struct ArrowDeviceArray* d, PyT
 int stream_init(void);                                      // the names stream.c looks up
 PyObject* stream_read(PyObject* handle, PyTypeObject* cls);  // the next array (None at the end), waiting for it
 int stream_reads_ahead(PyObject* handle, int otherwise);    // whether reads take a read-ahead's queue (otherwise: no C bookkeeping)
-PyObject* stream_loop_read(PyObject* handle, PyObject* cls);  // an event loop's read (NotImplemented: wait; cls checked)
-void stream_read_measure_next(PyObject* handle);            // the loop's next read of the stream is timed and measured
+// A stream handle capsule with its value and C bookkeeping (NULL: none)
+// looked up once: an async for keeps one for its whole loop (the capsule,
+// which it holds, keeps both valid).
+typedef struct {
+  PyObject* handle;
+  uintptr_t h;
+  void* c;
+} stream_ref;
+int stream_ref_of(PyObject* handle, stream_ref* out);            // -1 with an exception
+PyObject* stream_loop_read(const stream_ref* s, PyObject* cls);  // an event loop's read (NotImplemented: wait; cls checked)
+void stream_read_measure_next(void* c);                          // the loop's next read of the stream is timed and measured
 int check_array_class(PyObject* cls, const char* caller);   // cls subclasses ArrayBase, else a TypeError
 int stream_iter_init(PyObject* module);                     // the StreamIterator type (stream_iter.c)
 // ---- asyncio (stream_async.c) ----
@@ -195,10 +204,10 @@ typedef struct {
   int taken;      // arrays an async for took since the loop's last turn
   int64_t since;  // when that turn was (CLOCK_MONOTONIC_COARSE), with the GIL
 } async_pace;
-async_pace* stream_async_pace(PyObject* handle);  // a stream capsule's, or NULL (stream.c)
-int stream_async_turn(PyObject* handle);          // whether an __anext__ gives the loop a turn first
-void stream_async_took(PyObject* handle);         // an __anext__ took a ready array
-void stream_async_waited(PyObject* handle);       // an __anext__ waits on the wake pipe (a turn)
+async_pace* stream_async_pace(void* c);          // a stream's C bookkeeping's, or NULL (stream.c)
+int stream_async_turn(const stream_ref* s);       // whether an __anext__ gives the loop a turn first
+void stream_async_took(const stream_ref* s);      // an __anext__ took a ready array
+void stream_async_waited(const stream_ref* s);    // an __anext__ waits on the wake pipe (a turn)
 
 // ---- pyarrow's shortcuts (pyarrow.c) ----
 // Imports obj when it is a pyarrow array or batch that pyarrow.c knows a

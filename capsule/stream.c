@@ -59,9 +59,11 @@ int stream_c_read_attach(PyObject* cap, uintptr_t h) {
 
 void* stream_c_read_of(PyObject* o) { return PyCapsule_CheckExact(o) ? PyCapsule_GetContext(o) : NULL; }
 
-async_pace* stream_async_pace(PyObject* handle) {
-  stream_c_read* c = stream_c_read_of(handle);
-  return c ? &c->pace : NULL;
+async_pace* stream_async_pace(void* c) { return c ? &((stream_c_read*)c)->pace : NULL; }
+
+int stream_ref_of(PyObject* handle, stream_ref* out) {
+  *out = (stream_ref){handle, 0, stream_c_read_of(handle)};
+  return get_handle(handle, &out->h);
 }
 
 int stream_settle(void* ctx, uintptr_t h, int timeout_ms) {
@@ -305,13 +307,12 @@ static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, int untimed,
   return 1;
 }
 
-// The next array of the stream behind handle as a cls instance (held in C
-// when the gate takes it), Py_None at the end, or NULL with an exception.
-static PyObject* stream_read_untimed(PyObject* handle, PyTypeObject* cls, int untimed) {
-  uintptr_t h, out = 0;
+// The next array of the stream s as a cls instance (held in C when the gate
+// takes it), Py_None at the end, or NULL with an exception.
+static PyObject* stream_read_untimed(const stream_ref* s, PyTypeObject* cls, int untimed) {
+  uintptr_t h = s->h, out = 0;
   void* held = NULL;  // the array held in C (held.h), or a Go handle in out
-  if (get_handle(handle, &h)) return NULL;
-  stream_c_read* c = stream_c_read_of(handle);
+  stream_c_read* c = s->c;
   PyObject* r;
   if (c && c_read(h, c, cls, untimed, &r)) return r;
   // the gate refused the read (its words are Go's), or the stream has no
@@ -332,11 +333,13 @@ static PyObject* stream_read_untimed(PyObject* handle, PyTypeObject* cls, int un
   return deliver(h, NULL, cls, out, held);
 }
 
-PyObject* stream_read(PyObject* handle, PyTypeObject* cls) { return stream_read_untimed(handle, cls, 0); }
+PyObject* stream_read(PyObject* handle, PyTypeObject* cls) {
+  stream_ref s;
+  return stream_ref_of(handle, &s) ? NULL : stream_read_untimed(&s, cls, 0);
+}
 
-void stream_read_measure_next(PyObject* handle) {
-  stream_c_read* c = stream_c_read_of(handle);
-  if (c) c->suspect = 1;
+void stream_read_measure_next(void* c) {
+  if (c) ((stream_c_read*)c)->suspect = 1;
 }
 
 int check_array_class(PyObject* cls, const char* caller) {
@@ -389,28 +392,28 @@ PyObject* m_stream_try_next(PyObject* self, PyObject* const* args, Py_ssize_t na
 // (where a GIL-bound producer is cheapest to read; a read that blocks moves
 // the stream ahead, c_read); or NotImplemented when the loop must wait for
 // its wake pipe. None at the end, NULL with an exception.
-PyObject* stream_loop_read(PyObject* handle, PyObject* cls) {
-  stream_c_read* c = stream_c_read_of(handle);
-  PyObject* args[2] = {handle, cls};
+PyObject* stream_loop_read(const stream_ref* s, PyObject* cls) {
+  stream_c_read* c = s->c;
+  PyObject* args[2] = {s->handle, cls};
   if (!c || !(flags_of(c) & GDA_AHEAD_WHEN_SLOW)) return m_stream_try_next(NULL, args, 2);
   PyObject* r = NULL;
-  uintptr_t h;
   if (!c->probed) {
-    if (get_handle(handle, &h)) return NULL;
     c->probed = 1;
-    switch (probe_read(h, c, (PyTypeObject*)cls, &r)) {
+    switch (probe_read(s->h, c, (PyTypeObject*)cls, &r)) {
       case 1:
         return r;
       case 0:  // the probe runs on: the stream reads ahead
         return m_stream_try_next(NULL, args, 2);
     }
   }
-  return stream_read_untimed(handle, (PyTypeObject*)cls, 1);
+  return stream_read_untimed(s, (PyTypeObject*)cls, 1);
 }
 
 PyObject* m_stream_loop_read(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(2, "stream_loop_read");
-  return check_array_class(args[1], "stream_loop_read") ? NULL : stream_loop_read(args[0], args[1]);
+  stream_ref s;
+  if (check_array_class(args[1], "stream_loop_read") || stream_ref_of(args[0], &s)) return NULL;
+  return stream_loop_read(&s, args[1]);
 }
 
 // stream_of_structs(handle): from the C bookkeeping (no call into Go); None without one

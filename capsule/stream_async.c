@@ -35,24 +35,24 @@ static int64_t stream_async_now(void) {
 // is then timed and measured (stream_read_measure_next), which is how a
 // stream read in the loop's thread notices a producer that began to wait,
 // without two clock readings per read (stream.c, c_read).
-int stream_async_turn(PyObject* handle) {
-  int64_t now = stream_async_now();
-  async_pace* p = stream_async_pace(handle);
+int stream_async_turn(const stream_ref* s) {
+  async_pace* p = stream_async_pace(s->c);
   if (!p) return 0;
+  int64_t now = stream_async_now();
   if (p->taken == 0) p->since = now;
   if (p->taken < ASYNC_TURN_ARRAYS && now - p->since < ASYNC_TURN_NS) return 0;
-  if (p->taken < ASYNC_TURN_NS / GDA_WAIT_READ_NS) stream_read_measure_next(handle);
+  if (p->taken < ASYNC_TURN_NS / GDA_WAIT_READ_NS) stream_read_measure_next(s->c);
   *p = (async_pace){0, now};
   return 1;
 }
 
-void stream_async_took(PyObject* handle) {
-  async_pace* p = stream_async_pace(handle);
+void stream_async_took(const stream_ref* s) {
+  async_pace* p = stream_async_pace(s->c);
   if (p) p->taken++;
 }
 
-void stream_async_waited(PyObject* handle) {
-  async_pace* p = stream_async_pace(handle);
+void stream_async_waited(const stream_ref* s) {
+  async_pace* p = stream_async_pace(s->c);
   if (p) *p = (async_pace){0, 0};
 }
 
@@ -60,7 +60,8 @@ void stream_async_waited(PyObject* handle) {
 typedef struct {
   PyObject_HEAD PyObject* stream;  // the ArrayStream: its _anext_wait is the slow path
   PyObject* handle;
-  PyObject* cls;  // checked when the awaitable was made
+  stream_ref ref;  // handle's parts, looked up when the awaitable was made
+  PyObject* cls;   // checked when the awaitable was made
   PyObject* sub;  // the slow path's coroutine, once taken
   int turn_first;
 } AnextObject;
@@ -76,10 +77,10 @@ static PySendResult anext_send(PyObject* self, PyObject* arg, PyObject** result)
     *result = Py_NewRef(Py_None);  // a bare yield: the loop runs its other tasks
     return PYGEN_NEXT;
   }
-  PyObject* r = stream_loop_read(a->handle, a->cls);
+  PyObject* r = stream_loop_read(&a->ref, a->cls);
   if (r == Py_NotImplemented) {
     Py_DECREF(r);
-    stream_async_waited(a->handle);
+    stream_async_waited(&a->ref);
     if (!(a->sub = PyObject_CallMethodObjArgs(a->stream, str_anext_wait, NULL))) r = NULL;
     else return PyIter_Send(a->sub, Py_None, result);
   }
@@ -90,7 +91,7 @@ static PySendResult anext_send(PyObject* self, PyObject* arg, PyObject** result)
   }
   *result = r;
   if (!r) return PYGEN_ERROR;
-  stream_async_took(a->handle);
+  stream_async_took(&a->ref);
   return PYGEN_RETURN;
 }
 
@@ -173,13 +174,15 @@ static PyType_Slot Anext_slots[] = {
 static PyType_Spec Anext_spec = {"godevarrow._godevarrow.StreamAnext", sizeof(AnextObject), 0, Py_TPFLAGS_DEFAULT,
                                  Anext_slots};
 
+// (handle and cls were checked by the caller)
 static PyObject* new_anext(PyObject* stream, PyObject* handle, PyObject* cls) {
   AnextObject* a = (AnextObject*)((allocfunc)PyType_GetSlot(Anext_Type, Py_tp_alloc))(Anext_Type, 0);
   if (!a) return NULL;
   a->stream = Py_NewRef(stream);
   a->handle = Py_NewRef(handle);
+  stream_ref_of(handle, &a->ref);
   a->cls = Py_NewRef(cls);
-  a->turn_first = stream_async_turn(handle);
+  a->turn_first = stream_async_turn(&a->ref);
   return (PyObject*)a;
 }
 
@@ -215,7 +218,7 @@ static PyObject* aiter_anext(PyObject* self) {
   if (it->spare && Py_REFCNT(it->spare) == 1) {
     AnextObject* a = (AnextObject*)it->spare;
     Py_CLEAR(a->sub);
-    a->turn_first = stream_async_turn(a->handle);
+    a->turn_first = stream_async_turn(&a->ref);
     return Py_NewRef(it->spare);
   }
   Py_CLEAR(it->spare);

@@ -14,14 +14,45 @@ static gda_stream_read gda_stream_source_next_measured(gda_stream_source* src, i
   return r;
 }
 
-// A foreign stream's C half and the producer's struct, in one allocation.
+// A foreign stream's C half and the producer's struct, in one allocation,
+// with room for the producer's schema while the import reads it.
 typedef struct {
   gda_stream_source src;
   union {
     struct ArrowArrayStream plain;
     struct ArrowDeviceArrayStream dev;
   } stream;
+  struct ArrowSchema schema;
 } gda_stream_cell;
+
+// The producer's schema (get_schema into *out) and, when it is cached, its
+// entry of the held-schema table (*held, a reference, and its Go Schema's
+// handle in *go; *out is then released), in one call from Go: a call from
+// Go into C costs as much as a short stream's other import steps. Returns
+// get_schema's errno.
+static int gda_stream_schema_held(struct ArrowArrayStream* plain, struct ArrowDeviceArrayStream* dev,
+                                  struct ArrowSchema* out, gda_held_schema** held, uintptr_t* go) {
+  int rc = plain ? gda_call_stream_get_schema(plain, out) : gda_call_device_stream_get_schema(dev, out);
+  *held = NULL;
+  if (rc != 0 || !out->release) return rc;
+  uint64_t hash;
+  if ((*held = gda_held_schema_find(out, &hash))) {
+    *go = gda_held_schema_go(*held);
+    gda_call_schema_release(out);
+  }
+  return rc;
+}
+
+// Closes a stream's C half in one call from Go: drops the held-schema entry
+// (NULL: none), releases the producer's stream unless it was moved out, and
+// frees the cell.
+static void gda_stream_cell_close(gda_stream_cell* cell, gda_held_schema* held) {
+  if (held) gda_held_schema_unref(held);
+  if (!cell) return;
+  if (cell->src.plain && cell->src.plain->release) gda_call_stream_release(cell->src.plain);
+  if (cell->src.dev && cell->src.dev->release) gda_call_device_stream_release(cell->src.dev);
+  free(cell);
+}
 */
 import "C"
 
@@ -161,20 +192,15 @@ func (r *StreamReader) start(peeked *C.struct_ArrowSchema, peekedErrno C.int) (*
 	} else if r.dev.get_schema == nil || r.dev.get_next == nil || r.dev.get_last_error == nil {
 		return fail(errs.Errorf(errs.ErrInvalid, "ArrowDeviceArrayStream has a NULL callback"))
 	}
-	cs := (*C.struct_ArrowSchema)(C.calloc(1, C.sizeof_struct_ArrowSchema))
-	if cs == nil {
-		return fail(errs.Errorf(errs.ErrNoMemory, "out of memory importing a stream"))
-	}
-	defer C.free(unsafe.Pointer(cs))
+	cs := &(*C.gda_stream_cell)(unsafe.Pointer(r.src)).schema // the cell starts with src
 	var rc C.int
-	switch {
-	case peeked != nil:
+	var held *C.gda_held_schema
+	var goSchema C.uintptr_t
+	if peeked != nil {
 		*cs, rc = *peeked, peekedErrno
 		peeked.release = nil
-	case r.plain != nil:
-		rc = C.gda_call_stream_get_schema(r.plain, cs)
-	default:
-		rc = C.gda_call_device_stream_get_schema(r.dev, cs)
+	} else {
+		rc = C.gda_stream_schema_held(r.plain, r.dev, cs, &held, &goSchema)
 	}
 	if rc != 0 {
 		if cs.release != nil {
@@ -182,11 +208,15 @@ func (r *StreamReader) start(peeked *C.struct_ArrowSchema, peekedErrno C.int) (*
 		}
 		return fail(r.producerError("get_schema", rc))
 	}
-	s, held, err := cschema.ImportSchemaHeld(schemaOf(cs))
-	if err != nil {
-		return fail(err)
+	if held != nil { // a schema imported before: cs was released
+		r.schema, r.held = cschema.HeldSchema(uintptr(goSchema)), held
+	} else {
+		s, h, err := cschema.ImportSchemaHeld(schemaOf(cs))
+		if err != nil {
+			return fail(err)
+		}
+		r.schema, r.held = s, (*C.gda_held_schema)(h)
 	}
-	r.schema, r.held = s, (*C.gda_held_schema)(held)
 	r.src.held, r.src.dev_type = r.held, C.int32_t(r.devType)
 	return r, nil
 }
@@ -334,15 +364,10 @@ func (r *StreamReader) Close() error {
 		return nil
 	}
 	r.closed = true
-	r.dropHeld()
-	if r.plain != nil {
-		if r.plain.release != nil {
-			C.gda_call_stream_release(r.plain)
-		}
-	} else if r.dev.release != nil {
-		C.gda_call_device_stream_release(r.dev)
-	}
-	r.freeSource() // and the producer's struct with it
+	// the held entry, the producer's stream and the cell (with the
+	// producer's struct in it), in one call into C
+	C.gda_stream_cell_close((*C.gda_stream_cell)(unsafe.Pointer(r.src)), r.held)
+	r.held, r.src = nil, nil
 	liveStreamImports.Add(-1)
 	return nil
 }
