@@ -229,7 +229,7 @@ func TestCUDAGatherFetchesNearbyPiecesOfAnAllocationInOneCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.ReleaseStream(s)
-	sizes := []int64{64 << 10, 64 << 10, 4 << 20}
+	sizes := []int64{64 << 10, 64 << 10, 4 << 20, 4 << 20}
 	var allocs []unsafe.Pointer
 	var patterns [][]byte
 	for k, n := range sizes {
@@ -256,10 +256,17 @@ func TestCUDAGatherFetchesNearbyPiecesOfAnAllocationInOneCopy(t *testing.T) {
 	}
 	near := []piece{{1, 4096, 8}, {0, 100, 8}, {0, 1000, 16}, {2, 10, 8}, {0, 1004, 8}, {1, 0, 1}, {0, 60 << 10, 64}}
 	far := []piece{{2, 10, 8}, {2, 2 << 20, 8}} // 2 MiB apart: two copies
+	// pieces 60 KiB apart over two 4 MiB allocations: the first's span is
+	// one copy, but the staging a gather takes stays within 4 MiB (its
+	// pieces' bytes are fewer), so most of the second's come one by one
+	var spread []piece
+	for k := int64(0); k < 61; k++ {
+		spread = append(spread, piece{2, k * 60 << 10, 8}, piece{3, k * 60 << 10, 8})
+	}
 	for _, c := range []struct {
 		pieces []piece
 		copies int64
-	}{{near, 3}, {far, 2}} {
+	}{{near, 3}, {far, 2}, {spread, -1}} {
 		dst := make([][]byte, len(c.pieces))
 		var dp, sp []unsafe.Pointer
 		var n []int64
@@ -269,12 +276,16 @@ func TestCUDAGatherFetchesNearbyPiecesOfAnAllocationInOneCopy(t *testing.T) {
 			sp = append(sp, unsafe.Add(allocs[p.alloc], p.off))
 			n = append(n, p.bytes)
 		}
-		before := fc.CopyCalls(2) // device to host
+		before, moved := fc.CopyCalls(2), fc.BytesCopied(2) // device to host
 		if err := b.Gather(s, dp, sp, n); err != nil {
 			t.Fatal(err)
 		}
-		if got := fc.CopyCalls(2) - before; got != c.copies {
+		got, copied := fc.CopyCalls(2)-before, fc.BytesCopied(2)-moved
+		if c.copies >= 0 && got != c.copies {
 			t.Errorf("%d pieces fetched with %d copies, want %d", len(c.pieces), got, c.copies)
+		}
+		if c.copies < 0 && (got < 40 || got > 100 || copied > 4<<20) {
+			t.Errorf("%d spread pieces fetched with %d copies of %d bytes, want most of one allocation's apart, within 4 MiB", len(c.pieces), got, copied)
 		}
 		for i, p := range c.pieces {
 			if want := patterns[p.alloc][p.off : p.off+p.bytes]; !bytes.Equal(dst[i], want) {

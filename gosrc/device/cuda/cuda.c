@@ -452,7 +452,8 @@ static void staging_give(int dev, staging* b) {
 // asked of the driver (cuPointerGetAttributes, its range), at most
 // GATHER_QUERIES times a gather, so that pieces of a pool allocator's few
 // large allocations (RMM's, CuPy's) are fetched together while pieces of as
-// many allocations cost no query each.
+// many allocations cost no query each. The staging memory a gather takes
+// stays within its pieces' own bytes, or GATHER_SPAN when that is more.
 enum { GATHER_GAP = 64 << 10, GATHER_SPAN = 4 << 20, GATHER_QUERIES = 4 };
 
 typedef struct {
@@ -505,7 +506,12 @@ CUresult gda_cuda_gather(int dev, CUstream s, int count, void* const* dst, const
     *call = "malloc";
     return 2;  // CUDA_ERROR_OUT_OF_MEMORY
   }
-  for (int i = 0; i < count; i++) p[i] = (gather_piece){src[i], n[i], dst[i], 0, 0};
+  size_t own = 0;  // the pieces' own bytes, each rounded up to 8 as they are laid out
+  for (int i = 0; i < count; i++) {
+    p[i] = (gather_piece){src[i], n[i], dst[i], 0, 0};
+    own += n[i] + 8;
+  }
+  size_t budget = own > GATHER_SPAN ? own : GATHER_SPAN;  // the staging memory a gather may take
   BEGIN(dev);
   gather_allocations(p, count);
   qsort(p, (size_t)count, sizeof(*p), by_source);
@@ -513,9 +519,9 @@ CUresult gda_cuda_gather(int dev, CUstream s, int count, void* const* dst, const
   size_t spans = 0, total = 0;
   CUdeviceptr span_start = 0, span_end = 0;
   for (int i = 0; i < count; i++) {
-    CUdeviceptr end = p[i].src + p[i].n;
+    CUdeviceptr end = p[i].src + p[i].n, joined = (end > span_end ? end : span_end) - span_start;
     int joins = spans > 0 && p[i].alloc && p[i].alloc == p[i - 1].alloc && p[i].src <= span_end + GATHER_GAP &&
-                (end > span_end ? end : span_end) - span_start <= GATHER_SPAN;
+                joined <= GATHER_SPAN && total + joined <= budget;
     if (!joins) {
       if (spans > 0) {
         span_at[2 * spans - 1] = span_end - span_start;
