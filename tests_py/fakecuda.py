@@ -42,6 +42,7 @@ def load() -> Optional[ctypes.CDLL]:
     lib.cuMemFree_v2.argtypes = [ctypes.c_ulonglong]
     lib.cuMemcpyHtoDAsync_v2.argtypes = [ctypes.c_ulonglong, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
     lib.cuMemcpyAsync.argtypes = [ctypes.c_ulonglong, ctypes.c_ulonglong, ctypes.c_size_t, ctypes.c_void_p]
+    lib.cuMemcpyDtoDAsync_v2.argtypes = [ctypes.c_ulonglong, ctypes.c_ulonglong, ctypes.c_size_t, ctypes.c_void_p]
     lib.cuMemcpyDtoH_v2.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_size_t]
     lib.cuStreamCreate.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint]
     lib.cuStreamDestroy_v2.argtypes = [ctypes.c_void_p]

@@ -6,6 +6,7 @@ paying a cuMemAlloc + cuMemFree pair per copy; and the arena of one copy
 
 from __future__ import annotations
 
+import ctypes
 import gc
 
 import fakecuda as fake
@@ -65,6 +66,29 @@ def test_a_freed_block_is_reused_after_one_synchronization(device_leak_check):
     assert calls("cuMemAlloc_v2") == allocs + 1
     assert [a.to_pylist()[-1] for a in again] == [1023, 1023]
     del again
+
+
+def test_a_block_freed_while_queued_work_reads_it_is_reused_after_that_work(device_leak_check):
+    # the fake runs a stream's copies at its synchronization points, as a GPU
+    # runs them later than they were queued: a consumer's copy out of our
+    # buffer waits on its stream when the buffer is freed and handed out again
+    src = host(1024).to_device("cuda:0")
+    p = data_pointer(src)
+    user = fake.StreamUser(0)
+    dst = ctypes.c_ulonglong()
+    fake.check(fake.LIB.cuMemAlloc_v2(ctypes.byref(dst), 8192), "cuMemAlloc_v2")
+    fake.check(fake.LIB.cuMemcpyDtoDAsync_v2(dst.value, p, 8192, user.stream), "cuMemcpyDtoDAsync_v2")
+    del src
+    gc.collect()
+    second = gda.array(pa.array(np.full(1024, -1, dtype=np.int64))).to_device("cuda:0")
+    assert data_pointer(second) == p, "the freed block was not reused: the test proves nothing"
+    got = np.frombuffer(user.read(dst.value, 8192), dtype=np.int64)
+    assert (got == np.arange(1024)).all(), "the block was overwritten before the copy queued on it ran"
+    assert second.to_pylist() == [-1] * 1024
+    fake.make_current(0)
+    fake.check(fake.LIB.cuMemFree_v2(dst.value), "cuMemFree_v2")
+    user.destroy()
+    del second
 
 
 def test_sizes_share_a_block_of_their_class_and_large_ones_are_not_kept(device_leak_check):

@@ -236,6 +236,41 @@ def test_a_slow_kernel_on_a_torch_side_stream_is_never_read_early(torch, path):
     stream.synchronize()
 
 
+SLOW_SUM = r"""
+extern "C" __global__ void slow_sum(const long long *in, long long n, long long *out, long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) { }
+    long long s = 0;
+    for (long long i = 0; i < n; i++) s += in[i];
+    *out = s;
+}
+"""
+
+
+def test_device_memory_freed_while_a_kernel_reads_it_is_reused_only_after_the_kernel(cp):
+    # the pool (gosrc/device/cuda/devpool.c) keeps cuMemFree's promise: a
+    # block freed while queued work still reads it is handed out again only
+    # after a synchronization of the context
+    first = gda.array(pa.array(np.arange(N, dtype=np.int64))).to_device("cuda:0")
+    gda._godevarrow.debug_release_pools()
+    view = cp.from_dlpack(first)
+    ptr = device_ptr(first)
+    out = cp.zeros(1, dtype=cp.int64)
+    cp.cuda.Device(0).synchronize()
+    stream = cp.cuda.Stream(non_blocking=True)
+    kernel = cp.RawKernel(SLOW_SUM, "slow_sum")
+    with stream:
+        kernel((1,), (1,), (view, cp.int64(N), out, cp.int64(SPIN_CYCLES)))
+    del view, first  # released into the pool while the kernel still spins
+    gc.collect()
+    assert not stream.done, "the slow kernel had finished already: raise SPIN_CYCLES"
+    second = gda.array(pa.array(np.full(N, -1, dtype=np.int64))).to_device("cuda:0")
+    assert device_ptr(second) == ptr, "the freed block was not reused: the test proves nothing"
+    stream.synchronize()
+    assert int(out.get()[0]) == N * (N - 1) // 2, "the block was overwritten while the kernel read it"
+    assert second.to_pyarrow().to_pylist() == [-1] * N
+
+
 def test_a_consumers_stream_waits_for_godevarrows_copy(cp):
     n = 8 << 20  # 64 MiB of int64: a copy that takes a while over the link
     host = gda.array(pa.array(np.arange(n, dtype=np.int64)))
