@@ -280,7 +280,8 @@ def test_cuda_data_arrives_with_its_event_waited_and_comes_back_zero_copy(device
 
     part = fx.slice_of(arr, 1, 2)
     assert part.device == gda.Device("cuda", 0) and len(part) == 2
-    struct = fakecuda.device_array_struct(part.__arrow_c_device_array__()[1])
+    caps = part.__arrow_c_device_array__()  # the struct lives as long as its capsule
+    struct = fakecuda.device_array_struct(caps[1])
     assert struct.device_type == 2 and struct.sync_event, "the result lost the event its data is ready after"
     assert struct.array.buffers[1] == producer.device_buffers[0], "the result is not the producer's memory"
     assert part.to_device("cpu").to_pylist() == [2, 3]
@@ -288,7 +289,7 @@ def test_cuda_data_arrives_with_its_event_waited_and_comes_back_zero_copy(device
     with pytest.raises(NotImplementedError, match=r"cpu_only accepts data on \[cpu\], and this is on cuda:0") as info:
         fx.cpu_only(arr)
     assert ".to_device()" in str(info.value)
-    del arr, part, struct, info
+    del arr, part, struct, caps, info
     gc.collect()
     assert producer.releases == 1
 
