@@ -136,6 +136,25 @@ def test_an_allocation_refused_for_memory_frees_the_idle_blocks_and_tries_again(
     del small
 
 
+def test_a_failed_synchronization_before_a_reuse_is_reported_and_the_block_freed(device_leak_check):
+    first = host(1024).to_device("cuda:0")
+    del first
+    gc.collect()
+    assert pooled() == (1, 8192)
+    frees = calls("cuMemFree_v2")
+    fake.LIB.fakecuda_fail_nth(b"cuCtxSynchronize", 1, fake.CUDA_ERROR_INVALID_VALUE)
+    try:
+        with pytest.raises(gda.DeviceError, match="cuCtxSynchronize.*CUDA_ERROR_INVALID_VALUE") as info:
+            host(1024).to_device("cuda:0")
+        info.value.__traceback__ = None
+    finally:
+        fake.LIB.fakecuda_clear_faults()
+    assert pooled() == (0, 0) and calls("cuMemFree_v2") == frees + 1
+    again = host(1024).to_device("cuda:0")  # the next copy allocates afresh
+    assert again.to_pylist()[-1] == 1023
+    del again, info
+
+
 def test_pools_are_per_device(device_leak_check):
     src = host(1024)
     on0 = src.to_device("cuda:0")

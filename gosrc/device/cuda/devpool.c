@@ -113,8 +113,10 @@ static CUresult take(int dev, int c, CUdeviceptr* out, const char** call) {
     pthread_mutex_unlock(&mu);
   }
   if (r != GDA_CUDA_SUCCESS) {
-    // the context failed (a sticky error): the block is freed with it
-    gda_cuda_mem_free(dev, b->p, call);
+    // the synchronization's error is the one to report; the block, whose
+    // earlier work is in doubt, goes back to the driver
+    const char* ignored;
+    gda_cuda_mem_free(dev, b->p, &ignored);
     free(b);
     *out = 0;
     return r;
