@@ -138,7 +138,8 @@ class ArrayStream(Generic[_A]):
         if self._info is None:
             structs = _lib.stream_of_structs(self._h)
             if structs is not None:
-                return _lib.stream_iter(self._h, RecordBatch if structs else Array, self._reads_ahead)
+                cls = cast("type[_A]", RecordBatch if structs else Array)
+                return _lib.stream_iter(self._h, cls, self._reads_ahead)
         return _lib.stream_iter(self._h, (self._info or self._stream_info())[2], self._reads_ahead)
 
     def __next__(self) -> _A:
