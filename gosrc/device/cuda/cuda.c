@@ -228,16 +228,18 @@ static size_t own_after(CUdeviceptr p) {
   return lo;
 }
 
-// Records (size > 0) or forgets (size 0) the allocation at p; an allocation
-// that cannot be recorded is only queried the driver's way.
-static void own_set(CUdeviceptr p, size_t size, int dev) {
+// The index of the range that holds p, or -1 (own_mu held).
+static ptrdiff_t own_containing(CUdeviceptr p) {
+  size_t at = own_after(p);
+  return at > 0 && p - own[at - 1].start < own[at - 1].size ? (ptrdiff_t)at - 1 : -1;
+}
+
+// An allocation that cannot be recorded is only queried the driver's way.
+void gda_cuda_own_set(CUdeviceptr p, size_t size, int dev) {
   own_range* grown = NULL;
   pthread_rwlock_wrlock(&own_mu);
   size_t i = own_after(p);
-  if (size == 0 && i > 0 && own[i - 1].start == p) {
-    memmove(own + i - 1, own + i, (own_n - i) * sizeof(*own));
-    own_n--;
-  } else if (size > 0 && (own_n < own_cap || (grown = realloc_ranges(own, &own_cap)))) {
+  if (own_n < own_cap || (grown = realloc_ranges(own, &own_cap))) {
     if (grown) own = grown;
     memmove(own + i + 1, own + i, (own_n - i) * sizeof(*own));
     own[i] = (own_range){p, size, dev};
@@ -245,8 +247,6 @@ static void own_set(CUdeviceptr p, size_t size, int dev) {
   }
   pthread_rwlock_unlock(&own_mu);
 }
-
-void gda_cuda_own_set(CUdeviceptr p, size_t size, int dev) { own_set(p, size, dev); }
 
 size_t gda_cuda_own_forget(CUdeviceptr p) {
   pthread_rwlock_wrlock(&own_mu);
@@ -476,8 +476,8 @@ static void gather_allocations(gather_piece* p, int count) {
   int n_known = 0, queries = 0;
   pthread_rwlock_rdlock(&own_mu);
   for (int i = 0; i < count; i++) {
-    size_t at = own_after(p[i].src);
-    if (at > 0 && p[i].src - own[at - 1].start < own[at - 1].size) p[i].alloc = own[at - 1].start;
+    ptrdiff_t at = own_containing(p[i].src);
+    if (at >= 0) p[i].alloc = own[at].start;
   }
   pthread_rwlock_unlock(&own_mu);
   for (int i = 0; i < count; i++) {
@@ -631,8 +631,8 @@ CUresult gda_cuda_pointers_on_device(int dev, int count, const uintptr_t* ptrs, 
     for (size_t h = hint; ordinal < 0 && h < hint + 2 && h < own_n; h++)
       if (p - own[h].start < own[h].size) ordinal = own[hint = h].dev;
     if (ordinal < 0) {
-      size_t at = own_after(p);
-      if (at > 0 && p - own[at - 1].start < own[at - 1].size) ordinal = own[hint = at - 1].dev;
+      ptrdiff_t at = own_containing(p);
+      if (at >= 0) ordinal = own[hint = (size_t)at].dev;
     }
     for (int k = 0; ordinal < 0 && k < n_recent; k++) {
       const own_range* q = &recent[(next - 1 - k + RECENT) % RECENT];
