@@ -34,20 +34,19 @@ import (
 const arenaAlign = 256
 
 type deviceArena struct {
-	b     device.Backend
-	dev   int
-	base  unsafe.Pointer
-	size  int64
-	next  [2]int64     // where the next bitmap [0] and the next other buffer [1] go
-	end   [2]int64     // where their regions end
-	refs  atomic.Int64 // one per carved buffer, and the copy's own
-	bytes int64        // counted in liveDeviceBytes
+	b    device.Backend
+	dev  int
+	base unsafe.Pointer
+	size int64
+	next [2]int64     // where the next bitmap [0] and the next other buffer [1] go
+	end  [2]int64     // where their regions end
+	refs atomic.Int64 // one per carved buffer, and the copy's own
 }
 
 func alignArena(n int64) int64 { return (n + arenaAlign - 1) &^ (arenaAlign - 1) }
 
-// newArena allocates the bytes of a plan (arenaBytes) on device dev of
-// backend b, held by the caller (release drops that hold).
+// newArena allocates the bytes of a plan on device dev of backend b, held by
+// the caller (release drops that hold).
 func newArena(b device.Backend, dev int, plan arenaPlan) (*deviceArena, error) {
 	size := plan.bitmaps + plan.others
 	p, err := b.Alloc(dev, size)
@@ -55,15 +54,15 @@ func newArena(b device.Backend, dev int, plan arenaPlan) (*deviceArena, error) {
 		return nil, err
 	}
 	liveDeviceBytes.Add(size)
-	a := &deviceArena{b: b, dev: dev, base: p, size: size, bytes: size}
+	a := &deviceArena{b: b, dev: dev, base: p, size: size}
 	a.next, a.end = [2]int64{0, plan.bitmaps}, [2]int64{plan.bitmaps, size}
 	a.refs.Store(1)
 	return a, nil
 }
 
 // carve returns a buffer of n bytes of the arena (a validity bitmap when
-// bitmap), which holds the arena; nil when it does not fit (the sizes were
-// planned wrong: the caller allocates on its own instead).
+// bitmap), which holds the arena; nil when it does not fit (the plan and
+// copyData disagree: a bug of ours).
 func (a *deviceArena) carve(n int64, bitmap bool) *memory.Buffer {
 	r := 1
 	if bitmap {
@@ -82,7 +81,7 @@ func (a *deviceArena) carve(n int64, bitmap bool) *memory.Buffer {
 func (a *deviceArena) release() {
 	if a.refs.Add(-1) == 0 {
 		_ = a.b.Free(a.dev, a.base)
-		liveDeviceBytes.Add(-a.bytes)
+		liveDeviceBytes.Add(-a.size)
 	}
 }
 
@@ -100,7 +99,7 @@ func (m arenaAllocator) Free([]byte)                 { m.a.release() }
 // and the other buffers.
 type arenaPlan struct{ bitmaps, others int64 }
 
-// arenaBytes adds to p what copyData carves for d: each buffer's range (as
+// add adds to p what copyData carves for d: each buffer's range (as
 // copyRange clips it) rounded up to arenaAlign, through children and
 // dictionaries as copyData walks them.
 func (p *arenaPlan) add(d arrow.ArrayData, depth int) {

@@ -12,23 +12,6 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/errs"
 )
 
-// deviceAllocator owns buffers allocated on a device by CopyToDevice.
-type deviceAllocator struct {
-	b   device.Backend
-	dev int
-}
-
-func (d deviceAllocator) Allocate(int) []byte {
-	panic("cdevice: device buffers are allocated by CopyToDevice")
-}
-func (d deviceAllocator) Reallocate(int, []byte) []byte { panic("cdevice: device buffers cannot grow") }
-func (d deviceAllocator) Free(b []byte) {
-	if p := unsafe.SliceData(b); p != nil {
-		_ = d.b.Free(d.dev, unsafe.Pointer(p))
-		liveDeviceBytes.Add(-int64(cap(b)))
-	}
-}
-
 // hostCopyAllocator allocates host memory that a copy then overwrites
 // entirely, so it is not zeroed first: Arrow Go's mallocator falls back to
 // malloc + memset whenever calloc leaves errno set, a second pass over every
@@ -210,21 +193,15 @@ func (c *copier) copyRange(b *memory.Buffer, from, to int64, bitmap bool) (*memo
 	}
 	var out *memory.Buffer
 	var dstPtr unsafe.Pointer
-	var carved *memory.Buffer
-	if c.arena != nil {
-		carved = c.arena.carve(n, bitmap)
-	}
-	if carved != nil {
-		out = carved
-		dstPtr = unsafe.Pointer(unsafe.SliceData(carved.Bytes()))
-	} else if c.dst.Type != device.CPU {
-		p, err := c.b.Alloc(int(c.dst.ID), n)
-		if err != nil {
-			return nil, err
+	if c.dst.Type != device.CPU {
+		// the arena holds every buffer of a copy to a device (arena.go)
+		if c.arena != nil {
+			out = c.arena.carve(n, bitmap)
 		}
-		liveDeviceBytes.Add(max(n, 1))
-		dstPtr = p
-		out = memory.NewBufferWithAllocator(unsafe.Slice((*byte)(dstPtr), max(n, 1))[:n], deviceAllocator{b: c.b, dev: int(c.dst.ID)})
+		if out == nil {
+			return nil, errs.Errorf(errs.ErrInternal, "a buffer of %d bytes does not fit the device copy's planned allocation", n)
+		}
+		dstPtr = unsafe.Pointer(unsafe.SliceData(out.Bytes()))
 	} else if n > 0 {
 		b, err := NewHostBuffer(n)
 		if err != nil {
