@@ -414,15 +414,23 @@ func (s *Schema) ExtensionName() (string, bool) {
 
 // ---------------------------------------------------------------- import
 
+// checkSchemaStruct refuses a NULL or released ArrowSchema.
+func checkSchemaStruct(c *CArrowSchema) error {
+	if c == nil {
+		return errs.Errorf(errs.ErrInvalid, "ArrowSchema pointer is NULL")
+	}
+	if c.release == nil {
+		return errs.Errorf(errs.ErrInvalid, "ArrowSchema was already released (consumed twice?)")
+	}
+	return nil
+}
+
 // ImportSchema copies the C schema into Go and releases it (the consumer of an
 // ArrowSchema owns it). The release callback is called exactly once, also when
 // the schema is invalid; a schema that was already released is an error.
 func ImportSchema(c *CArrowSchema) (*Schema, error) {
-	if c == nil {
-		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema pointer is NULL")
-	}
-	if c.release == nil {
-		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema was already released (consumed twice?)")
+	if err := checkSchemaStruct(c); err != nil {
+		return nil, err
 	}
 	defer C.gda_call_schema_release(c)
 	return readSchemaCached(c)
@@ -434,11 +442,8 @@ func ImportSchema(c *CArrowSchema) (*Schema, error) {
 // cache's budget). A schema imported before costs one pass through the
 // cache (a stream's import, which needs both, made three).
 func ImportSchemaHeld(c *CArrowSchema) (*Schema, unsafe.Pointer, error) {
-	if c == nil {
-		return nil, nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema pointer is NULL")
-	}
-	if c.release == nil {
-		return nil, nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema was already released (consumed twice?)")
+	if err := checkSchemaStruct(c); err != nil {
+		return nil, nil, err
 	}
 	defer C.gda_call_schema_release(c)
 	var hash C.uint64_t
@@ -456,11 +461,8 @@ func ImportSchemaHeld(c *CArrowSchema) (*Schema, unsafe.Pointer, error) {
 // keeps the struct and releases it (used for requested schemas, which the
 // consumer lends to the producer).
 func CopySchema(c *CArrowSchema) (*Schema, error) {
-	if c == nil {
-		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema pointer is NULL")
-	}
-	if c.release == nil {
-		return nil, errs.Errorf(errs.ErrInvalid, "ArrowSchema was already released (consumed twice?)")
+	if err := checkSchemaStruct(c); err != nil {
+		return nil, err
 	}
 	return readSchemaCached(c)
 }
