@@ -59,10 +59,9 @@ void stream_async_waited(const stream_ref* s) {
 
 typedef struct {
   PyObject_HEAD PyObject* stream;  // the ArrayStream: its _anext_wait is the slow path
-  PyObject* handle;
-  stream_ref ref;  // handle's parts, looked up when the awaitable was made
+  stream_ref ref;  // its handle (a reference) and the handle's parts, looked up once
   PyObject* cls;   // checked when the awaitable was made
-  PyObject* sub;  // the slow path's coroutine, once taken
+  PyObject* sub;   // the slow path's coroutine, once taken
   int turn_first;
 } AnextObject;
 
@@ -146,7 +145,7 @@ static void anext_dealloc(PyObject* self) {
   AnextObject* a = (AnextObject*)self;
   PyTypeObject* type = Py_TYPE(self);
   Py_CLEAR(a->stream);
-  Py_CLEAR(a->handle);
+  Py_CLEAR(a->ref.handle);
   Py_CLEAR(a->cls);
   Py_CLEAR(a->sub);
   ((freefunc)PyType_GetSlot(type, Py_tp_free))(self);
@@ -179,8 +178,7 @@ static PyObject* new_anext(PyObject* stream, PyObject* handle, PyObject* cls) {
   AnextObject* a = (AnextObject*)((allocfunc)PyType_GetSlot(Anext_Type, Py_tp_alloc))(Anext_Type, 0);
   if (!a) return NULL;
   a->stream = Py_NewRef(stream);
-  a->handle = Py_NewRef(handle);
-  stream_ref_of(handle, &a->ref);
+  stream_ref_of(Py_NewRef(handle), &a->ref);
   a->cls = Py_NewRef(cls);
   a->turn_first = stream_async_turn(&a->ref);
   return (PyObject*)a;
