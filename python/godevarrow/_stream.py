@@ -135,12 +135,12 @@ class ArrayStream(Generic[_A]):
         # the extension's iterator: a for loop runs no Python code per array.
         # The class of the arrays is known to the extension's C without
         # asking Go for the schema (a short stream's set-up need not build it).
-        if self._info is None:
-            structs = _lib.stream_of_structs(self._h)
-            if structs is not None:
-                cls = cast("type[_A]", RecordBatch if structs else Array)
-                return _lib.stream_iter(self._h, cls, self._reads_ahead)
-        return _lib.stream_iter(self._h, (self._info or self._stream_info())[2], self._reads_ahead)
+        structs = None if self._info else _lib.stream_of_structs(self._h)
+        if structs is None:
+            cls = (self._info or self._stream_info())[2]
+        else:
+            cls = cast("type[_A]", RecordBatch if structs else Array)
+        return _lib.stream_iter(self._h, cls, self._reads_ahead)
 
     def __next__(self) -> _A:
         """The next array; StopIteration at the end."""
