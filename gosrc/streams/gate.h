@@ -93,14 +93,18 @@ int gda_gate_closed(gda_read_gate* g);
 int gda_gate_waiters(gda_read_gate* g);
 
 // Whether a read blocked (where a stream is read: docs/design.md, "Where a
-// stream is read"). A read is timed on the wall clock (cheap: vDSO); only a
-// read after one that took over GDA_WAIT_READ_NS is also measured with
-// getrusage (a system call a fast stream never pays for). A measured read
+// prefetched stream reads"). A timed read is timed on the wall clock (two
+// vDSO readings, about 50 ns: 5% of a fast read, so while reads stay fast
+// only one in GDA_TIMED_READ_STRIDE is timed, after the stream's first
+// GDA_TIMED_FIRST_READS; every read after a slow one is); only a read after
+// one that took over GDA_WAIT_READ_NS is also measured with getrusage (a
+// system call a fast stream never pays for). A measured read
 // blocked when it took over GDA_WAIT_READ_NS, under half of it on the
 // thread's CPU, and the thread gave up the CPU itself (it waited for I/O, a
 // lock or a device; a preempted thread did not), or when it worked over
 // GDA_SLOW_READ_NS.
 enum { GDA_WAIT_READ_NS = 50 * 1000, GDA_SLOW_READ_NS = 2 * 1000 * 1000 };
+enum { GDA_TIMED_FIRST_READS = 8, GDA_TIMED_READ_STRIDE = 16 };
 typedef struct {
   int64_t wall, cpu;  // ns (cpu: the calling thread's, when measured)
   long waits;         // the calling thread's voluntary context switches, when measured

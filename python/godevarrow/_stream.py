@@ -162,7 +162,8 @@ class ArrayStream(Generic[_A]):
         no thread of its own, which would only hand the GIL to and fro for
         every array. From the first read that blocks (one that takes more
         than 2 ms, or more than 50 µs of which the reading thread spent less
-        than half working: it waited for I/O, a lock or a device), Go reads
+        than half working: it waited for I/O, a lock or a device; after
+        the first 8 reads, one in 16 is timed while they stay fast), Go reads
         up to ``depth`` arrays ahead on its own thread, for good (the GIL is
         not held while the producer works), so a slow producer and a slow
         consumer overlap. ``depth`` is at least 1; more than 1,024 reads

@@ -168,6 +168,33 @@ def test_a_stream_that_moved_to_read_ahead_stays_there(leak_check):
     s.close()
 
 
+# While reads stay fast, a prefetched stream times its first reads, then one
+# in this many (GDA_TIMED_READ_STRIDE, gosrc/streams/gate.h).
+TIMED_READ_STRIDE = 16
+
+
+def test_a_producer_that_begins_to_wait_late_moves_within_a_stride(leak_check):
+    """After the first reads, fast reads are timed one in TIMED_READ_STRIDE:
+    a producer whose reads all wait from read 100 on is read ahead after at
+    most a stride of them and the one measured read after it."""
+    readers: list[int] = []
+    start = 100
+
+    def batches():
+        for k in range(start + 3 * TIMED_READ_STRIDE):
+            if k >= start:
+                time.sleep(SLOW_READ)
+            readers.append(threading.get_ident())
+            yield batch(k)
+
+    s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches())).prefetch(4)
+    assert values(s) == list(range(start + 3 * TIMED_READ_STRIDE))
+    me = threading.get_ident()
+    assert readers[:start] == [me] * start
+    assert me not in readers[start + TIMED_READ_STRIDE + 1 :]
+    s.close()
+
+
 @pytest.mark.parametrize("where", ["loop thread", "read-ahead"])
 def test_an_event_loop_runs_other_tasks_during_a_long_async_for(where, leak_check, monkeypatch):
     """Hardly an ``__anext__`` has to wait: the producer's reads are fast and
