@@ -396,7 +396,9 @@ static stream* stream_of(void* h) {
 static int valid_event(event* e) { return set_has(&all_events, e) && e->live; }
 
 static void run_until(stream* s, size_t end);
-// Set when the current call moved bytes (costs: see fakecuda_overrun_ns).
+// Set when the current call did host work of the fake's own that the model
+// does not charge: it moved bytes, or gave a device allocation's pages back
+// (costs: see fakecuda_overrun_ns).
 static __thread int call_moved;
 static long long overrun_ns;
 
@@ -609,9 +611,11 @@ static uint64_t all_busy;  // when the work of every stream ends
 // host's memmove is slower than the modelled link.
 static long long modelled_copy_ns;
 
-// Time by which calls that moved bytes ran past their modelled end
-// (fakecuda_overrun_ns): this host's memmove where it is slower than the
-// modelled link. A wall clock less this is the model's time for the calls.
+// Time by which calls that moved bytes (or freed the shadow's pages) ran past
+// their modelled end (fakecuda_overrun_ns): this host's memmove where it is
+// slower than the modelled link, and the kernel's work of giving a freed
+// allocation's pages back. A wall clock less this is the model's time for
+// the calls.
 static void charge(void) {
   uint64_t end = max64(call_t0, call_after) + (uint64_t)call_cost;
   uint64_t t = now_ns();
@@ -929,7 +933,10 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   char* s = shadow + (a->addr - region);
   uintptr_t start = ((uintptr_t)s + page - 1) & ~(page - 1), end = ((uintptr_t)s + a->size) & ~(page - 1);
-  if (end > start) madvise((void*)start, end - start, MADV_REMOVE);
+  if (end > start) {
+    madvise((void*)start, end - start, MADV_REMOVE);
+    call_moved = 1;  // the shadow's pages: the fake's bookkeeping, not the driver's cost
+  }
   if (reuse_addresses) {
     if (n_freed == cap_freed) {
       cap_freed = cap_freed ? 2 * cap_freed : 64;

@@ -27,7 +27,9 @@ int fakecuda_costs_enabled(void);
 // Cumulative modelled transfer time of copies (bytes over the modelled
 // bandwidth, without latencies), in ns; zeroed by fakecuda_reset_counters.
 long long fakecuda_modelled_copy_ns(void);
-// Cumulative time (ns) by which calls that moved bytes ran past the end the
-// cost model gives them (this host's memmove slower than the modelled link);
-// a wall clock less this is the model's time. Zeroed by fakecuda_reset_counters.
+// Cumulative time (ns) by which calls that moved bytes, or gave a freed
+// device allocation's pages back, ran past the end the cost model gives them
+// (this host's memmove slower than the modelled link, the kernel's release
+// of the fake's shadow pages); a wall clock less this is the model's time.
+// Zeroed by fakecuda_reset_counters.
 long long fakecuda_overrun_ns(void);
