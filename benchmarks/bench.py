@@ -1154,7 +1154,8 @@ def device_jobs_section(args: argparse.Namespace) -> str:
 
             drv.cuMemcpyHtoD_v2(dst.value, hb.ctypes.data, nbytes)  # its pages written, as big_dev's are
             pinned_t, pageable_put_t = timed(pinned_copy), timed(pageable_put)
-            fresh_fns["driver"] = fresh_copy
+            if cupy is None:
+                fresh_fns["driver"] = fresh_copy
     xb = None
     if cupy is not None:
         xb = cupy.arange(nbytes // 8, dtype=cupy.int64)
@@ -1162,9 +1163,10 @@ def device_jobs_section(args: argparse.Namespace) -> str:
     elif fake:
         fresh_fns["touch"] = first_touch
     # the pool emptied: the large copy's staging chunks are made again in the
-    # first round, as a program's first copy makes them
+    # first round, as a program's first copy makes them. Every result is kept
+    # to the end: three rounds of a GiB on a GPU, five of the fake's 64 MiB.
     lib.debug_release_pools()
-    fresh = fresh_rounds(fresh_fns)
+    fresh = fresh_rounds(fresh_fns, runs=3 if nbytes >= (1 << 30) else 5)
     first_t = fresh.pop("own")
     get_ref, put_ref = ("CuPy `.get()`", None), ("`cupy.asarray`", None)
     if cupy is not None:
@@ -1239,7 +1241,10 @@ def device_jobs_section(args: argparse.Namespace) -> str:
             "the model charges at the H200's pageable bandwidths into touched memory; the copy into fresh memory",
             "has this host's first touch of its new pages added (measured in the same run: a byte written per",
             "page of a new array), as godevarrow's own memcpy pays it. Each copy into fresh memory is the",
-            "median of five, every result kept until the last so that no pool hands a copy used pages.",
+            "median of five rounds in which the copies take turns, every result kept until the last so that",
+            "no pool hands a copy used pages. On a virtual machine fresh pages can cost more the more a",
+            "process takes (the hypervisor backs them), as on this project's: that row then measures the host",
+            "as much as the copy (docs/performance.md).",
             "",
         ]
     lines += markdown_table(header, out)
@@ -1674,7 +1679,13 @@ def reading_section(args: argparse.Namespace) -> str:
         "reference's (below 1: godevarrow is faster); the target is met when the whole interval is at or",
         "below it. A target of parity (prefetch over fast reads, which reads in the consumer's thread as",
         "the loop does: never slower than it) is also met by a tie: a median at or below 1 with an",
-        "interval that holds 1.",
+        "interval that holds 1. `prefetch(8)` over fast batches makes the loop's reads, in the consumer's",
+        'thread, and times one in 16 of them (docs/design.md, "Where a prefetched stream reads"), so a tie',
+        "is the most it can read; below the loop only a read ahead that overlaps something would go, and",
+        'a producer that needs the GIL has nothing to overlap with (docs/performance.md, "What remains").',
+        "Each sample is one read of the whole stream (about 20 ms); on a virtual machine whose speed",
+        "swings for a tenth of a second at a time, intervals widen, and runs minutes apart move rows by",
+        "several percent.",
         "",
     ]
     lines += markdown_table(header, rows_out)
