@@ -77,3 +77,18 @@ def test_ratio_to_fastest_is_reproducible(bench):
     own = [1.0, 1.1, 0.9, 1.05, 0.95]
     peers = [[1.0, 1.02, 0.97, 1.01, 0.99]]
     assert bench.ratio_to_fastest(own, peers) == bench.ratio_to_fastest(own, peers)
+
+
+def test_ratio_to_fastest_draws_whole_rounds(bench):
+    # the machine's speed swings by 2x from round to round, alike for both
+    # (sample_times takes the k-th sample of each in round k): drawn in whole
+    # rounds, the swing stays out of the interval and a 0.8x difference shows;
+    # drawn apart (unequal counts), it hides it
+    speed = [1.0, 1.9, 1.2, 2.0, 1.1, 1.7, 1.0, 1.5, 1.3, 2.0, 1.1, 1.6, 1.4, 1.0, 1.8, 1.2]
+    jitter = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.01, 0.99, 1.0, 1.01, 0.99]
+    peer = [s * j for s, j in zip(speed, jitter)]
+    own = [0.8 * s * j for s, j in zip(speed, jitter[::-1])]
+    ratio, low, high, verdict = bench.ratio_to_fastest(own, [peer])
+    assert verdict == "faster"
+    assert low <= ratio <= high < 0.9
+    assert bench.ratio_to_fastest(own, [peer + [peer[0]]])[3] == "tie"
