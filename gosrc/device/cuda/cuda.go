@@ -33,8 +33,9 @@ import (
 // current context is left as it was.
 
 var (
-	cudaOnce sync.Once
-	cudaErr  error
+	cudaOnce    sync.Once
+	cudaErr     error
+	deviceCount int // the driver's, read once when it was opened (it never changes)
 )
 
 // Open opens the CUDA driver once; later calls return the same result.
@@ -43,7 +44,12 @@ func Open() error {
 		var msg *C.char
 		if C.gda_cuda_open(&msg) != 0 {
 			cudaErr = device.Unavailable("CUDA is not available: %s: %s", C.GoString(C.gda_cuda_library()), C.GoString(msg))
+			return
 		}
+		var n C.int
+		var call *C.char
+		C.gda_cuda_device_count(&n, &call)
+		deviceCount = int(n)
 	})
 	return cudaErr
 }
@@ -59,10 +65,7 @@ func DeviceCount() int {
 	if Open() != nil {
 		return 0
 	}
-	var n C.int
-	var call *C.char
-	C.gda_cuda_device_count(&n, &call)
-	return int(n)
+	return deviceCount
 }
 
 func cudaError(call *C.char, r C.CUresult) error {
