@@ -399,14 +399,14 @@ static void run_until(stream* s, size_t end);
 // Set when the current call did host work of the fake's own that the model
 // does not charge: it moved bytes, or gave a device allocation's pages back
 // (costs: see fakecuda_overrun_ns).
-static __thread int call_moved;
+static __thread int call_own_work;
 static long long overrun_ns;
 
 static void run_op(op* o) {
   switch (o->kind) {
     case OP_COPY:
       memmove(o->dst, o->src, o->n);
-      call_moved = 1;
+      call_own_work = 1;
       bytes_copied[o->dir] += (long long)o->n;
       break;
     case OP_MEMSET:
@@ -619,12 +619,12 @@ static long long modelled_copy_ns;
 static void charge(void) {
   uint64_t end = max64(call_t0, call_after) + (uint64_t)call_cost;
   uint64_t t = now_ns();
-  if (call_moved && t > end) {
+  if (call_own_work && t > end) {
     pthread_mutex_lock(&mu);
     overrun_ns += (long long)(t - end);
     pthread_mutex_unlock(&mu);
   }
-  call_moved = 0;
+  call_own_work = 0;
   while (now_ns() < end) {
   }
 }
@@ -935,7 +935,7 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
   uintptr_t start = ((uintptr_t)s + page - 1) & ~(page - 1), end = ((uintptr_t)s + a->size) & ~(page - 1);
   if (end > start) {
     madvise((void*)start, end - start, MADV_REMOVE);
-    call_moved = 1;  // the shadow's pages: the fake's bookkeeping, not the driver's cost
+    call_own_work = 1;  // the shadow's pages: the fake's bookkeeping, not the driver's cost
   }
   if (reuse_addresses) {
     if (n_freed == cap_freed) {
