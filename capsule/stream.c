@@ -20,9 +20,7 @@ typedef struct {
   gda_read_gate* gate;     // a reference
   gda_stream_source* src;  // a foreign stream's C half, touched only inside the gate; or NULL
   int flags;               // GDA_READS_AHEAD, GDA_OVER_READ_AHEAD, GDA_AHEAD_WHEN_SLOW (atomic)
-  int suspect;             // GDA_AHEAD_WHEN_SLOW: the last read was slow; the next is measured (in the gate)
-  int timed_reads;         // GDA_AHEAD_WHEN_SLOW: reads timed so far (in the gate)
-  int untimed_left;        // GDA_AHEAD_WHEN_SLOW: fast reads to leave untimed before the next timed one
+  gda_read_timer timer;    // GDA_AHEAD_WHEN_SLOW: which reads are timed (in the gate; gate.h)
   int probed;              // an event loop made its first read (stream_loop_read), with the GIL
   async_pace pace;         // an async for's (stream_async.c)
 } stream_c_read;
@@ -44,7 +42,7 @@ static int stream_c_read_set(PyObject* cap, void* gate, void* src, int flags) {
   stream_c_read* c = malloc(sizeof(*c));
   if (!c) return 0;  // out of memory: this stream's reads go through Go's gate calls
   gda_gate_ref(gate);
-  *c = (stream_c_read){gate, src, flags, 0, 0, 0, 0, {0, 0}};
+  *c = (stream_c_read){gate, src, flags, {0, 0, 0}, 0, {0, 0}};
   if (PyCapsule_SetContext(cap, c) != 0) {
     stream_c_read_free(c);
     return -1;
@@ -193,11 +191,7 @@ static PyObject* deliver(uintptr_t h, stream_c_read* c, PyTypeObject* cls, uintp
 // Called in the gate after a read of c that began at t0: moves the stream to
 // its read-ahead when the read blocked.
 static void after_timed_read(uintptr_t h, stream_c_read* c, gda_read_clock t0) {
-  int measured = c->suspect;
-  gda_read_clock t = gda_read_clock_now(measured);
-  c->suspect = t.wall - t0.wall > GDA_WAIT_READ_NS;
-  if (++c->timed_reads > GDA_TIMED_FIRST_READS && !c->suspect) c->untimed_left = GDA_TIMED_READ_STRIDE - 1;
-  if (!gda_read_blocked(t0, t, measured)) return;
+  if (!gda_read_timer_end(&c->timer, t0)) return;
   gdaStreamStartReadAhead(h);
   c->src = NULL;  // the read-ahead's goroutine reads the foreign stream from now on
   __atomic_store_n(&c->flags, (flags_of(c) & GDA_OF_STRUCTS) | GDA_READS_AHEAD | GDA_OVER_READ_AHEAD, __ATOMIC_RELEASE);
@@ -255,22 +249,9 @@ static int probe_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject
   return 1;
 }
 
-// Whether a read of a GDA_AHEAD_WHEN_SLOW stream is timed (in the gate): one
-// after a slow read always; else the stream's first reads, then one in
-// GDA_TIMED_READ_STRIDE (gate.h). untimed: an event loop's read, timed only
-// when the pacing of its `async for` found the loop's turns slow
-// (stream_read_measure_next): the pacing's clock already runs per array,
-// and a read's own two cost as much again.
-static int timed_read_due(stream_c_read* c, int untimed) {
-  if (c->suspect) return 1;
-  if (untimed) return 0;
-  if (c->untimed_left > 0) {
-    c->untimed_left--;
-    return 0;
-  }
-  return 1;
-}
-
+// untimed: an event loop's read, timed only when the pacing of its `async
+// for` found the loop's turns slow (stream_read_measure_next): the pacing's
+// clock already runs per array, and a read's own two cost as much again.
 static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, int untimed, PyObject** result) {
   uint64_t thread = (uint64_t)pthread_self();
   gda_gate_slot slot = {0};
@@ -281,8 +262,8 @@ static int c_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, int untimed,
   for (;;) {
     rc = 0;
     Py_BEGIN_ALLOW_THREADS g = gda_gate_begin(c->gate, 100, thread, &slot);
-    int timed = g == GDA_GATE_GO && (flags_of(c) & GDA_AHEAD_WHEN_SLOW) && timed_read_due(c, untimed);
-    gda_read_clock t0 = timed ? gda_read_clock_now(c->suspect) : (gda_read_clock){0};
+    int timed = g == GDA_GATE_GO && (flags_of(c) & GDA_AHEAD_WHEN_SLOW) && gda_read_timer_due(&c->timer, untimed);
+    gda_read_clock t0 = timed ? gda_read_timer_start(&c->timer) : (gda_read_clock){0};
     if (g == GDA_GATE_GO && c->src) {
       int failed = c->src->failed;
       gda_stream_read got = {0};
@@ -355,7 +336,7 @@ PyObject* stream_read(PyObject* handle, PyTypeObject* cls) {
 }
 
 void stream_read_measure_next(void* c) {
-  if (c) ((stream_c_read*)c)->suspect = 1;
+  if (c) ((stream_c_read*)c)->timer.suspect = 1;
 }
 
 int check_array_class(PyObject* cls, const char* caller) {

@@ -257,3 +257,27 @@ int gda_read_blocked(gda_read_clock t0, gda_read_clock t1, int measured) {
   return measured &&
          ((wall > GDA_WAIT_READ_NS && 2 * cpu < wall && t1.waits > t0.waits) || cpu > GDA_SLOW_READ_NS);
 }
+
+int gda_read_timer_due(gda_read_timer* t, int paced) {
+  if (t->suspect) return 1;
+  if (paced) return 0;
+  if (t->untimed_left > 0) {
+    t->untimed_left--;
+    return 0;
+  }
+  return 1;
+}
+
+gda_read_clock gda_read_timer_start(const gda_read_timer* t) { return gda_read_clock_now(t->suspect); }
+
+int gda_read_timer_end(gda_read_timer* t, gda_read_clock t0) {
+  int measured = t->suspect;
+  gda_read_clock t1 = gda_read_clock_now(measured);
+  t->suspect = t1.wall - t0.wall > GDA_WAIT_READ_NS;
+  if (t->timed_reads < GDA_TIMED_FIRST_READS) {
+    t->timed_reads++;
+  } else if (!t->suspect) {
+    t->untimed_left = GDA_TIMED_READ_STRIDE - 1;
+  }
+  return gda_read_blocked(t0, t1, measured);
+}

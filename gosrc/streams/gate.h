@@ -113,3 +113,20 @@ typedef struct {
 gda_read_clock gda_read_clock_now(int measured);
 // Whether a read from t0 to t1 (both taken with the same measured) blocked.
 int gda_read_blocked(gda_read_clock t0, gda_read_clock t1, int measured);
+
+// The timing of one stream's reads in its reader's thread, by the rule above
+// (a binding's prefetched stream: capsule/stream.c). Zero is a stream not
+// read yet; one reader at a time uses it (inside the stream's read gate).
+typedef struct {
+  int suspect;       // the last timed read was slow (or a caller said so): the next is timed and measured
+  int timed_reads;   // timed so far, counted up to GDA_TIMED_FIRST_READS
+  int untimed_left;  // fast reads to leave untimed before the next timed one
+} gda_read_timer;
+// Whether this read is timed. paced: the caller times its reads its own way
+// (an event loop's pacing), so the read is timed only when suspect.
+int gda_read_timer_due(gda_read_timer* t, int paced);
+// The clock at the start of a timed read.
+gda_read_clock gda_read_timer_start(const gda_read_timer* t);
+// After a timed read that began at t0: whether it blocked; sets how the next
+// reads are timed.
+int gda_read_timer_end(gda_read_timer* t, gda_read_clock t0);
