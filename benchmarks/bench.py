@@ -204,12 +204,13 @@ def ratio_to_fastest(
     minimum over the peers, so the interval carries that selection too.
 
     Samples of equal count are taken as sample_times takes them: the k-th of
-    each in the same round, moments apart, at the same speed of the machine
-    (this virtual machine's speed swings by up to 2x for seconds at a time). The
+    each in the same round, moments apart (this virtual machine's speed
+    swings by up to 2x, in phases of a tenth of a second or more). The
     resampling then draws whole rounds, the same rounds for every list (a
     paired bootstrap), so that what a round's speed did to all of them
-    stays out of the ratio's spread; lists of unequal counts are drawn
-    apart. Seeded: the same samples give the same interval."""
+    stays out of the ratio's spread, as far as the round lay within one
+    phase; lists of unequal counts are drawn apart. Seeded: the same
+    samples give the same interval."""
     ratio = statistics.median(own) / min(statistics.median(p) for p in peers)
     rng = random.Random(0)
     lists = [own, *peers]
@@ -1090,19 +1091,26 @@ def device_jobs_section(args: argparse.Namespace) -> str:
     size = f"{nbytes >> 20} MiB" if nbytes < (1 << 30) else "1 GiB"
     overrun = _overrun_counter(library)
 
-    def timed(fn: Callable[[], Any], runs: int = 5) -> tuple[float, float]:
-        """Median wall seconds of fn, and median model seconds: the wall
-        less the time the fake driver's own memmove ran past its cost model
-        (equal to the wall on a real driver)."""
-        walls, models = [], []
-        for _ in range(runs):
-            o = overrun()
-            t0 = time.perf_counter()
+    def run_once(fn: Callable[[], Any], kept: Optional[list[Any]] = None) -> tuple[float, float]:
+        """Wall seconds of one call of fn, and model seconds: the wall less
+        the time the fake driver's own memmove ran past its cost model (equal
+        to the wall on a real driver). fn's result is released in the window,
+        or appended to kept."""
+        o = overrun()
+        t0 = time.perf_counter()
+        if kept is None:
             fn()
-            wall = time.perf_counter() - t0
-            walls.append(wall)
-            models.append(wall - (overrun() - o) / 1e9)
-        return statistics.median(walls), statistics.median(models)
+        else:
+            kept.append(fn())
+        wall = time.perf_counter() - t0
+        return wall, wall - (overrun() - o) / 1e9
+
+    def medians(runs: list[tuple[float, float]]) -> tuple[float, float]:
+        return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+
+    def timed(fn: Callable[[], Any], runs: int = 5) -> tuple[float, float]:
+        """Median wall and model seconds of fn (run_once)."""
+        return medians([run_once(fn) for _ in range(runs)])
 
     def fresh_rounds(fns: dict[str, Callable[[], Any]], runs: int = 5) -> dict[str, tuple[float, float]]:
         """timed() of copies into fresh memory, as a first copy is: every
@@ -1110,19 +1118,13 @@ def device_jobs_section(args: argparse.Namespace) -> str:
         and the functions take turns, so that each meets this host's memory
         in the same state (on a virtual machine, fresh pages cost more the
         more of them a run has taken)."""
-        walls: dict[str, list[float]] = {k: [] for k in fns}
-        models: dict[str, list[float]] = {k: [] for k in fns}
-        kept = []
+        kept: list[Any] = []
+        samples: dict[str, list[tuple[float, float]]] = {k: [] for k in fns}
         for _ in range(runs):
             for k, fn in fns.items():
-                o = overrun()
-                t0 = time.perf_counter()
-                kept.append(fn())
-                wall = time.perf_counter() - t0
-                walls[k].append(wall)
-                models[k].append(wall - (overrun() - o) / 1e9)
+                samples[k].append(run_once(fn, kept))
         del kept
-        return {k: (statistics.median(walls[k]), statistics.median(models[k])) for k in fns}
+        return {k: medians(v) for k, v in samples.items()}
 
     def first_touch() -> Any:
         """A new host array with a byte written per page: the first touch of
