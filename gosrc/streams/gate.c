@@ -113,15 +113,21 @@ static int take_unread_locked(gda_read_gate* g, gda_gate_slot* slot) {
 }
 
 int gda_gate_begin(gda_read_gate* g, int64_t wait_ms, uint64_t thread, gda_gate_slot* slot) {
+  // the deadline is read from the clock only once a read is found in
+  // progress: a read of an idle gate (every read of a stream that one
+  // thread reads) costs no clock reading
   struct timespec deadline;
-  int timed = wait_ms > 0;
-  if (timed) deadline = deadline_after(wait_ms);
+  int timed = wait_ms > 0, deadline_set = 0;
   pthread_mutex_lock(&g->mu);
   int r = GDA_GATE_GO;
   while (g->reading) {
     if (thread != 0 && g->reader_thread == thread) {
       r = GDA_GATE_REENTRANT;
       goto out;
+    }
+    if (timed && !deadline_set) {
+      deadline = deadline_after(wait_ms);
+      deadline_set = 1;
     }
     if (wait_locked(g, timed ? &deadline : NULL) == ETIMEDOUT && g->reading) {
       r = GDA_GATE_BUSY;
