@@ -1,7 +1,8 @@
 // What the C files of the binding share (module.c, errors.c, handles.c,
 // capsules.c and the topic files beside their Go halves: schema.c, array.c,
-// import.c, stream.c, table.c, values.c, tensor.c, process.c, gofuncs.c;
-// and pyarrow.c). Only these files include Python.h.
+// import.c, stream.c (its reads: stream_read.c, stream_iter.c,
+// stream_async.c), table.c, values.c, tensor.c, process.c, gofuncs.c; and
+// pyarrow.c). Only these files include Python.h.
 #pragma once
 // The binding keeps to CPython's stable ABI of 3.10 (the Limited API), so one
 // wheel serves every CPython from 3.10 up (docs/design.md, "Packaging").
@@ -56,7 +57,7 @@ PyObject* wrap_stream_handle(uintptr_t h);
 // wrap_stream_handle without the stream's bookkeeping in C (its caller
 // attaches what it already has).
 PyObject* wrap_stream_handle_bare(uintptr_t h);
-// A stream capsule's context: the stream's bookkeeping in C (stream.c),
+// A stream capsule's context: the stream's bookkeeping in C (stream_state.h),
 // attached by wrap_stream_handle (0, or -1 with an exception) and freed by
 // its destructor (NULL: none).
 int stream_c_read_attach(PyObject* cap, uintptr_t h);
@@ -179,7 +180,7 @@ int import_init(void);
 // The import of an array known to be of schema e, moved out into d.
 PyObject* import_known_array(gda_held_schema* e, struct ArrowDeviceArray* d, PyTypeObject* cls);
 
-// ---- streams (stream.c) ----
+// ---- streams (stream.c; the reads: stream_read.c) ----
 int stream_init(void);                                      // the names stream.c looks up
 PyObject* stream_read(PyObject* handle, PyTypeObject* cls);  // the next array (None at the end), waiting for it
 int stream_reads_ahead(PyObject* handle, int otherwise);    // whether reads take a read-ahead's queue (otherwise: no C bookkeeping)

@@ -1,6 +1,6 @@
 package main
 
-// The stream exports (stream.c calls them): import, export, reads, wake
+// The stream exports (stream.c and stream_read.c call them): import, export, reads, wake
 // pipes, close, and the streams made from arrays, casts and read-ahead.
 // Python holds a stream as a streams.OneShotStream handle.
 
@@ -97,7 +97,7 @@ func gdaStreamInfo(h C.uintptr_t, info *C.gda_stream_info, e *C.gda_error) C.int
 }
 
 // gdaStreamNext is Go's whole read, gate included, for what the binding's C
-// read leaves to Go (stream.c, c_read): a read the gate refuses (Go words
+// read leaves to Go (stream_read.c, c_read): a read the gate refuses (Go words
 // why), or a stream whose capsule has no read gate in C. Called without the
 // GIL: it may block in a producer. It returns the next array (0 in *out at
 // the end), or GDA_PENDING when a read-ahead stream, or another thread's
@@ -170,7 +170,7 @@ func gdaStreamTryReadInGate(h C.uintptr_t, out *C.uintptr_t, held *unsafe.Pointe
 }
 
 // gdaStreamFinishRead finishes a read that the binding's C made of a foreign
-// stream (stream.c, c_read) when its outcome needs Go: a producer error to
+// stream (stream_read.c, c_read) when its outcome needs Go: a producer error to
 // word, an array the held fast path declined, or a source that failed
 // earlier (got NULL: nothing was read). Called without the GIL, inside the
 // stream's read gate.

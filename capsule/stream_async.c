@@ -25,7 +25,7 @@ static int64_t stream_async_now(void) {
   return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-// the pacing's state is the stream's, in its C bookkeeping (stream.c)
+// the pacing's state is the stream's, in its C bookkeeping (stream_state.h)
 //
 // A turn costs a whole pass of the event loop (its poll included, some
 // microseconds): once every 64 arrays that was a tenth of a fast read's time.
@@ -34,7 +34,7 @@ static int64_t stream_async_now(void) {
 // means slow arrays (a slow read, or a slow loop body): the loop's next read
 // is then timed and measured (stream_read_measure_next), which is how a
 // stream read in the loop's thread notices a producer that began to wait,
-// without two clock readings per read (stream.c, c_read).
+// without two clock readings per read (stream_read.c, c_read).
 int stream_async_turn(const stream_ref* s) {
   async_pace* p = stream_async_pace(s->c);
   if (!p) return 0;

@@ -1,5 +1,5 @@
 // The for loop's iterator over a stream (StreamIterator; the methods.h
-// entry stream_iter): the reads themselves are stream.c's.
+// entry stream_iter): the reads themselves are stream_read.c's.
 #include "binding.h"
 
 // stream_iter(handle, cls): an iterator over the stream's arrays. A for loop

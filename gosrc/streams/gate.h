@@ -115,7 +115,7 @@ gda_read_clock gda_read_clock_now(int measured);
 int gda_read_blocked(gda_read_clock t0, gda_read_clock t1, int measured);
 
 // The timing of one stream's reads in its reader's thread, by the rule above
-// (a binding's prefetched stream: capsule/stream.c). Zero is a stream not
+// (a binding's prefetched stream: capsule/stream_read.c). Zero is a stream not
 // read yet; one reader at a time uses it (inside the stream's read gate).
 typedef struct {
   int suspect;       // the last timed read was slow (or a caller said so): the next is timed and measured
