@@ -97,6 +97,39 @@ def test_a_gil_bound_producers_fast_reads_run_on_the_consumers_thread(depth, lea
     s.close()
 
 
+@pytest.mark.parametrize("how", ["prefetch", "async for"])
+def test_a_fast_producer_that_waits_for_the_consumer_is_read_only_when_asked(how, leak_check):
+    """A producer whose batch k+1 waits until the consumer holds batch k (a
+    handshake, or a pool of buffers that the consumer hands back) is read,
+    while its reads are fast, only when the consumer asks for the next batch:
+    a read ahead in the consumer's own thread (several reads in one call)
+    would wait for the consumer, which waits for that read
+    (docs/performance.md, "What remains"). The producer gives up after HANG
+    seconds, so such a read ahead fails the test instead of hanging it."""
+    h = Handshake(200, waits=0)
+    got: list[int] = []
+
+    def hold(b) -> None:
+        got.append(values([b])[0])
+        h.holding[got[-1]].set()
+
+    if how == "prefetch":
+        s = gda.stream(h.reader()).prefetch(8)
+        for b in s:
+            hold(b)
+        s.close()
+    else:
+
+        async def main():
+            s = gda.stream(h.reader())
+            async for b in s:
+                hold(b)
+            await s.aclose()
+
+        asyncio.run(main())
+    assert got == list(range(200))
+
+
 def test_a_gil_bound_producer_is_read_on_the_thread_that_iterates(leak_check):
     """The same from a thread other than the main one: the reads follow the
     consumer, whichever thread it is."""
