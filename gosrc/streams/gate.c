@@ -116,8 +116,7 @@ int gda_gate_begin(gda_read_gate* g, int64_t wait_ms, uint64_t thread, gda_gate_
   // the deadline is read from the clock only once a read is found in
   // progress: a read of an idle gate (every read of a stream that one
   // thread reads) costs no clock reading
-  struct timespec deadline;
-  int timed = wait_ms > 0, deadline_set = 0;
+  struct timespec deadline, *until = NULL;  // NULL: no deadline (yet, or at all)
   pthread_mutex_lock(&g->mu);
   int r = GDA_GATE_GO;
   while (g->reading) {
@@ -125,11 +124,11 @@ int gda_gate_begin(gda_read_gate* g, int64_t wait_ms, uint64_t thread, gda_gate_
       r = GDA_GATE_REENTRANT;
       goto out;
     }
-    if (timed && !deadline_set) {
+    if (wait_ms > 0 && !until) {
       deadline = deadline_after(wait_ms);
-      deadline_set = 1;
+      until = &deadline;
     }
-    if (wait_locked(g, timed ? &deadline : NULL) == ETIMEDOUT && g->reading) {
+    if (wait_locked(g, until) == ETIMEDOUT && g->reading) {
       r = GDA_GATE_BUSY;
       goto out;
     }
