@@ -183,7 +183,11 @@ def test_a_producer_whose_read_waits_is_read_ahead_from_then_on(leak_check):
 
 
 def test_a_stream_that_moved_to_read_ahead_stays_there(leak_check):
-    """After two reads in a row that wait, fast reads stay on the read-ahead thread."""
+    """After two reads in a row that wait, fast reads stay on the read-ahead
+    thread. Read 4 (the second wait) may already be read ahead: a read that
+    takes over 50 µs of wall time makes the next one measured, and a loaded
+    machine can preempt read 2 for that long, so that read 3's wait, measured,
+    moves the stream (gate.h, gda_read_timer_end)."""
     readers: list[int] = []
 
     def batches():
@@ -196,7 +200,7 @@ def test_a_stream_that_moved_to_read_ahead_stays_there(leak_check):
     s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches())).prefetch(4)
     assert values(s) == list(range(100))
     me = threading.get_ident()
-    assert readers[:5] == [me] * 5
+    assert readers[:4] == [me] * 4  # no read before the first wait moves it
     assert me not in readers[5:]
     s.close()
 
@@ -350,7 +354,10 @@ def test_an_async_for_whose_reads_begin_to_wait_moves_ahead_for_good(leak_check,
 
     loop_thread = threading.get_ident()
     assert asyncio.run(main()) == list(range(100))
-    assert readers[1:5] == [loop_thread] * 4  # after the probe, until the reads waited
+    # After the probe, in the loop's thread until the reads wait; read 4 (the
+    # second wait) may be read ahead already when read 2 was preempted past
+    # the pacing's tick (see test_a_stream_that_moved_to_read_ahead_stays_there).
+    assert readers[1:4] == [loop_thread] * 3
     assert loop_thread not in readers[5:]
 
 
