@@ -1595,6 +1595,10 @@ def reading_section(args: argparse.Namespace) -> str:
         )
 
     kinds = {"C++ reader, no GIL in get_next": CStream(), "reader over a Python list, GIL in get_next": ListStream()}
+    # The `async for` rows run in one event loop, as a program's reads do:
+    # asyncio.run per sample would also time a loop's creation and shutdown
+    # (about 0.2 ms, 1-5% of a sample), which is asyncio's cost, not the read's.
+    event_loop = asyncio.new_event_loop()
     for kind, producer in kinds.items():
         peers: dict[str, Callable[[], Any]] = {"pyarrow": lambda p=producer: count(pa.RecordBatchReader.from_stream(p))}
         if na is not None:
@@ -1604,7 +1608,7 @@ def reading_section(args: argparse.Namespace) -> str:
         samples = sample_times(
             {
                 "godevarrow": lambda p=producer: count(gda.stream(p)),
-                "async": lambda p=producer: asyncio.run(acount(gda.stream(p), n)),
+                "async": lambda p=producer: event_loop.run_until_complete(acount(gda.stream(p), n)),
                 "prefetch": lambda p=producer: count(gda.stream(p).prefetch(8)),
                 **peers,
             },
@@ -1616,6 +1620,7 @@ def reading_section(args: argparse.Namespace) -> str:
         row(f"for loop, {kind}, {n:,} one-row batches (batches/s)", own, samples, 1.0, n, versus="pyarrow")
         row(f"async for, {kind}", mine["async"], {"for loop": own}, 1 / 0.9, n)
         row(f"prefetch(8), {kind}", mine["prefetch"], {"for loop": own}, 1.0, n, parity=True)
+    event_loop.close()
 
     def setup_gda(p: Any) -> None:
         s = gda.stream(p)
@@ -1693,6 +1698,8 @@ def reading_section(args: argparse.Namespace) -> str:
         'thread, and times one in 16 of them (docs/design.md, "Where a prefetched stream reads"), so a tie',
         "is the most it can read; below the loop only a read ahead that overlaps something would go, and",
         'a producer that needs the GIL has nothing to overlap with (docs/performance.md, "What remains").',
+        "The `async for` rows read inside one event loop, made once for the section, as a program's reads",
+        "do (`asyncio.run` per sample would add a loop's creation and shutdown to every read).",
         "Each sample is one read of the whole stream (about 20 ms); on a virtual machine whose speed",
         "swings for a tenth of a second at a time, intervals widen, and runs minutes apart move rows by",
         "several percent.",
