@@ -1,4 +1,4 @@
-// A stream's bookkeeping in C (cdevice.OneShotStream.CRead), kept as its
+// A stream's bookkeeping in C (streams.OneShotStream.CRead), kept as its
 // stream capsule's context: every read begins and ends in the stream's read
 // gate here, with no call into Go for it. A foreign stream's reads run in C
 // entirely (src); other streams' reads call Go once, for the read itself.

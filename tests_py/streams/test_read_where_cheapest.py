@@ -355,8 +355,11 @@ def test_an_async_for_whose_reads_begin_to_wait_moves_ahead_for_good(leak_check,
     loop_thread = threading.get_ident()
     assert asyncio.run(main()) == list(range(100))
     # After the probe, in the loop's thread until the reads wait; read 4 (the
-    # second wait) may be read ahead already when read 2 was preempted past
-    # the pacing's tick (see test_a_stream_that_moved_to_read_ahead_stays_there).
+    # second wait) may be read ahead already: a pacing turn due on time (2 ms
+    # since the last, ASYNC_TURN_NS) with few arrays taken makes the next read
+    # measured (capsule/stream_async.c, stream_async_turn), and a loaded
+    # machine can preempt read 2 that long, so that read 3's wait, measured,
+    # moves the stream (see test_a_stream_that_moved_to_read_ahead_stays_there).
     assert readers[1:4] == [loop_thread] * 3
     assert loop_thread not in readers[5:]
 
