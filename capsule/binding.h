@@ -1,7 +1,7 @@
 // What the C files of the binding share (module.c, errors.c, handles.c,
 // capsules.c and the topic files beside their Go halves: schema.c, array.c,
 // import.c, stream.c (its reads: stream_read.c, stream_iter.c,
-// stream_async.c), table.c, values.c, tensor.c, process.c, gofuncs.c; and
+// stream_async.c; ArrayStream's C base: stream_base.c), table.c, values.c, tensor.c, process.c, gofuncs.c; and
 // pyarrow.c). Only these files include Python.h.
 #pragma once
 // The binding keeps to CPython's stable ABI of 3.10 (the Limited API), so one
@@ -197,6 +197,15 @@ PyObject* stream_loop_read(const stream_ref* s, PyObject* cls);  // an event loo
 void stream_read_measure_next(void* c);                          // the loop's next read of the stream is timed and measured
 int check_array_class(PyObject* cls, const char* caller);   // cls subclasses ArrayBase, else a TypeError
 int stream_iter_init(PyObject* module);                     // the StreamIterator type (stream_iter.c)
+// A StreamIterator over the stream of handle, yielding cls instances (both
+// checked by the caller); ready_first: a read-ahead stream, whose ready arrays
+// are taken with the GIL held (for a stream without C bookkeeping).
+PyObject* stream_iter_new(PyObject* handle, PyObject* cls, int ready_first);
+// Closes the stream of handle after a read in progress elsewhere (waited for
+// without the GIL): None, or NULL with an exception.
+PyObject* stream_close(PyObject* handle);
+// ---- StreamBase (stream_base.c) ----
+int stream_base_init(PyObject* module);  // the StreamBase type
 // ---- asyncio (stream_async.c) ----
 int stream_async_init(PyObject* module);  // the StreamAnext type
 enum { ASYNC_TURN_ARRAYS = 1024 };        // an async for gives the loop a turn at least this often,

@@ -42,11 +42,8 @@
   X(stream_try_next, REFUSE, "stream_try_next(handle, cls) -> the next array if one is ready now, None at the end, NotImplemented when none is ready (read-ahead streams only)", "(handle: _Handle, cls: type[_A], /) -> Union[_A, None, NotImplementedType]") \
   X(stream_set_wake, REFUSE, "stream_set_wake(handle, fd): the write end of the caller's non-blocking wake pipe (a read-ahead stream's; the caller closes it after closing the stream)", "(handle: _Handle, fd: int, /) -> None") \
   X(stream_arm_wake, REFUSE, "stream_arm_wake(handle, on): one byte on the wake pipe at the next array or the end (on=False: disarm)", "(handle: _Handle, on: bool, /) -> None") \
-  X(stream_iter, REFUSE, "stream_iter(handle, cls, ready_first) -> an iterator of the stream's arrays as cls instances (ready_first: a read-ahead stream, whose ready arrays are taken with the GIL held)", "(handle: _Handle, cls: type[_A], ready_first: bool, /) -> StreamIterator[_A]") \
-  X(stream_close, REFUSE, "stream_close(handle): release the stream, after a read in progress elsewhere", "(handle: _Handle, /) -> None") \
   X(stream_anext, REFUSE, "stream_anext(stream, handle, cls) -> the awaitable of one ArrayStream.__anext__ of a read-ahead stream (a ready array at once, else stream._anext_wait())", "(stream: object, handle: _Handle, cls: type[_A], /) -> StreamAnext[_A]") \
   X(stream_aiter, REFUSE, "stream_aiter(stream, handle, cls) -> an asynchronous iterator over the read-ahead stream behind handle (its __anext__ is stream_anext's)", "(stream: object, handle: _Handle, cls: type[_A], /) -> StreamAsyncIterator[_A]") \
-  X(stream_of_structs, REFUSE, "stream_of_structs(handle) -> whether the stream's arrays are struct arrays, from the binding's C bookkeeping (None: it has none)", "(handle: _Handle, /) -> Optional[bool]") \
   X(stream_prefetch, REFUSE, "stream_prefetch(handle, depth, when_slow) -> stream handle (moves the stream; when_slow: read ahead only once a read blocks)", "(handle: _Handle, depth: int, when_slow: bool, /) -> _Handle") \
   X(stream_cast, REFUSE, "stream_cast(handle, schema_handle) -> stream handle (moves the stream)", "(handle: _Handle, schema: _Handle, /) -> _Handle") \
   X(stream_from_arrays, REFUSE, "stream_from_arrays(handles, schema_handle) -> stream handle", "(handles: Sequence[_Handle], schema: Optional[_Handle], /) -> _Handle") \

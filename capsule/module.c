@@ -169,7 +169,7 @@ PyMODINIT_FUNC PyInit__godevarrow(void) {
   if (import_init() < 0 || pyarrow_init() < 0) return NULL;
   PyObject* m = PyModule_Create(&moduledef);
   if (!m) return NULL;
-  if (array_base_init(m) < 0 || stream_iter_init(m) < 0 || stream_async_init(m) < 0) goto fail;
+  if (array_base_init(m) < 0 || stream_iter_init(m) < 0 || stream_base_init(m) < 0 || stream_async_init(m) < 0) goto fail;
 #define GDA_RECORD_INIT(pyname, list, ctype, doc)                                                         \
   if (!(pyname##_Type = PyStructSequence_NewType(&pyname##_desc)) || add_type(m, #pyname, (PyObject*)pyname##_Type) < 0) \
     goto fail;

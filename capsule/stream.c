@@ -1,7 +1,8 @@
-// The stream methods of methods.h (their Go halves are in stream.go): import and export, close,
-// and the streams made from arrays, casts and read-ahead; the C bookkeeping of a stream
-// (stream_state.h). The reads are stream_read.c's (the for loop's iterator: stream_iter.c;
-// asyncio's awaitable and the wake pipe: stream_async.c).
+// The stream methods of methods.h (their Go halves are in stream.go): import and export,
+// and the streams made from arrays, casts and read-ahead; close (ArrayStream.close, whose C
+// base is stream_base.c); the C bookkeeping of a stream (stream_state.h). The reads are
+// stream_read.c's (the for loop's iterator: stream_iter.c; asyncio's awaitable and the wake
+// pipe: stream_async.c).
 #include "binding.h"
 
 #include <stdlib.h>
@@ -142,12 +143,6 @@ PyObject* m_stream_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
   RETURN_RECORD(gda_stream_info, gdaStreamInfo(h, &info_, &e_));
 }
 
-// stream_of_structs(handle): from the C bookkeeping (no call into Go); None without one
-PyObject* m_stream_of_structs(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  stream_c_read* c = nargs == 1 ? stream_c_read_of(args[0]) : NULL;
-  return c ? PyBool_FromLong(flags_of(c) & GDA_OF_STRUCTS) : Py_NewRef(Py_None);
-}
-
 int stream_init(void) {
   return (str_device_stream = PyUnicode_InternFromString("__arrow_c_device_stream__")) &&
                  (str_stream = PyUnicode_InternFromString("__arrow_c_stream__"))
@@ -160,9 +155,10 @@ int stream_reads_ahead(PyObject* handle, int otherwise) {
   return c ? flags_of(c) & GDA_READS_AHEAD : otherwise;
 }
 
-PyObject* m_stream_close(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  HANDLE_ARG(1, "stream_close");
-  stream_c_read* c = stream_c_read_of(args[0]);
+PyObject* stream_close(PyObject* handle) {
+  uintptr_t h;
+  if (get_handle(handle, &h)) return NULL;
+  stream_c_read* c = stream_c_read_of(handle);
   // settle without the GIL (a read elsewhere may need it), release with it;
   // settle again when the read waited for started a read-ahead meanwhile
   for (;;) {

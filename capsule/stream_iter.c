@@ -1,9 +1,10 @@
-// The for loop's iterator over a stream (StreamIterator; the methods.h
-// entry stream_iter): the reads themselves are stream_read.c's.
+// The for loop's iterator over a stream (StreamIterator, made by
+// StreamBase's __iter__, stream_base.c): the reads themselves are
+// stream_read.c's.
 #include "binding.h"
 
-// stream_iter(handle, cls): an iterator over the stream's arrays. A for loop
-// over an ArrayStream runs no Python code per array: a foreign stream's read
+// An iterator over the stream's arrays. A for loop over an ArrayStream runs
+// no Python code per array: a foreign stream's read
 // of a held array (held.h) is the read gate, one call into the producer and
 // the array object, with no call into Go (docs/performance.md, "Reading a
 // stream").
@@ -59,16 +60,11 @@ int stream_iter_init(PyObject* module) {
   return StreamIter_Type && PyModule_AddObjectRef(module, "StreamIterator", (PyObject*)StreamIter_Type) == 0 ? 0 : -1;
 }
 
-PyObject* m_stream_iter(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(3, "stream_iter");
-  uintptr_t h;
-  int ready_first;
-  if (check_array_class(args[1], "stream_iter") || get_handle(args[0], &h) || get_bool(args[2], &ready_first))
-    return NULL;
+PyObject* stream_iter_new(PyObject* handle, PyObject* cls, int ready_first) {
   StreamIterObject* it = (StreamIterObject*)((allocfunc)PyType_GetSlot(StreamIter_Type, Py_tp_alloc))(StreamIter_Type, 0);
   if (!it) return NULL;
-  it->handle = Py_NewRef(args[0]);
-  it->cls = Py_NewRef(args[1]);
+  it->handle = Py_NewRef(handle);
+  it->cls = Py_NewRef(cls);
   it->ready_first = ready_first;
   return (PyObject*)it;
 }

@@ -76,6 +76,14 @@ class _WakePipe:
             os.close(fds[0])
             os.close(fds[1])
 
+    def stream_closed(self) -> None:
+        """The stream was closed (ArrayStream.close): Go writes no more, so
+        the pipe closes now, or with its last waiter (woken by the end of
+        the read-ahead)."""
+        self.closing = True
+        if not self.waiters:
+            self.close()
+
     def woken(self) -> None:
         """The event loop's reader callback: drain the pipe, wake every waiter."""
         try:
@@ -91,7 +99,7 @@ class _WakePipe:
 _A = TypeVar("_A", bound=Array)  # what a stream yields: Array, or RecordBatch for a stream of struct arrays
 
 
-class ArrayStream(Generic[_A]):
+class ArrayStream(_lib.StreamBase, Generic[_A]):
     """A stream of arrays with one schema on one device type; read once.
 
     Iterating yields `Array` (`RecordBatch` for struct streams); for type
@@ -102,15 +110,18 @@ class ArrayStream(Generic[_A]):
     read or exported again.
     """
 
-    __slots__ = ("_h", "_info", "_reads_ahead", "_wake", "__weakref__")
-
-    def __init__(self, handle: Any) -> None:
-        # schema, device type and array class are asked for when first
-        # needed: a stream handed on unread never needs them
-        self._h = handle
-        self._info: Optional[tuple[Schema, int, type[_A]]] = None
-        self._reads_ahead = False
-        self._wake: Optional[_WakePipe] = None
+    # The handle (_h), _info, _reads_ahead and _wake live in the C base
+    # (capsule/stream_base.c), which also makes the stream from a handle and
+    # implements __iter__ and close: the calls of every short stream's
+    # set-up run with no Python frame. Schema, device type and array class
+    # (_info) are asked for when first needed: a stream handed on unread
+    # never needs them.
+    __slots__ = ("__weakref__",)
+    _info: Optional[tuple[Schema, int, type[_A]]]
+    _wake: Optional[_WakePipe]
+    # the classes of the arrays, by whether they are struct arrays (read by
+    # the C base's __iter__)
+    _array_classes = (Array, RecordBatch)
 
     def _stream_info(self) -> tuple[Schema, int, type[_A]]:
         if self._info is None:
@@ -130,17 +141,21 @@ class ArrayStream(Generic[_A]):
         """The kind of device the stream's arrays live on."""
         return DeviceType(self._stream_info()[1])
 
-    def __iter__(self) -> Iterator[_A]:
-        """Iterates the arrays (RecordBatch for a stream of struct arrays) until the end."""
-        # the extension's iterator: a for loop runs no Python code per array.
-        # The class of the arrays is known to the extension's C without
-        # asking Go for the schema (a short stream's set-up need not build it).
-        structs = None if self._info else _lib.stream_of_structs(self._h)
-        if structs is None:
-            cls = (self._info or self._stream_info())[2]
-        else:
-            cls = cast("type[_A]", RecordBatch if structs else Array)
-        return _lib.stream_iter(self._h, cls, self._reads_ahead)
+    if TYPE_CHECKING:  # implemented by the C base (capsule/stream_base.c)
+
+        def __iter__(self) -> Iterator[_A]:
+            """Iterates the arrays (RecordBatch for a stream of struct arrays) until the end.
+
+            The extension's iterator: a for loop runs no Python code per
+            array. The class of the arrays is known to the extension's C
+            without asking Go for the schema (a short stream's set-up need
+            not build it)."""
+            ...
+
+        def close(self) -> None:
+            """Release the stream (idempotent). A read in progress in another
+            thread is waited for, without holding the GIL."""
+            ...
 
     def __next__(self) -> _A:
         """The next array; StopIteration at the end."""
@@ -295,18 +310,6 @@ class ArrayStream(Generic[_A]):
     async def __aexit__(self, *exc: object) -> None:
         """Closes the stream."""
         await self.aclose()
-
-    def close(self) -> None:
-        """Release the stream (idempotent). A read in progress in another
-        thread is waited for, without holding the GIL."""
-        _lib.stream_close(self._h)
-        pipe = self._wake
-        if pipe is not None:
-            # Go writes no more: close the wake pipe, or let the last waiter
-            # (woken by the end of the read-ahead) close it
-            pipe.closing = True
-            if not pipe.waiters:
-                pipe.close()
 
     def __enter__(self) -> ArrayStream[_A]:
         """``with``: closes the stream on exit."""
