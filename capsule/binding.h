@@ -69,6 +69,9 @@ void* stream_c_read_of(PyObject* o);
 // read in progress: 1 when it is idle (gdaStreamSettle; in C when no
 // read-ahead is under it). Called without the GIL.
 int stream_settle(void* ctx, uintptr_t h, int timeout_ms);
+// stream_settle for a caller holding the GIL, which it lets go only when
+// there is something to wait for (a read in progress, or a read-ahead).
+int stream_settle_holding_gil(void* ctx, uintptr_t h, int timeout_ms);
 // The handle of a handle capsule, stream capsule or ArrayBase: 0, or -1
 // with GodevarrowTypeError.
 int get_handle(PyObject* o, uintptr_t* h);

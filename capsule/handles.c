@@ -28,8 +28,8 @@ static void stream_handle_destructor(PyObject* cap) {
   uintptr_t h = (uintptr_t)PyCapsule_GetPointer(cap, STREAM_HANDLE_NAME);
   if (h) {
     void* c = stream_c_read_of(cap);
-    Py_BEGIN_ALLOW_THREADS stream_settle(c, h, 1 << 30);
-    Py_END_ALLOW_THREADS HOLDING_GIL(gdaHandleRelease(h));
+    stream_settle_holding_gil(c, h, 1 << 30);
+    HOLDING_GIL(gdaHandleRelease(h));
     stream_c_read_free(c);
   }
   PyErr_Clear();

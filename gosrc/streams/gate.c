@@ -214,9 +214,11 @@ int gda_gate_take(gda_read_gate* g) {
 }
 
 int gda_gate_wait_idle(gda_read_gate* g, int64_t wait_ms) {
-  struct timespec deadline = deadline_after(wait_ms > 0 ? wait_ms : 0);
   pthread_mutex_lock(&g->mu);
-  while (g->reading && wait_ms > 0 && wait_locked(g, &deadline) != ETIMEDOUT) {
+  if (g->reading && wait_ms > 0) {  // the clock only for a wait (an idle gate is every close's)
+    struct timespec deadline = deadline_after(wait_ms);
+    while (g->reading && wait_locked(g, &deadline) != ETIMEDOUT) {
+    }
   }
   int idle = !g->reading;
   pthread_mutex_unlock(&g->mu);

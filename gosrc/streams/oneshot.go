@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -73,6 +74,10 @@ type OneShotStream struct {
 	swap    sync.Mutex
 	schema  *cschema.Schema
 	devType device.Type
+	// closed: a Close found the gate closed, or closed it: the gate never
+	// opens again, so later Closes (a handle's release after the binding's
+	// close) return without a call into C.
+	closed atomic.Bool
 }
 
 // heldReader is a reader that can hand out arrays held in C (StreamReader).
@@ -383,14 +388,20 @@ func (s *OneShotStream) Settle(d time.Duration) bool {
 // goroutine is reading: call Settle and then Close again. Closing twice is
 // not an error.
 func (s *OneShotStream) Close() (closed bool, err error) {
+	if s.closed.Load() {
+		return true, nil
+	}
 	switch r, slot := s.gate.close(); r {
 	case gateBusy:
 		return false, nil
 	case gateClosed:
+		s.closed.Store(true)
 		return true, nil
 	default:
 		slot.release()
-		return true, s.reader.Close()
+		err = s.reader.Close()
+		s.closed.Store(true)
+		return true, err
 	}
 }
 
