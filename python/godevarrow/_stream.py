@@ -144,12 +144,8 @@ class ArrayStream(_lib.StreamBase, Generic[_A]):
     if TYPE_CHECKING:  # implemented by the C base (capsule/stream_base.c)
 
         def __iter__(self) -> Iterator[_A]:
-            """Iterates the arrays (RecordBatch for a stream of struct arrays) until the end.
-
-            The extension's iterator: a for loop runs no Python code per
-            array. The class of the arrays is known to the extension's C
-            without asking Go for the schema (a short stream's set-up need
-            not build it)."""
+            """Iterates the arrays (RecordBatch for a stream of struct arrays)
+            until the end; a for loop runs no Python code per array."""
             ...
 
         def close(self) -> None:
