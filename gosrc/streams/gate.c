@@ -265,15 +265,6 @@ int gda_read_blocked(gda_read_clock t0, gda_read_clock t1, int measured) {
          ((wall > GDA_WAIT_READ_NS && 2 * cpu < wall && t1.waits > t0.waits) || cpu > GDA_SLOW_READ_NS);
 }
 
-int gda_read_timer_due(gda_read_timer* t, int paced) {
-  if (t->suspect) return 1;
-  if (paced) return 0;
-  if (t->untimed_left > 0) {
-    t->untimed_left--;
-    return 0;
-  }
-  return 1;
-}
 
 gda_read_clock gda_read_timer_start(const gda_read_timer* t) { return gda_read_clock_now(t->suspect); }
 
