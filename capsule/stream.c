@@ -51,20 +51,23 @@ int stream_ref_of(PyObject* handle, stream_ref* out) {
   return get_handle(handle, &out->h);
 }
 
+// Whether settling c is waiting for its gate alone, in C: it has bookkeeping
+// and no read-ahead to stop.
+static int settles_in_gate(stream_c_read* c) { return c && !(flags_of(c) & GDA_OVER_READ_AHEAD); }
+
 int stream_settle(void* ctx, uintptr_t h, int timeout_ms) {
   stream_c_read* c = ctx;
-  // no read-ahead to stop: settling is waiting for the read in progress
-  if (c && !(flags_of(c) & GDA_OVER_READ_AHEAD)) return gda_gate_wait_idle(c->gate, timeout_ms);
+  if (settles_in_gate(c)) return gda_gate_wait_idle(c->gate, timeout_ms);
   return gdaStreamSettle(h, timeout_ms);
 }
 
 int stream_settle_holding_gil(void* ctx, uintptr_t h, int timeout_ms) {
   stream_c_read* c = ctx;
-  // A stream with no read-ahead whose gate is idle is settled: checked without
-  // a wait, which the gate's lock allows with the GIL held (nothing holds that
-  // lock while it needs the GIL). Every close of a stream one thread reads
-  // ends here, sparing the GIL's release and retaking.
-  if (c && !(flags_of(c) & GDA_OVER_READ_AHEAD) && gda_gate_wait_idle(c->gate, 0)) return 1;
+  // A stream settled in its gate whose gate is idle is settled: checked
+  // without a wait, which the gate's lock allows with the GIL held (nothing
+  // holds that lock while it needs the GIL). Every close of a stream one
+  // thread reads ends here, sparing the GIL's release and retaking.
+  if (settles_in_gate(c) && gda_gate_wait_idle(c->gate, 0)) return 1;
   int idle;
   Py_BEGIN_ALLOW_THREADS idle = stream_settle(c, h, timeout_ms);
   Py_END_ALLOW_THREADS return idle;
