@@ -120,14 +120,14 @@ class ArrayStream(_lib.StreamBase, Generic[_A]):
     _info: Optional[tuple[Schema, int, type[_A]]]
     _wake: Optional[_WakePipe]
     # the classes of the arrays, by whether they are struct arrays (read by
-    # the C base's __iter__)
+    # the C base's __iter__ and by _stream_info)
     _array_classes = (Array, RecordBatch)
 
     def _stream_info(self) -> tuple[Schema, int, type[_A]]:
         if self._info is None:
             info = _lib.stream_info(self._h)
             # the class the arrays get; the type parameter is what a type checker was told of it
-            cls = cast("type[_A]", RecordBatch if info.is_struct else Array)
+            cls = cast("type[_A]", self._array_classes[info.is_struct])
             self._info = (Schema(info.schema), info.device_type, cls)
         return self._info
 

@@ -42,7 +42,7 @@ gda.ArrayStream.close = close
 
 def closing(frame):
     while frame is not None:
-        if frame.f_code.co_name == "close" and frame.f_code is close.__code__:
+        if frame.f_code is close.__code__:
             return True
         frame = frame.f_back
     return False
