@@ -610,6 +610,12 @@ static uint64_t all_busy;  // when the work of every stream ends
 // the bandwidth part of the model, which a wall clock cannot check where this
 // host's memmove is slower than the modelled link.
 static long long modelled_copy_ns;
+// The model's time of every costed call so far (fakecuda_charged_ns): from
+// the call's start to its modelled end, what its busy-wait waits for. No
+// clock reading of the caller's enters it, so a loaded host cannot move it;
+// a wait on a stream's timeline is shorter by whatever time the caller spent
+// since the work was queued.
+static long long charged_ns;
 
 // Time by which calls that moved bytes (or freed the shadow's pages) ran past
 // their modelled end (fakecuda_overrun_ns): this host's memmove where it is
@@ -618,6 +624,7 @@ static long long modelled_copy_ns;
 // the calls.
 static void charge(void) {
   uint64_t end = max64(call_t0, call_after) + (uint64_t)call_cost;
+  __atomic_fetch_add(&charged_ns, (long long)(end - call_t0), __ATOMIC_RELAXED);
   uint64_t t = now_ns();
   if (call_own_work && t > end) {
     pthread_mutex_lock(&mu);
@@ -1461,6 +1468,7 @@ void fakecuda_reset_counters(void) {
   syncs = 0;
   modelled_copy_ns = 0;
   overrun_ns = 0;
+  __atomic_store_n(&charged_ns, 0, __ATOMIC_RELAXED);
   for (int i = 0; i < n_stats; i++) stats[i].calls = 0, stats[i].fail_at = 0;
   pthread_mutex_unlock(&mu);
 }
@@ -1505,3 +1513,4 @@ int fakecuda_device_of(unsigned long long p) {
 int fakecuda_costs_enabled(void) { return costs_on; }
 long long fakecuda_modelled_copy_ns(void) { LOCKED(modelled_copy_ns); }
 long long fakecuda_overrun_ns(void) { LOCKED(overrun_ns); }
+long long fakecuda_charged_ns(void) { return __atomic_load_n(&charged_ns, __ATOMIC_RELAXED); }

@@ -33,3 +33,7 @@ long long fakecuda_modelled_copy_ns(void);
 // of the fake's shadow pages); a wall clock less this is the model's time.
 // Zeroed by fakecuda_reset_counters.
 long long fakecuda_overrun_ns(void);
+// Cumulative model time (ns) of the costed calls: each call from its start to
+// the end the cost model gives it (its busy-wait's goal), however long this
+// host took. Zeroed by fakecuda_reset_counters; 0 while costs are off.
+long long fakecuda_charged_ns(void);

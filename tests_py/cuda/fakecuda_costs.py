@@ -2,8 +2,11 @@
 docs/cuda.md ("What a GPU charges") was measured: through ctypes, each figure
 the minimum over several runs of N calls, per call. Run as a script (with
 FAKECUDA_COSTS=h200 and GODEVARROW_LIBCUDA naming the fake) it prints one JSON
-object: row name -> microseconds (per call, or per the row's unit), and the
-modelled bandwidths in GB/s under "bandwidth"."""
+object: under "latency_us", row name -> microseconds measured (per call, or
+per the row's unit: the fastest run); under "charged_us", what the fake's cost
+model charged for the same (the most of any run, read from
+fakecuda_charged_ns, no clock of this host's in it); and the modelled
+bandwidths in GB/s under "bandwidth_gbs"."""
 
 from __future__ import annotations
 
@@ -66,28 +69,32 @@ c_ull, c_void_p, c_size_t = ctypes.c_ulonglong, ctypes.c_void_p, ctypes.c_size_t
 c_uint, c_int = ctypes.c_uint, ctypes.c_int
 
 
-def best_per_call(calls: int, runs: int, *steps: tuple) -> float:
+def best_per_call(charged: Callable[[], int], calls: int, runs: int, *steps: tuple) -> tuple[float, float]:
     """The minimum over runs of the mean time of calls repetitions of steps
-    (each a function and its arguments), in us. The fake's busy-wait bounds
-    every call from below, so the fastest run is the one no other process
-    preempted."""
-    best = float("inf")
-    if len(steps) == 1:  # the common case, without a loop over steps
-        ((fn, args),) = steps
-        for _ in range(runs):
-            t = time.perf_counter_ns()
+    (each a function and its arguments, returning a CUresult), in us, and the
+    most the fake's model charged per repetition in any run (charged:
+    fakecuda_charged_ns). The fake's busy-wait bounds every call from below,
+    so the fastest run is the one no other process preempted. A failed call
+    stops the measurement: it would time an error path."""
+    best = most = 0.0
+    for run in range(runs):
+        failed = 0
+        m, t = charged(), time.perf_counter_ns()
+        if len(steps) == 1:  # the common case, without a loop over steps
+            ((fn, args),) = steps
             for _ in range(calls):
-                fn(*args)
-            best = min(best, (time.perf_counter_ns() - t) / calls / 1000)
-        return best
-    (f, a), (g, b) = steps
-    for _ in range(runs):
-        t = time.perf_counter_ns()
-        for _ in range(calls):
-            f(*a)
-            g(*b)
-        best = min(best, (time.perf_counter_ns() - t) / calls / 1000)
-    return best
+                failed |= fn(*args)
+        else:
+            (f, a), (g, b) = steps
+            for _ in range(calls):
+                failed |= f(*a)
+                failed |= g(*b)
+        wall, model = time.perf_counter_ns() - t, charged() - m
+        if failed:
+            raise RuntimeError(f"a call of {[fn.__name__ for fn, _ in steps]} failed while it was timed")
+        best = wall if run == 0 else min(best, wall)
+        most = max(most, model)
+    return best / calls / 1000, most / calls / 1000
 
 
 def measure(library: str) -> dict:
@@ -95,6 +102,8 @@ def measure(library: str) -> dict:
     # pays only ctypes' own overhead, the path whose cost the fake subtracts.
     lib = ctypes.CDLL(library)
     lib.fakecuda_modelled_copy_ns.restype = ctypes.c_longlong
+    lib.fakecuda_charged_ns.restype = ctypes.c_longlong
+    charged = lib.fakecuda_charged_ns
 
     def ok(rc: int, what: str) -> None:
         if rc != 0:
@@ -129,97 +138,96 @@ def measure(library: str) -> dict:
     r_size2 = ctypes.byref(c_size_t())
     sync = checked(lib.cuStreamSynchronize, s)
 
-    def loop68(host: int) -> Callable[[], None]:
+    def loop68(host: int) -> Callable[[], int]:
         hosts = [c_void_p(host + 8 * i) for i in range(68)]
         devs = [c_ull(dptr.value + 8 * i) for i in range(68)]
         copy = lib.cuMemcpyDtoHAsync_v2
 
-        def run() -> None:
+        def run() -> int:
+            failed = 0
             for i in range(68):
-                copy(hosts[i], devs[i], eight, s)
-            lib.cuStreamSynchronize(s)
+                failed |= copy(hosts[i], devs[i], eight, s)
+            return failed | lib.cuStreamSynchronize(s)
 
         return run
 
     small = (200, 60)  # calls, runs: short runs, so that some run is never preempted
-    rows: dict[str, float] = {}
-    rows["cuPointerGetAttribute(MEMORY_TYPE)"] = best_per_call(*small, checked(lib.cuPointerGetAttribute, r_uint, 2, d))
-    rows["cuPointerGetAttribute(DEVICE_ORDINAL)"] = best_per_call(
-        *small, checked(lib.cuPointerGetAttribute, r_int, 9, d)
+    rows: dict[str, tuple[float, float]] = {}
+    rows["cuPointerGetAttribute(MEMORY_TYPE)"] = best_per_call(
+        charged, *small, checked(lib.cuPointerGetAttribute, r_uint, 2, d)
     )
-    rows["cuMemGetAddressRange"] = best_per_call(*small, checked(lib.cuMemGetAddressRange_v2, r_ull, r_size, d8))
-    rows["cuCtxGetCurrent"] = best_per_call(*small, checked(lib.cuCtxGetCurrent, r_ptr))
+    rows["cuPointerGetAttribute(DEVICE_ORDINAL)"] = best_per_call(
+        charged, *small, checked(lib.cuPointerGetAttribute, r_int, 9, d)
+    )
+    rows["cuMemGetAddressRange"] = best_per_call(
+        charged, *small, checked(lib.cuMemGetAddressRange_v2, r_ull, r_size, d8)
+    )
+    rows["cuCtxGetCurrent"] = best_per_call(charged, *small, checked(lib.cuCtxGetCurrent, r_ptr))
     rows["cuCtxPushCurrent + cuCtxPopCurrent"] = best_per_call(
-        *small, (lib.cuCtxPushCurrent_v2, (ctx,)), (lib.cuCtxPopCurrent_v2, (r_ptr,))
+        charged, *small, (lib.cuCtxPushCurrent_v2, (ctx,)), (lib.cuCtxPopCurrent_v2, (r_ptr,))
     )
     ok(lib.cuCtxGetCurrent(r_ptr), "cuCtxGetCurrent")
     ok(0 if out_ptr.value == ctx.value else 1, "the context stack after push + pop")
     rows["cuStreamCreate + cuStreamDestroy"] = best_per_call(
-        100, 40, (lib.cuStreamCreate, (r_ptr, 1)), (lib.cuStreamDestroy_v2, (out_ptr,))
+        charged, 100, 40, (lib.cuStreamCreate, (r_ptr, 1)), (lib.cuStreamDestroy_v2, (out_ptr,))
     )
     rows["cuEventCreate + cuEventDestroy"] = best_per_call(
-        *small, (lib.cuEventCreate, (r_ptr, 2)), (lib.cuEventDestroy_v2, (out_ptr,))
+        charged, *small, (lib.cuEventCreate, (r_ptr, 2)), (lib.cuEventDestroy_v2, (out_ptr,))
     )
-    rows["cuEventRecord"] = best_per_call(*small, checked(lib.cuEventRecord, e, s))
+    rows["cuEventRecord"] = best_per_call(charged, *small, checked(lib.cuEventRecord, e, s))
     ok(lib.cuStreamSynchronize(s), "cuStreamSynchronize")
-    rows["cuStreamWaitEvent"] = best_per_call(*small, checked(lib.cuStreamWaitEvent, s, e, 0))
+    rows["cuStreamWaitEvent"] = best_per_call(charged, *small, checked(lib.cuStreamWaitEvent, s, e, 0))
     ok(lib.cuStreamSynchronize(s), "cuStreamSynchronize")
-    rows["cuEventSynchronize (completed)"] = best_per_call(*small, checked(lib.cuEventSynchronize, e))
-    rows["cuMemcpyDtoH 8 B pageable"] = best_per_call(40, 40, checked(lib.cuMemcpyDtoH_v2, h_page, d, eight))
+    rows["cuEventSynchronize (completed)"] = best_per_call(charged, *small, checked(lib.cuEventSynchronize, e))
+    rows["cuMemcpyDtoH 8 B pageable"] = best_per_call(charged, 40, 40, checked(lib.cuMemcpyDtoH_v2, h_page, d, eight))
     rows["cuMemcpyDtoHAsync 8 B pinned + cuStreamSynchronize"] = best_per_call(
-        40, 40, checked(lib.cuMemcpyDtoHAsync_v2, h_pin, d, eight, s), sync
+        charged, 40, 40, checked(lib.cuMemcpyDtoHAsync_v2, h_pin, d, eight, s), sync
     )
-    rows["68 x cuMemcpyDtoHAsync 8 B pinned + one sync"] = best_per_call(1, 40, (loop68(pinned.value), ()))
-    rows["68 x cuMemcpyDtoHAsync 8 B pageable + one sync"] = best_per_call(1, 30, (loop68(h_page.value), ()))
-    rows["cuMemcpyHtoD 8 B pageable"] = best_per_call(40, 40, checked(lib.cuMemcpyHtoD_v2, d, h_page, eight))
+    rows["68 x cuMemcpyDtoHAsync 8 B pinned + one sync"] = best_per_call(charged, 1, 40, (loop68(pinned.value), ()))
+    rows["68 x cuMemcpyDtoHAsync 8 B pageable + one sync"] = best_per_call(charged, 1, 30, (loop68(h_page.value), ()))
+    rows["cuMemcpyHtoD 8 B pageable"] = best_per_call(charged, 40, 40, checked(lib.cuMemcpyHtoD_v2, d, h_page, eight))
     rows["cuMemcpyHtoDAsync 8 B pageable + cuStreamSynchronize"] = best_per_call(
-        40, 40, checked(lib.cuMemcpyHtoDAsync_v2, d, h_page, eight, s), sync
+        charged, 40, 40, checked(lib.cuMemcpyHtoDAsync_v2, d, h_page, eight, s), sync
     )
     rows["cuMemcpyDtoDAsync 8 B + cuStreamSynchronize"] = best_per_call(
-        40, 40, checked(lib.cuMemcpyDtoDAsync_v2, d2, d, eight, s), sync
+        charged, 40, 40, checked(lib.cuMemcpyDtoDAsync_v2, d2, d, eight, s), sync
     )
-    rows["cuStreamSynchronize (idle)"] = best_per_call(*small, sync)
-    rows["cuStreamQuery (idle)"] = best_per_call(*small, checked(lib.cuStreamQuery, s))
-    rows["cuCtxGetDevice"] = best_per_call(*small, checked(lib.cuCtxGetDevice, r_int))
-    rows["cuCtxSetCurrent (already current)"] = best_per_call(*small, checked(lib.cuCtxSetCurrent, ctx))
+    rows["cuStreamSynchronize (idle)"] = best_per_call(charged, *small, sync)
+    rows["cuStreamQuery (idle)"] = best_per_call(charged, *small, checked(lib.cuStreamQuery, s))
+    rows["cuCtxGetDevice"] = best_per_call(charged, *small, checked(lib.cuCtxGetDevice, r_int))
+    rows["cuCtxSetCurrent (already current)"] = best_per_call(charged, *small, checked(lib.cuCtxSetCurrent, ctx))
     rows["cuDevicePrimaryCtxRetain + Release"] = best_per_call(
-        *small, (lib.cuDevicePrimaryCtxRetain, (r_ptr, 0)), (lib.cuDevicePrimaryCtxRelease_v2, (0,))
+        charged, *small, (lib.cuDevicePrimaryCtxRetain, (r_ptr, 0)), (lib.cuDevicePrimaryCtxRelease_v2, (0,))
     )
-    rows["cuMemGetInfo"] = best_per_call(40, 40, checked(lib.cuMemGetInfo_v2, r_size, r_size2))
+    rows["cuMemGetInfo"] = best_per_call(charged, 40, 40, checked(lib.cuMemGetInfo_v2, r_size, r_size2))
     for label, n in (("256 B", 256), ("1 MiB", MiB), ("64 MiB", 64 * MiB)):
         rows[f"cuMemAlloc + cuMemFree {label}"] = best_per_call(
-            5, 30, (lib.cuMemAlloc_v2, (r_ull, c_size_t(n))), (lib.cuMemFree_v2, (out_ull,))
+            charged, 5, 30, (lib.cuMemAlloc_v2, (r_ull, c_size_t(n))), (lib.cuMemFree_v2, (out_ull,))
         )
 
-    # Host allocations: each alloc and free timed on its own.
-    for label, n, runs in (("1 MiB", MiB, 10), ("64 MiB", 64 * MiB, 3), ("1 GiB", GiB, 2)):
-        alloc_best = free_best = float("inf")
+    # Host allocations and registrations: each call timed on its own.
+    def best_single(runs: int, first: tuple, second: tuple) -> tuple[tuple[float, float], tuple[float, float]]:
+        best = [float("inf"), float("inf")]
+        most = [0.0, 0.0]
         for _ in range(runs):
-            t0 = time.perf_counter_ns()
-            rc = lib.cuMemHostAlloc(r_ptr, c_size_t(n), 0)
-            t1 = time.perf_counter_ns()
-            ok(rc, "cuMemHostAlloc")
-            t2 = time.perf_counter_ns()
-            rc = lib.cuMemFreeHost(out_ptr)
-            t3 = time.perf_counter_ns()
-            ok(rc, "cuMemFreeHost")
-            alloc_best, free_best = min(alloc_best, (t1 - t0) / 1000), min(free_best, (t3 - t2) / 1000)
-        rows[f"cuMemHostAlloc {label}"], rows[f"cuMemFreeHost {label}"] = alloc_best, free_best
+            for i, (fn, args) in enumerate((first, second)):
+                m, t0 = charged(), time.perf_counter_ns()
+                rc = fn(*args)
+                t1 = time.perf_counter_ns()
+                ok(rc, fn.__name__)
+                best[i], most[i] = min(best[i], (t1 - t0) / 1000), max(most[i], (charged() - m) / 1000)
+        return (best[0], most[0]), (best[1], most[1])
+
+    for label, n, runs in (("1 MiB", MiB, 10), ("64 MiB", 64 * MiB, 3), ("1 GiB", GiB, 2)):
+        rows[f"cuMemHostAlloc {label}"], rows[f"cuMemFreeHost {label}"] = best_single(
+            runs, (lib.cuMemHostAlloc, (r_ptr, c_size_t(n), 0)), (lib.cuMemFreeHost, (out_ptr,))
+        )
     # Registration of 1 GiB the fake never touches (an untouched mapping).
     area = mmap.mmap(-1, GiB)
     base = c_void_p(ctypes.addressof(ctypes.c_char.from_buffer(area)))
-    reg_best = unreg_best = float("inf")
-    for _ in range(2):
-        t0 = time.perf_counter_ns()
-        rc = lib.cuMemHostRegister_v2(base, c_size_t(GiB), 0)
-        t1 = time.perf_counter_ns()
-        ok(rc, "cuMemHostRegister_v2")
-        t2 = time.perf_counter_ns()
-        rc = lib.cuMemHostUnregister(base)
-        t3 = time.perf_counter_ns()
-        ok(rc, "cuMemHostUnregister")
-        reg_best, unreg_best = min(reg_best, (t1 - t0) / 1000), min(unreg_best, (t3 - t2) / 1000)
-    rows["cuMemHostRegister 1 GiB"], rows["cuMemHostUnregister 1 GiB"] = reg_best, unreg_best
+    rows["cuMemHostRegister 1 GiB"], rows["cuMemHostUnregister 1 GiB"] = best_single(
+        2, (lib.cuMemHostRegister_v2, (base, c_size_t(GiB), 0)), (lib.cuMemHostUnregister, (base,))
+    )
 
     # Bandwidths: the modelled transfer time of one 64 MiB copy (a wall clock
     # would time this host's memmove, which is slower than the link).
@@ -231,8 +239,13 @@ def measure(library: str) -> dict:
         ok(lib.cuStreamSynchronize(s), "cuStreamSynchronize")
         return 64 * MiB / lib.fakecuda_modelled_copy_ns()
 
-    if not lib.fakecuda_costs_enabled():
-        return {"latency_us": rows, "bandwidth_gbs": {}, "costs": 0}
+    result = {
+        "latency_us": {row: wall for row, (wall, _) in rows.items()},
+        "charged_us": {row: model for row, (_, model) in rows.items()},
+        "costs": lib.fakecuda_costs_enabled(),
+    }
+    if not result["costs"]:
+        return dict(result, bandwidth_gbs={})
     bandwidth = {
         "device -> pinned host": modelled_gbs(lib.cuMemcpyDtoHAsync_v2, h_pin, d, n, s),
         "pinned host -> device": modelled_gbs(lib.cuMemcpyHtoDAsync_v2, d, h_pin, n, s),
@@ -242,7 +255,7 @@ def measure(library: str) -> dict:
     ok(lib.cuMemHostRegister_v2(h_page, n, 0), "cuMemHostRegister_v2")
     bandwidth["device -> registered host"] = modelled_gbs(lib.cuMemcpyDtoHAsync_v2, h_page, d, n, s)
     ok(lib.cuMemHostUnregister(h_page), "cuMemHostUnregister")
-    return {"latency_us": rows, "bandwidth_gbs": bandwidth, "costs": lib.fakecuda_costs_enabled()}
+    return dict(result, bandwidth_gbs=bandwidth)
 
 
 if __name__ == "__main__":
