@@ -57,7 +57,7 @@ func int64Reader(t *testing.T, n, failAt int) cdevice.ArrayReader {
 
 func waitRelease(t *testing.T, c *casync.Consumer) casync.Observed {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(hangGuard)
 	for time.Now().Before(deadline) {
 		if o := c.Observed(); o.Release > 0 {
 			time.Sleep(5 * time.Millisecond) // nothing may follow release
@@ -312,7 +312,7 @@ func TestAsyncOurProducerFeedsOurConsumer(t *testing.T) {
 
 // waitAsyncIdle waits for the producers' goroutines to finish their releases.
 func waitAsyncIdle(t *testing.T) {
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(hangGuard)
 	for time.Now().Before(deadline) {
 		if st := streams.LiveStats(); st.AsyncHandlers == 0 && st.AsyncTasks == 0 {
 			return

@@ -18,6 +18,10 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
+// hangGuard bounds a wait that only a hang can exceed: a read or a settle
+// that the test has let finish (a loaded machine can take seconds).
+const hangGuard = 30 * time.Second
+
 // gatedReader is a producer whose every Next waits for a token, as a foreign
 // producer waits for data (or for a lock its caller holds).
 type gatedReader struct {
@@ -57,7 +61,7 @@ func (g *gatedReader) Close() error { g.closes.Add(1); return nil }
 func readInBackground(s *streams.OneShotStream, g *gatedReader) chan error {
 	done := make(chan error, 1)
 	go func() {
-		a, err, _ := s.Next(time.Second)
+		a, err, _ := s.Next(hangGuard)
 		if a != nil {
 			a.Release()
 		}
@@ -85,7 +89,7 @@ func TestOneShotCloseDuringReadWaitsForTheReader(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if !s.Settle(time.Second) {
+	if !s.Settle(hangGuard) {
 		t.Fatal("Settle did not see the read end")
 	}
 	if closed, err := s.Close(); !closed || err != nil {
@@ -202,7 +206,7 @@ func TestOneShotSettleStopsTheReadAhead(t *testing.T) {
 	}
 	<-g.entered // the read-ahead is inside the producer
 	settled := make(chan bool, 1)
-	go func() { settled <- s.Settle(time.Second) }()
+	go func() { settled <- s.Settle(hangGuard) }()
 	close(g.tokens) // the producer answers every read from now on
 	if !<-settled {
 		t.Fatal("Settle did not settle a prefetching stream")

@@ -20,7 +20,7 @@ func TestPrefetchWhenSlowReadsInlineUntilStarted(t *testing.T) {
 		t.Fatal("the stream reads ahead before it was started")
 	}
 	g.tokens <- struct{}{}
-	a, err, ready := lazy.Next(time.Second)
+	a, err, ready := lazy.Next(hangGuard)
 	if err != nil || !ready {
 		t.Fatal(err, ready)
 	}
@@ -40,7 +40,7 @@ func TestPrefetchWhenSlowReadsInlineUntilStarted(t *testing.T) {
 	}
 	<-g.entered // the goroutine asks for the next array with no read in progress
 	g.tokens <- struct{}{}
-	a, err, ready = lazy.Next(10 * time.Second)
+	a, err, ready = lazy.Next(hangGuard)
 	if err != nil || !ready {
 		t.Fatal(err, ready)
 	}
@@ -62,7 +62,7 @@ func TestPrefetchWhenSlowChecksTheDepth(t *testing.T) {
 func TestAFastProbeLeavesTheStreamReadByItsCaller(t *testing.T) {
 	g, s := whenSlowStream(t)
 	g.tokens <- struct{}{} // the probe's read returns at once
-	_, a, err, ready := s.ProbeHeld(10 * time.Second)
+	_, a, err, ready := s.ProbeHeld(hangGuard)
 	if err != nil || !ready || a == nil {
 		t.Fatal(err, ready, a)
 	}
@@ -80,7 +80,7 @@ func TestAFastProbeLeavesTheStreamReadByItsCaller(t *testing.T) {
 	default:
 	}
 	g.tokens <- struct{}{}
-	if a, err, ready = s.Next(time.Second); err != nil || !ready {
+	if a, err, ready = s.Next(hangGuard); err != nil || !ready {
 		t.Fatal(err, ready)
 	}
 	a.Release()
@@ -101,7 +101,7 @@ func TestAProbeThatWaitsMovesTheStreamAhead(t *testing.T) {
 	}
 	<-g.entered
 	g.tokens <- struct{}{} // the read waited through ProbeHeld's wait, at least
-	a, err, ready := s.Next(10 * time.Second)
+	a, err, ready := s.Next(hangGuard)
 	if err != nil || !ready {
 		t.Fatal(err, ready)
 	}
