@@ -252,7 +252,7 @@ def gen():
             yield pa.record_batch({"x": [-1]}, schema=schema)
     yield pa.record_batch({"x": [0]}, schema=schema)
     inside.set()
-    resume.wait(10)
+    resume.wait(120)
     print("producer resumed", flush=True)
     yield pa.record_batch({"x": [1]}, schema=schema)
 s = gda.stream(pa.RecordBatchReader.from_batches(schema, gen()))

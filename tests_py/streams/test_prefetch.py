@@ -143,7 +143,7 @@ def test_dropping_a_prefetched_stream_releases_the_producer(leak_check):
     next(s)
     del s
     gc.collect()
-    assert p.finished.wait(5)
+    assert p.finished.wait(60)
 
 
 def test_a_prefetched_stream_exports_like_any_other(leak_check):
@@ -322,7 +322,7 @@ def test_aclose_while_another_task_waits_ends_the_wait(leak_check):
         assert open_fds() == fds + 2  # the wake pipe
         await s.aclose()
         try:
-            got = await asyncio.wait_for(waiting, 10)
+            got = await asyncio.wait_for(waiting, 60)
         except gda.ArrowInvalid as e:
             assert "consumed" in str(e)
         else:
