@@ -265,7 +265,6 @@ int gda_read_blocked(gda_read_clock t0, gda_read_clock t1, int measured) {
          ((wall > GDA_WAIT_READ_NS && 2 * cpu < wall && t1.waits > t0.waits) || cpu > GDA_SLOW_READ_NS);
 }
 
-
 gda_read_clock gda_read_timer_start(const gda_read_timer* t) { return gda_read_clock_now(t->suspect); }
 
 int gda_read_timer_end(gda_read_timer* t, gda_read_clock t0) {
