@@ -43,6 +43,7 @@ enum {
   GDA_AHEAD_WHEN_SLOW = 4,  // read on the reading thread until a read blocks, then ahead (prefetch)
   GDA_OF_STRUCTS = 8,       // its arrays are struct arrays (RecordBatch in Python)
   GDA_PROBING = 16,         // its next read takes a probe's array, after which the flags change (Go)
+  GDA_PROBE_DUE = 32,       // an event loop's next read is a probe (Go's ProbeDue)
 };
 
 typedef struct {

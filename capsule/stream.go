@@ -48,8 +48,8 @@ func gdaStreamImport(cell unsafe.Pointer, isDevice C.int, out *C.uintptr_t, gate
 	})
 }
 
-// cRead is what gdaStreamCRead gives: the gate, the C
-// source, and the flags GDA_READS_AHEAD and GDA_OVER_READ_AHEAD.
+// cRead is what gdaStreamCRead gives: the gate, the C source, and the
+// flags (module.h).
 func cRead(s *streams.OneShotStream) (unsafe.Pointer, unsafe.Pointer, C.int) {
 	gate, src, ahead, over := s.CRead()
 	flags := C.int(0)
@@ -64,6 +64,9 @@ func cRead(s *streams.OneShotStream) (unsafe.Pointer, unsafe.Pointer, C.int) {
 	}
 	if s.Probing() {
 		flags |= C.GDA_PROBING
+	}
+	if s.ProbeDue() {
+		flags |= C.GDA_PROBE_DUE
 	}
 	if s.Schema().IsRecordBatch() {
 		flags |= C.GDA_OF_STRUCTS

@@ -11,9 +11,8 @@
 typedef struct {
   gda_read_gate* gate;     // a reference
   gda_stream_source* src;  // a foreign stream's C half, touched only inside the gate; or NULL
-  int flags;               // GDA_READS_AHEAD, GDA_OVER_READ_AHEAD, GDA_AHEAD_WHEN_SLOW (atomic)
+  int flags;               // what gdaStreamCRead says (module.h; atomic)
   gda_read_timer timer;    // GDA_AHEAD_WHEN_SLOW: which reads are timed (in the gate; gate.h)
-  int probed;              // an event loop made its first read (stream_loop_read), with the GIL
   async_pace pace;         // an async for's (stream_async.c)
 } stream_c_read;
 

@@ -63,6 +63,13 @@ type OneShotStream struct {
 	// probing: prefetch is a probe of the next read (ProbeHeld), whose
 	// outcome decides where the reads after it run; it changes inside a read.
 	probing bool
+	// probeMissed: the probe out (probing) was not in within its caller's
+	// wait; missedProbes counts the fast probes in a row that were missed
+	// (both inside a read). probeDue: an event loop's next read is a probe
+	// (under swap; see ProbeDue).
+	probeMissed  bool
+	missedProbes int
+	probeDue     bool
 	// wakeFD is the event loop's wake pipe (SetWakeFD) while hasWake, given
 	// to every read-ahead the stream starts; under swap.
 	wakeFD  int
@@ -232,7 +239,16 @@ func (s *OneShotStream) TryReadHeld() (held unsafe.Pointer, a *cdevice.Array, er
 // stream do; after a read that blocked the probe reads ahead, for good
 // (without waiting for this array to be taken). So a producer that
 // waits for the event loop before its first array is not waited for on the
-// loop's thread for longer than wait. Other streams read as ReadHeld.
+// loop's thread for longer than wait.
+//
+// A probe that was not in within wait is not trusted to have been fast: a
+// producer that waits for the loop can only finish once the loop gave up
+// waiting, and one that also works (CPU) for over half of that time passes
+// the measure for fast. So after such a probe the loop's next read is a
+// probe again (ProbeDue), and after missedProbesBeforeReadAhead of them in
+// a row the stream reads ahead for good. A fast producer that a loaded
+// machine delayed past wait once is read on the loop's thread after its
+// next probe. Other streams read as ReadHeld.
 func (s *OneShotStream) ProbeHeld(wait time.Duration) (held unsafe.Pointer, a *cdevice.Array, err error, ready bool) {
 	if s.whenSlow <= 0 || s.readsAhead() {
 		return s.read(wait, true)
@@ -251,7 +267,24 @@ func (s *OneShotStream) ProbeHeld(wait time.Duration) (held unsafe.Pointer, a *c
 	case <-p.probeStarted:
 	case <-time.After(probeStartGuard):
 	}
-	return s.read(wait, true)
+	s.probeMissed = false // what a read in time finds (afterProbe, inside it)
+	held, a, err, ready = s.read(wait, true)
+	s.probeMissed = !ready
+	return held, a, err, ready
+}
+
+// missedProbesBeforeReadAhead: after this many fast probes in a row that
+// their event loop gave up waiting for (see ProbeHeld), the stream reads
+// ahead for good.
+const missedProbesBeforeReadAhead = 4
+
+// ProbeDue reports whether an event loop's next read of the stream is a
+// probe (ProbeHeld): its first, and the one after a probe the loop gave up
+// waiting for.
+func (s *OneShotStream) ProbeDue() bool {
+	s.swap.Lock()
+	defer s.swap.Unlock()
+	return s.probeDue && s.whenSlow > 0
 }
 
 // probeStartGuard bounds ProbeHeld's wait for its goroutine to begin the read.
@@ -267,7 +300,8 @@ func (s *OneShotStream) Probing() bool {
 
 // afterProbe is called inside a read that took an array or an end (err)
 // from the stream's read-ahead: when that was a probe's, the stream reads on
-// the reader's thread from now on if the probe's read did not block, else
+// the reader's thread from now on if the probe's read did not block (an
+// event loop's next read probing again if this probe was missed), else
 // ahead (see ProbeHeld). A stream that ended stays as it is: its reads
 // report the end.
 func (s *OneShotStream) afterProbe(err error) {
@@ -283,11 +317,20 @@ func (s *OneShotStream) afterProbe(err error) {
 		return
 	}
 	r := p.detach()
+	if s.probeMissed {
+		s.missedProbes++
+	} else {
+		s.missedProbes = 0
+	}
 	s.swap.Lock()
 	s.probing = false
 	s.reader, s.prefetch = r, nil
+	s.probeDue = s.probeMissed
 	s.swap.Unlock()
 	s.gate.watchProducer(nil)
+	if s.missedProbes >= missedProbesBeforeReadAhead {
+		s.StartReadAhead()
+	}
 }
 
 // CRead is what a binding needs to keep the stream's bookkeeping in C: its
@@ -529,6 +572,7 @@ func (s *OneShotStream) PrefetchWhenSlow(depth int64) (*OneShotStream, error) {
 	}
 	out := NewOneShotStream(r)
 	out.whenSlow = min(depth, MaxPrefetchDepth)
+	out.probeDue = true
 	return out, nil
 }
 

@@ -1,9 +1,11 @@
 package streams_test
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
 	"github.com/godevarrow/godevarrow/gosrc/streams"
 )
 
@@ -110,6 +112,76 @@ func TestAProbeThatWaitsMovesTheStreamAhead(t *testing.T) {
 		t.Fatal("the stream does not read ahead after a probe that waited")
 	}
 	<-g.entered // the goroutine asks for the next array with no read in progress
+}
+
+// A probe whose read works (never waits) past its caller's wait, as a
+// producer's that waits for the caller's event loop and then works can, is
+// not trusted: the caller's next read is a probe again, and after four such
+// probes in a row the stream reads ahead. A probe in time ends the probing.
+func TestAFastProbeTheCallerGaveUpOnIsProbedAgain(t *testing.T) {
+	for _, inTimeAt := range []int{2, -1} {
+		w := &workingReader{gatedReader: newGatedReader(t)}
+		s, err := streams.NewOneShotStream(w).PrefetchWhenSlow(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.ProbeDue() {
+			t.Fatal("no probe due before the first read")
+		}
+		for k := 0; k < 4; k++ {
+			var a *cdevice.Array
+			var ready bool
+			if k == inTimeAt {
+				w.done.Add(1) // the read works no longer than it takes
+				_, a, err, ready = s.ProbeHeld(hangGuard)
+			} else {
+				_, a, err, ready = s.ProbeHeld(10 * time.Microsecond)
+				if ready {
+					t.Fatalf("probe %d: ready while its read was still working", k)
+				}
+				w.done.Add(1)
+				a, err, ready = s.Next(hangGuard)
+			}
+			if err != nil || !ready || a == nil {
+				t.Fatal(k, err, ready, a)
+			}
+			a.Release()
+			_, _, ahead, _ := s.CRead()
+			switch {
+			case k == inTimeAt:
+				if s.ProbeDue() || ahead {
+					t.Fatalf("probe %d was in time: due %v, ahead %v; want the caller's reads", k, s.ProbeDue(), ahead)
+				}
+				s.Close()
+				return
+			case k < 3:
+				if !s.ProbeDue() || ahead {
+					t.Fatalf("probe %d was missed: due %v, ahead %v; want another probe", k, s.ProbeDue(), ahead)
+				}
+			default:
+				if s.ProbeDue() || !ahead {
+					t.Fatalf("the fourth missed probe: due %v, ahead %v; want the read-ahead", s.ProbeDue(), ahead)
+				}
+			}
+		}
+		w.done.Add(2) // the read-ahead reads on; closing stops it
+		s.Close()
+	}
+}
+
+// workingReader's reads work (spin, never waiting) until done counts them
+// released: a producer busy past its caller's wait.
+type workingReader struct {
+	*gatedReader
+	done  atomic.Int64
+	reads int64
+}
+
+func (w *workingReader) Next() (*cdevice.Array, error) {
+	w.reads++
+	for w.done.Load() < w.reads {
+	}
+	return w.arr.Slice(0, 3)
 }
 
 // whenSlowStream is a PrefetchWhenSlow(2) stream over a gated reader, closed

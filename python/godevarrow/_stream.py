@@ -212,10 +212,15 @@ class ArrayStream(_lib.StreamBase, Generic[_A]):
         GIL (a producer that needs the GIL gets it at once; later, the loop
         runs while it waits). When that read did not block (`prefetch`'s
         rule: it did not wait for I/O, a lock or a device, and did not work
-        for over 2 ms), the stream's later reads are made in the loop's thread, as a
-        for loop makes them: a producer that needs the GIL never gets a
-        thread of its own for fast reads, which would hand the GIL to and fro
-        for every array. Otherwise, and from the first later read that
+        for over 2 ms) and came within those 50 µs, the stream's later reads
+        are made in the loop's thread, as a for loop makes them: a producer
+        that needs the GIL never gets a thread of its own for fast reads,
+        which would hand the GIL to and fro for every array. A probe that
+        did not block but came only after the loop stopped waiting for it
+        is not trusted (a producer that works, then waits for the loop, can
+        look like that): the next ``__anext__`` is a probe again, and after
+        four such probes in a row the stream is read ahead. Otherwise, and
+        from the first later read that
         blocks, Go reads up to `ASYNC_DEPTH` arrays ahead, for good: the loop
         runs while a goroutine reads, ``__anext__`` returns at once while
         arrays are queued, and the loop is woken through a pipe when one

@@ -203,6 +203,57 @@ def test_async_iteration_lets_the_event_loop_run(leak_check):
     assert asyncio.run(main()) == list(range(n))
 
 
+def test_async_iteration_lets_the_event_loop_run_while_a_producer_works_and_waits(leak_check):
+    """A producer that works (1.5 ms of CPU, under the 2 ms that count as
+    slow) and then waits for a coroutine before each batch: its first read,
+    made by a probe while the
+    loop waits for it, spends over half its time working, which the measure
+    of a blocked read calls fast; but it came only once the loop gave up
+    waiting, so it is not read in the loop's thread (which would wait for a
+    coroutine that cannot run until the read ends). Three streams: whether
+    the measure calls such a read fast hangs on how the GIL changes hands
+    (before the fix, 2 streams in 3 left the loop stuck)."""
+    for _ in range(3):
+        _read_a_producer_that_works_and_waits_for_the_loop(n=8)
+
+
+def _read_a_producer_that_works_and_waits_for_the_loop(n: int) -> None:
+    go_on = [threading.Event() for _ in range(n)]
+    readers: list[int] = []
+
+    def work(seconds: float) -> None:
+        end = time.thread_time() + seconds
+        while time.thread_time() < end:
+            pass
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        waiting: asyncio.Queue[int] = asyncio.Queue()
+
+        def batches():
+            for k in range(n):
+                work(0.0015)
+                loop.call_soon_threadsafe(waiting.put_nowait, k)
+                if not go_on[k].wait(HANG):
+                    raise TimeoutError(f"no coroutine ran while batch {k} was read")
+                readers.append(threading.get_ident())
+                yield pa.record_batch({"x": [k]}, schema=SCHEMA)
+
+        async def let_go():
+            for _ in range(n):
+                go_on[await waiting.get()].set()
+
+        helper = asyncio.ensure_future(let_go())
+        s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))
+        got = [values([b])[0] async for b in s]
+        await helper
+        await s.aclose()
+        return got
+
+    assert asyncio.run(main()) == list(range(n))
+    assert threading.get_ident() not in readers  # asyncio.run's loop runs in this thread
+
+
 def test_async_errors_arrive_in_order(leak_check):
     async def main():
         got = []

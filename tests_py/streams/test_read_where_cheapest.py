@@ -278,10 +278,12 @@ def test_an_event_loop_runs_other_tasks_during_a_long_async_for(where, leak_chec
 
 
 def test_a_gil_bound_producers_fast_reads_in_async_for_run_on_the_loops_thread(leak_check, no_gc):
-    """After the first read (a probe, made on another thread while the loop's
-    thread waits for it), every read of a reader over a Python generator
-    happens in the event loop's thread: a read-ahead thread would hand the
-    GIL to and fro for every batch."""
+    """After the probe (the first read, made on another thread while the
+    loop's thread waits for it), every read of a reader over a Python
+    generator happens in the event loop's thread: a read-ahead thread would
+    hand the GIL to and fro for every batch. A probe that a loaded machine
+    delays past the loop's wait is followed by another (up to four in a row,
+    gosrc/streams/oneshot.go, missedProbesBeforeReadAhead)."""
     readers: list[int] = []
 
     def batches():
@@ -297,8 +299,10 @@ def test_a_gil_bound_producers_fast_reads_in_async_for_run_on_the_loops_thread(l
 
     loop_thread = threading.get_ident()  # asyncio.run runs the loop in this thread
     assert asyncio.run(main()) == list(range(300))
-    assert readers[0] != loop_thread  # the probe
-    assert set(readers[1:]) == {loop_thread}
+    probes = readers.index(loop_thread)
+    assert 1 <= probes < 4, readers[:8]
+    assert loop_thread not in readers[:probes]
+    assert set(readers[probes:]) == {loop_thread}
 
 
 def test_async_for_reads_a_producer_that_waits_ahead(leak_check):
