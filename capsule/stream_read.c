@@ -30,11 +30,11 @@ static PyObject* deliver(uintptr_t h, stream_c_read* c, PyTypeObject* cls, uintp
 // Where a prefetch(depth) stream reads (GDA_AHEAD_WHEN_SLOW): on the reading
 // thread while reads are fast (a producer that needs the GIL gains nothing
 // from a thread of its own, which would hand the GIL to and fro for every
-// array), and ahead on a goroutine, for good, from the first read that
-// blocks (gda_read_blocked, gate.h).
+// array), and ahead on a goroutine, for good, once reads block (two
+// measured reads in a row: gda_read_timer_end, gate.h).
 
 // Called in the gate after a read of c that began at t0: moves the stream to
-// its read-ahead when the read blocked.
+// its read-ahead when gda_read_timer_end says so.
 static void after_timed_read(uintptr_t h, stream_c_read* c, gda_read_clock t0) {
   if (!gda_read_timer_end(&c->timer, t0)) return;
   gdaStreamStartReadAhead(h);

@@ -245,17 +245,17 @@ int gda_gate_waiters(gda_read_gate* g) {
   return n;
 }
 
-static int64_t tv_ns(struct timeval t) { return (int64_t)t.tv_sec * 1000000000 + (int64_t)t.tv_usec * 1000; }
-
 gda_read_clock gda_read_clock_now(int measured) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   gda_read_clock r = {(int64_t)t.tv_sec * 1000000000 + t.tv_nsec, 0, 0};
+  if (!measured) return r;
+  // The CPU time from the scheduler's clock of this thread, not getrusage's:
+  // see gda_read_clock in gate.h.
+  struct timespec cpu;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0) r.cpu = (int64_t)cpu.tv_sec * 1000000000 + cpu.tv_nsec;
   struct rusage u;
-  if (measured && getrusage(RUSAGE_THREAD, &u) == 0) {
-    r.cpu = tv_ns(u.ru_utime) + tv_ns(u.ru_stime);
-    r.waits = u.ru_nvcsw;
-  }
+  if (getrusage(RUSAGE_THREAD, &u) == 0) r.waits = u.ru_nvcsw;
   return r;
 }
 
@@ -276,5 +276,6 @@ int gda_read_timer_end(gda_read_timer* t, gda_read_clock t0) {
   } else if (!t->suspect) {
     t->untimed_left = GDA_TIMED_READ_STRIDE - 1;
   }
-  return gda_read_blocked(t0, t1, measured);
+  t->blocked_in_row = gda_read_blocked(t0, t1, measured) ? t->blocked_in_row + 1 : 0;
+  return t->blocked_in_row >= GDA_BLOCKED_READS_TO_MOVE;
 }

@@ -97,8 +97,14 @@ int gda_gate_waiters(gda_read_gate* g);
 // vDSO readings, about 50 ns: 5% of a fast read, so while reads stay fast
 // only one in GDA_TIMED_READ_STRIDE is timed, after the stream's first
 // GDA_TIMED_FIRST_READS; every read after a slow one is); only a read after
-// one that took over GDA_WAIT_READ_NS is also measured with getrusage (a
-// system call a fast stream never pays for). A measured read
+// one that took over GDA_WAIT_READ_NS is also measured: the thread's CPU
+// time (CLOCK_THREAD_CPUTIME_ID) and voluntary context switches (getrusage),
+// two system calls a fast stream never pays for. Not getrusage's CPU time:
+// the kernel adds a running thread's time to it only at its next tick or
+// switch, so a read that began after the consumer's own work was charged
+// that work too (a read that slept 200 µs after 200 µs of the consumer's
+// work measured 250-300 µs of CPU, and a slow producer stayed in the
+// consumer's thread for 10 to 114 reads instead of 2). A measured read
 // blocked when it took over GDA_WAIT_READ_NS, under half of it on the
 // thread's CPU, and the thread gave up the CPU itself (it waited for I/O, a
 // lock or a device; a preempted thread did not), or when it worked over
@@ -117,10 +123,19 @@ int gda_read_blocked(gda_read_clock t0, gda_read_clock t1, int measured);
 // The timing of one stream's reads in its reader's thread, by the rule above
 // (a binding's prefetched stream: capsule/stream_read.c). Zero is a stream not
 // read yet; one reader at a time uses it (inside the stream's read gate).
+//
+// A stream moves after GDA_BLOCKED_READS_TO_MOVE measured reads in a row that
+// blocked, not one: a read of a producer that needs the GIL waits for it
+// while another thread holds it, which the measure cannot tell from a wait
+// for I/O (a thread's first reads, while the thread that started it takes
+// the GIL back, waited so: 125 µs, 42 of them on the CPU). Such waits pass;
+// a producer's waits for I/O go on.
+enum { GDA_BLOCKED_READS_TO_MOVE = 2 };
 typedef struct {
-  int suspect;       // the last timed read was slow (or a caller said so): the next is timed and measured
-  int timed_reads;   // timed so far, counted up to GDA_TIMED_FIRST_READS
-  int untimed_left;  // fast reads to leave untimed before the next timed one
+  int suspect;         // the last timed read was slow (or a caller said so): the next is timed and measured
+  int timed_reads;     // timed so far, counted up to GDA_TIMED_FIRST_READS
+  int untimed_left;    // fast reads to leave untimed before the next timed one
+  int blocked_in_row;  // measured reads in a row that blocked
 } gda_read_timer;
 // Whether this read is timed. paced: the caller times its reads its own way
 // (an event loop's pacing), so the read is timed only when suspect. Inline:
@@ -140,6 +155,7 @@ static inline int gda_read_timer_due(gda_read_timer* t, int paced) {
 }
 // The clock at the start of a timed read.
 gda_read_clock gda_read_timer_start(const gda_read_timer* t);
-// After a timed read that began at t0: whether it blocked; sets how the next
-// reads are timed.
+// After a timed read that began at t0: whether the stream should move to its
+// read-ahead (GDA_BLOCKED_READS_TO_MOVE reads in a row blocked); sets how the
+// next reads are timed.
 int gda_read_timer_end(gda_read_timer* t, gda_read_clock t0);

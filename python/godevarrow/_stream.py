@@ -171,10 +171,13 @@ class ArrayStream(_lib.StreamBase, Generic[_A]):
         fast it is read in the consumer's thread, as this one would be: a
         producer that needs the GIL (a reader over a Python iterable) gets
         no thread of its own, which would only hand the GIL to and fro for
-        every array. From the first read that blocks (one that takes more
-        than 2 ms, or more than 50 µs of which the reading thread spent less
-        than half working: it waited for I/O, a lock or a device; after
-        the first 8 reads, one in 16 is timed while they stay fast), Go reads
+        every array. Once reads block (a read blocks when it takes more
+        than 2 ms of work, or more than 50 µs of which the reading thread
+        spent less than half working: it waited for I/O, a lock or a device;
+        a slow read makes the next ones measured, and two measured reads in a
+        row that block move the stream, since one may have waited for the
+        GIL; after the first 8 reads, one in 16 is timed while they stay
+        fast), Go reads
         up to ``depth`` arrays ahead on its own thread, for good (the GIL is
         not held while the producer works), so a slow producer and a slow
         consumer overlap. ``depth`` is at least 1; more than 1,024 reads
@@ -220,8 +223,8 @@ class ArrayStream(_lib.StreamBase, Generic[_A]):
         is not trusted (a producer that works, then waits for the loop, can
         look like that): the next ``__anext__`` is a probe again, and after
         four such probes in a row the stream is read ahead. Otherwise, and
-        from the first later read that
-        blocks, Go reads up to `ASYNC_DEPTH` arrays ahead, for good: the loop
+        once later reads block (by `prefetch`'s rule), Go reads up to
+        `ASYNC_DEPTH` arrays ahead, for good: the loop
         runs while a goroutine reads, ``__anext__`` returns at once while
         arrays are queued, and the loop is woken through a pipe when one
         arrives, so many slow streams are read concurrently.

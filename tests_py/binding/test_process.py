@@ -246,8 +246,8 @@ import pyarrow as pa, godevarrow as gda
 schema = pa.schema([("x", pa.int64())])
 inside, resume = threading.Event(), threading.Event()
 def gen():
-    if PREFETCH:  # two reads in a row that wait: the stream reads ahead from then on
-        for _ in range(2):
+    if PREFETCH:  # three reads in a row that wait: the stream reads ahead from then on
+        for _ in range(3):
             time.sleep(0.005)
             yield pa.record_batch({"x": [-1]}, schema=schema)
     yield pa.record_batch({"x": [0]}, schema=schema)
@@ -258,7 +258,7 @@ def gen():
 s = gda.stream(pa.RecordBatchReader.from_batches(schema, gen()))
 if PREFETCH:
     s = s.prefetch(1)
-    next(s), next(s)
+    next(s), next(s), next(s)
 next(s)
 
 def blocking_read():

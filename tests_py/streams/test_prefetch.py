@@ -48,7 +48,7 @@ def values(batches) -> list[int]:
 HANG = 30
 
 # A read that waits this long (more than the 50 µs of ArrayStream.prefetch),
-# twice in a row, moves a prefetched stream to its read-ahead.
+# three times in a row, moves a prefetched stream to its read-ahead.
 SLOW_READ = 0.005
 
 
@@ -62,9 +62,9 @@ def hold_each_batch(depth: int | None, n: int, wait: float) -> list[bool]:
     made = [threading.Event() for _ in range(n)]
 
     def batches():
-        # two reads in a row that wait (without the GIL): a prefetched stream
+        # three reads in a row that wait (without the GIL): a prefetched stream
         # reads ahead from then on (in the consumer's thread while reads are fast)
-        for _ in range(2):
+        for _ in range(3):
             time.sleep(SLOW_READ)
             yield pa.record_batch({"x": [-1]}, schema=SCHEMA)
         for k in range(n):
@@ -76,7 +76,7 @@ def hold_each_batch(depth: int | None, n: int, wait: float) -> list[bool]:
     stream = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))
     if depth is not None:
         stream = stream.prefetch(depth)
-    assert values([next(stream), next(stream)]) == [-1, -1]
+    assert values([next(stream), next(stream), next(stream)]) == [-1, -1, -1]
     overlapped, got = [], []
     for k, b in enumerate(stream):
         got.append(values([b])[0])

@@ -18,8 +18,8 @@ seen = []
 known = threading.Event()  # a read-ahead starts reading before `fed` is filled
 
 def batches():
-    if AHEAD:  # two reads in a row that wait: the stream reads ahead from then on
-        for _ in range(2):
+    if AHEAD:  # three reads in a row that wait: the stream reads ahead from then on
+        for _ in range(3):
             time.sleep(0.005)
             yield pa.record_batch({"x": [0]}, schema=schema)
     yield pa.record_batch({"x": [1]}, schema=schema)
@@ -34,7 +34,7 @@ def batches():
 s = gda.stream(pa.RecordBatchReader.from_batches(schema, batches()))
 if AHEAD:
     s = s.prefetch(2)
-    next(s), next(s)
+    next(s), next(s), next(s)
 fed["stream"] = s
 known.set()
 got = []
