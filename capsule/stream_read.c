@@ -61,7 +61,8 @@ static void after_go_read(uintptr_t h, stream_c_read* c) {
 // that missed the wait): Go reads it on a goroutine while this thread
 // waits up to PROBE_WAIT_NS without the GIL (ProbeHeld). A probe whose read
 // did not block leaves the stream read in the loop's thread (probing again
-// next time if it missed the wait); one that blocked reads ahead. 1 with the array; 0 when it had not come in time
+// next time if it missed the wait); one that blocked reads ahead. 1 with
+// the array; 0 when it had not come in time
 // (the loop waits for it on its wake pipe); -1 when the gate refuses the
 // read (Go's read words why). The wait is as long as a read may take before
 // it counts as slow: a slow first read blocks the loop no longer, and a
@@ -242,10 +243,10 @@ PyObject* m_stream_try_next(PyObject* self, PyObject* const* args, Py_ssize_t na
 // The next array for an event loop's __anext__ (with the GIL): one the
 // read-ahead has ready; for a stream read on the reading thread, a probe
 // when Go says one is due (probe_read: the first read, and the one after a
-// probe the loop gave up waiting for) and the others made here, in the loop's thread
-// (where a GIL-bound producer is cheapest to read; a read that blocks moves
-// the stream ahead, c_read); or NotImplemented when the loop must wait for
-// its wake pipe. None at the end, NULL with an exception.
+// probe the loop gave up waiting for) and the others made here, in the
+// loop's thread (where a GIL-bound producer is cheapest to read; reads that
+// block move the stream ahead, c_read); or NotImplemented when the loop must
+// wait for its wake pipe. None at the end, NULL with an exception.
 PyObject* stream_loop_read(const stream_ref* s, PyObject* cls) {
   stream_c_read* c = s->c;
   PyObject* args[2] = {s->handle, cls};
