@@ -1695,7 +1695,7 @@ def reading_section(args: argparse.Namespace) -> str:
         "below it. A target of parity (prefetch over fast reads, which reads in the consumer's thread as",
         "the loop does: never slower than it) is also met by a tie: a median at or below 1 with an",
         "interval that holds 1. `prefetch(8)` over fast batches makes the loop's reads, in the consumer's",
-        'thread, and times one in 16 of them (docs/design.md, "Where a prefetched stream reads"), so a tie',
+        'thread, and times one in 16 to 64 of them (docs/design.md, "Where a prefetched stream reads"), so a tie',
         "is the most it can read; below the loop only a read ahead that overlaps something would go, and",
         'a producer that needs the GIL has nothing to overlap with (docs/performance.md, "What remains").',
         "The `async for` rows read inside one event loop, made once for the section, as a program's reads",

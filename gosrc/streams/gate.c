@@ -273,8 +273,12 @@ int gda_read_timer_end(gda_read_timer* t, gda_read_clock t0) {
   t->suspect = t1.wall - t0.wall > GDA_WAIT_READ_NS;
   if (t->timed_reads < GDA_TIMED_FIRST_READS) {
     t->timed_reads++;
-  } else if (!t->suspect) {
-    t->untimed_left = GDA_TIMED_READ_STRIDE - 1;
+  } else if (t->suspect) {
+    t->stride = 0;  // every read is timed now; the stride starts over after them
+  } else {
+    t->stride = t->stride ? t->stride * 2 : GDA_TIMED_READ_STRIDE;
+    if (t->stride > GDA_TIMED_READ_STRIDE_MAX) t->stride = GDA_TIMED_READ_STRIDE_MAX;
+    t->untimed_left = t->stride - 1;
   }
   t->blocked_in_row = gda_read_blocked(t0, t1, measured) ? t->blocked_in_row + 1 : 0;
   return t->blocked_in_row >= GDA_BLOCKED_READS_TO_MOVE;

@@ -94,9 +94,13 @@ int gda_gate_waiters(gda_read_gate* g);
 
 // Whether a read blocked (where a stream is read: docs/design.md, "Where a
 // prefetched stream reads"). A timed read is timed on the wall clock (two
-// vDSO readings, about 50 ns: 5% of a fast read, so while reads stay fast
-// only one in GDA_TIMED_READ_STRIDE is timed, after the stream's first
-// GDA_TIMED_FIRST_READS; every read after a slow one is); only a read after
+// vDSO readings, about 50 ns: 5% of a fast read, so after the stream's first
+// GDA_TIMED_FIRST_READS, while reads stay fast, one in GDA_TIMED_READ_STRIDE
+// is timed, the stride doubling after each fast timed read up to
+// GDA_TIMED_READ_STRIDE_MAX: one in 16 still cost 0.7-1.1% of a fast read,
+// more than its instructions, since the clock's reading waits for the
+// instructions before it; every read after a slow one is timed, and the
+// stride starts over after it); only a read after
 // one that took over GDA_WAIT_READ_NS is also measured: the thread's CPU
 // time (CLOCK_THREAD_CPUTIME_ID) and voluntary context switches (getrusage),
 // two system calls a fast stream never pays for. Not getrusage's CPU time:
@@ -110,7 +114,7 @@ int gda_gate_waiters(gda_read_gate* g);
 // lock or a device; a preempted thread did not), or when it worked over
 // GDA_SLOW_READ_NS.
 enum { GDA_WAIT_READ_NS = 50 * 1000, GDA_SLOW_READ_NS = 2 * 1000 * 1000 };
-enum { GDA_TIMED_FIRST_READS = 8, GDA_TIMED_READ_STRIDE = 16 };
+enum { GDA_TIMED_FIRST_READS = 8, GDA_TIMED_READ_STRIDE = 16, GDA_TIMED_READ_STRIDE_MAX = 64 };
 typedef struct {
   int64_t wall, cpu;  // ns (cpu: the calling thread's, when measured)
   long waits;         // the calling thread's voluntary context switches, when measured
@@ -135,6 +139,7 @@ typedef struct {
   int suspect;         // the last timed read was slow (or a caller said so): the next is timed and measured
   int timed_reads;     // timed so far, counted up to GDA_TIMED_FIRST_READS
   int untimed_left;    // fast reads to leave untimed before the next timed one
+  int stride;          // the stride of the timed reads (0: none yet)
   int blocked_in_row;  // measured reads in a row that blocked
 } gda_read_timer;
 // Whether this read is timed. paced: the caller times its reads its own way

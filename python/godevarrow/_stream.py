@@ -176,7 +176,7 @@ class ArrayStream(_lib.StreamBase, Generic[_A]):
         spent less than half working: it waited for I/O, a lock or a device;
         a slow read makes the next ones measured, and two measured reads in a
         row that block move the stream, since one may have waited for the
-        GIL; after the first 8 reads, one in 16 is timed while they stay
+        GIL; after the first 8 reads, one in 16 to 64 is timed while they stay
         fast), Go reads
         up to ``depth`` arrays ahead on its own thread, for good (the GIL is
         not held while the producer works), so a slow producer and a slow

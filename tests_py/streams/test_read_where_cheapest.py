@@ -241,12 +241,13 @@ def test_a_stream_that_moved_to_read_ahead_stays_there(leak_check):
 
 
 # While reads stay fast, a prefetched stream times its first reads, then one
-# in this many (GDA_TIMED_READ_STRIDE, gosrc/streams/gate.h).
-TIMED_READ_STRIDE = 16
+# in 16, 32, and at most one in this many (GDA_TIMED_READ_STRIDE_MAX,
+# gosrc/streams/gate.h).
+TIMED_READ_STRIDE = 64
 
 
 def test_a_producer_that_begins_to_wait_late_moves_within_a_stride(leak_check):
-    """After the first reads, fast reads are timed one in TIMED_READ_STRIDE:
+    """After the first reads, fast reads are timed one in TIMED_READ_STRIDE at most:
     a producer whose reads all wait from read 100 on is read ahead after at
     most a stride of them and the two measured reads after it."""
     readers: list[int] = []
