@@ -176,11 +176,10 @@ class ArrayStream(_lib.StreamBase, Generic[_A]):
         spent less than half working: it waited for I/O, a lock or a device;
         a slow read makes the next ones measured, and two measured reads in a
         row that block move the stream, since one may have waited for the
-        GIL; after the first 8 reads, one in 16 to 64 is timed while they stay
-        fast), Go reads
-        up to ``depth`` arrays ahead on its own thread, for good (the GIL is
-        not held while the producer works), so a slow producer and a slow
-        consumer overlap. ``depth`` is at least 1; more than 1,024 reads
+        GIL; after the first 8 reads, one in 16 to 64 is timed while they
+        stay fast), Go reads up to ``depth`` arrays ahead on its own thread,
+        for good (the GIL is not held while the producer works), so a slow
+        producer and a slow consumer overlap. ``depth`` is at least 1; more than 1,024 reads
         1,024 ahead (the queue is allocated up front). Arrays and errors
         arrive in the producer's order: an error at array k is raised after
         arrays 0..k-1. This stream is moved into the new one; closing the
@@ -224,10 +223,10 @@ class ArrayStream(_lib.StreamBase, Generic[_A]):
         look like that): the next ``__anext__`` is a probe again, and after
         four such probes in a row the stream is read ahead. Otherwise, and
         once later reads block (by `prefetch`'s rule), Go reads up to
-        `ASYNC_DEPTH` arrays ahead, for good: the loop
-        runs while a goroutine reads, ``__anext__`` returns at once while
-        arrays are queued, and the loop is woken through a pipe when one
-        arrives, so many slow streams are read concurrently.
+        `ASYNC_DEPTH` arrays ahead, for good: the loop runs while a goroutine
+        reads, ``__anext__`` returns at once while arrays are queued, and the
+        loop is woken through a pipe when one arrives, so many slow streams
+        are read concurrently.
 
         So a producer that waits for the event loop itself before its first
         array is read ahead; one whose first read is fast and that later

@@ -177,52 +177,32 @@ def test_async_iteration_lets_the_event_loop_run(leak_check):
     is made only once a coroutine, told that the producer waits, lets it go
     (a loop blocked by the read would leave the producer waiting: it gives
     up after HANG s, which fails the test)."""
-    n = 5
-    go_on = [threading.Event() for _ in range(n)]
-
-    async def main():
-        loop = asyncio.get_running_loop()
-        waiting: asyncio.Queue[int] = asyncio.Queue()
-
-        def batches():
-            for k in range(n):
-                loop.call_soon_threadsafe(waiting.put_nowait, k)
-                if not go_on[k].wait(HANG):
-                    raise TimeoutError(f"no coroutine ran while batch {k} was read")
-                yield pa.record_batch({"x": [k]}, schema=SCHEMA)
-
-        async def let_go():
-            for _ in range(n):
-                go_on[await waiting.get()].set()
-
-        helper = asyncio.ensure_future(let_go())
-        got = [values([b])[0] async for b in gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))]
-        await helper
-        return got
-
-    assert asyncio.run(main()) == list(range(n))
+    read_a_producer_that_waits_for_the_loop(n=5, work_s=0.0)
 
 
 def test_async_iteration_lets_the_event_loop_run_while_a_producer_works_and_waits(leak_check):
-    """A producer that works (1.5 ms of CPU, under the 2 ms that count as
-    slow) and then waits for a coroutine before each batch: its first read,
-    made by a probe while the
-    loop waits for it, spends over half its time working, which the measure
-    of a blocked read calls fast; but it came only once the loop gave up
-    waiting, so it is not read in the loop's thread (which would wait for a
-    coroutine that cannot run until the read ends). Three streams: whether
-    the measure calls such a read fast hangs on how the GIL changes hands
-    (before the fix, 2 streams in 3 left the loop stuck)."""
+    """The same with a producer that works (1.5 ms of CPU, under the 2 ms
+    that count as slow) before it waits for the coroutine: its first read,
+    made by a probe while the loop waits for it, spends over half its time
+    working, which the measure of a blocked read calls fast; but it came
+    only once the loop gave up waiting, so it is not read in the loop's
+    thread (which would wait for a coroutine that cannot run until the read
+    ends). Three streams: whether the measure calls such a read fast hangs
+    on how the GIL changes hands (before the fix, 2 streams in 3 left the
+    loop stuck)."""
     for _ in range(3):
-        _read_a_producer_that_works_and_waits_for_the_loop(n=8)
+        read_a_producer_that_waits_for_the_loop(n=8, work_s=0.0015)
 
 
-def _read_a_producer_that_works_and_waits_for_the_loop(n: int) -> None:
+def read_a_producer_that_waits_for_the_loop(n: int, work_s: float) -> None:
+    """Reads with `async for` a producer that, before each of its n batches,
+    works work_s of its thread's CPU time, then tells a coroutine that it
+    waits and waits for it; no read may run in the loop's thread."""
     go_on = [threading.Event() for _ in range(n)]
     readers: list[int] = []
 
-    def work(seconds: float) -> None:
-        end = time.thread_time() + seconds
+    def work() -> None:
+        end = time.thread_time() + work_s
         while time.thread_time() < end:
             pass
 
@@ -232,7 +212,7 @@ def _read_a_producer_that_works_and_waits_for_the_loop(n: int) -> None:
 
         def batches():
             for k in range(n):
-                work(0.0015)
+                work()
                 loop.call_soon_threadsafe(waiting.put_nowait, k)
                 if not go_on[k].wait(HANG):
                     raise TimeoutError(f"no coroutine ran while batch {k} was read")

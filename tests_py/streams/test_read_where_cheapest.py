@@ -153,7 +153,7 @@ def test_a_gil_bound_producer_is_read_on_the_thread_that_iterates(leak_check):
     t.join(HANG)
     assert not t.is_alive(), "the consumer never finished"
     assert got == list(range(50))
-    assert set(readers) == set(consumer), (threading.enumerate(), [r == consumer[0] for r in readers])
+    assert set(readers) == set(consumer)
     s.close()
 
 
@@ -186,12 +186,12 @@ def test_a_slow_producer_behind_a_working_consumer_moves_at_its_third_read(leak_
     """The case prefetch is for: a producer that waits (a 100 µs sleep) and a
     consumer that works between reads (300 µs on the CPU). The second and
     third reads, measured, blocked, so the read-ahead reads from the fourth
-    on. The
-    consumer's work before a read is not the read's: getrusage's CPU time of
-    a running thread lags until its next tick or switch, and with it such
-    reads passed for working, and the stream stayed in the consumer's thread
-    for tens of reads (gosrc/streams/gate.h). The work reads the wall clock:
-    a reading of the thread's CPU clock would bring that count up to date."""
+    on. The consumer's work before a read is not the read's: getrusage's CPU
+    time of a running thread lags until its next tick or switch, and with it
+    such reads passed for working, and the stream stayed in the consumer's
+    thread for tens of reads (gosrc/streams/gate.h). The work reads the wall
+    clock: a reading of the thread's CPU clock would bring that count up to
+    date."""
     readers: list[int] = []
 
     def batches():
@@ -396,13 +396,12 @@ def test_an_async_for_whose_reads_begin_to_wait_moves_ahead_for_good(leak_check,
     assert asyncio.run(main()) == list(range(100))
     # After the probe (or two, when a loaded machine delayed the first past
     # the loop's wait: gosrc/streams/oneshot.go, ProbeHeld), in the loop's
-    # thread until the reads wait; read 5 (the
-    # third wait) may be read ahead already: a pacing turn due on time (2 ms
-    # since the last, ASYNC_TURN_NS) with few arrays taken makes the next read
-    # measured (capsule/stream_async.c, stream_async_turn), and a loaded
-    # machine can preempt read 2 that long, so that the waits of reads 3 and
-    # 4, measured, move the stream (see
-    # test_a_stream_that_moved_to_read_ahead_stays_there).
+    # thread until the reads wait; read 5 (the third wait) may be read ahead
+    # already: a pacing turn due on time (2 ms since the last, ASYNC_TURN_NS)
+    # with few arrays taken makes the next read measured
+    # (capsule/stream_async.c, stream_async_turn), and a loaded machine can
+    # preempt read 2 that long, so that the waits of reads 3 and 4, measured,
+    # move the stream (see test_a_stream_that_moved_to_read_ahead_stays_there).
     probes = readers.index(loop_thread)
     assert 1 <= probes < 3, readers[:4]
     assert readers[probes:4] == [loop_thread] * (4 - probes)
