@@ -11,6 +11,7 @@
 #   OUT=/some/dir bash gpu-kit/run.sh        # PYTHON=python3.12 to pick one
 #   KIT_QUICK=1 ...                          # the bench's small sizes
 #   KIT_NO_VENV=1 ...                        # $PYTHON as it is, the wheel unpacked onto PYTHONPATH
+#   KIT_TEST_LIMIT_S=240 KIT_BENCH_LIMIT_S=240 ...   # each step's hang guard (420 and 300 s)
 set -u
 KIT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PYTHON="${PYTHON:-python3}"
@@ -31,8 +32,15 @@ WHEEL="${wheels[0]}"
 
 # The wheel goes into a venv over the machine's packages; where venv or its
 # pip is missing (Debian without python3-venv), it is unpacked onto
-# PYTHONPATH instead: a wheel is a zip of its installed files.
+# PYTHONPATH instead: a wheel is a zip of its installed files. A $PYTHON
+# that is itself a venv's (a GPU image's python3 often is) gets the unpacked
+# wheel too: a venv made from it would see its base interpreter's packages,
+# not the ones installed in it (CuPy, PyTorch, pyarrow).
 unpack() { "$PYTHON" -c 'import sys, zipfile; [zipfile.ZipFile(w).extractall(sys.argv[1]) for w in sys.argv[2:]]' "$@"; }
+if "$PYTHON" -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)' 2>/dev/null; then
+  say "$PYTHON runs in a venv ($("$PYTHON" -c 'import sys; print(sys.prefix)')): the wheel is unpacked onto PYTHONPATH"
+  KIT_NO_VENV=1
+fi
 if [ -z "${KIT_NO_VENV:-}" ] && "$PYTHON" -m venv --system-site-packages "$WORK/venv" >>"$LOG" 2>&1 \
   && "$WORK/venv/bin/python" -m pip install -q --no-index --no-deps --disable-pip-version-check "$WHEEL" >>"$LOG" 2>&1; then
   VPY="$WORK/venv/bin/python"
@@ -58,13 +66,13 @@ for m in godevarrow pyarrow numpy pytest; do "$VPY" -c "import $m" 2>>"$LOG" || 
 if [ -n "$missing" ]; then say "cannot run: not importable:$missing (the kit installs only godevarrow and pytest; pyarrow and numpy come from the machine)"; fi
 
 say "GPU tests"
-(cd "$KIT/tests" && guard 420 "$VPY" -m pytest -p no:cacheprovider -q -rA --junitxml "$OUT/junit.xml" . 2>&1) | tee "$OUT/pytest.log" >>"$LOG"
+(cd "$KIT/tests" && guard "${KIT_TEST_LIMIT_S:-420}" "$VPY" -m pytest -p no:cacheprovider -q -rA --junitxml "$OUT/junit.xml" . 2>&1) | tee "$OUT/pytest.log" >>"$LOG"
 pytest_rc=${PIPESTATUS[0]}
 say "GPU tests: exit $pytest_rc ($(tail -1 "$OUT/pytest.log"))"
 
 say "device bench"
 quick=(); [ -n "${KIT_QUICK:-}" ] && quick=(--quick)
-(cd "$WORK" && OPENBLAS_NUM_THREADS=1 guard 300 "$VPY" "$KIT/bench/bench.py" --device-only ${quick[@]+"${quick[@]}"} --out "$OUT/bench.md" 2>&1) >>"$LOG"
+(cd "$WORK" && OPENBLAS_NUM_THREADS=1 guard "${KIT_BENCH_LIMIT_S:-300}" "$VPY" "$KIT/bench/bench.py" --device-only ${quick[@]+"${quick[@]}"} --out "$OUT/bench.md" 2>&1) >>"$LOG"
 bench_rc=$?
 say "device bench: exit $bench_rc"
 
