@@ -61,7 +61,7 @@
   X(dlpack_export, REFUSE, "dlpack_export(handle, versioned, copied, stream) -> capsule", "(handle: _Handle, versioned: bool, copied: bool, stream: int, /) -> _Capsule") \
   X(dlpack_import, REFUSE, "dlpack_import(capsule, stream_handle) -> handle", "(capsule: _Capsule, stream_handle: Optional[_Handle], /) -> _Handle") \
   X(dlpack_device, REFUSE, "dlpack_device(handle) -> (device_type, device_id)", "(handle: _Handle, /) -> tuple[int, int]") \
-  X(stream_new, REFUSE, "stream_new(device_type, device_id) -> (handle, stream): a stream of the device type's backend", "(device_type: int, device_id: int, /) -> tuple[_Handle, int]") \
+  X(dlpack_consumer_stream, REFUSE, "dlpack_consumer_stream(device_type, device_id) -> (handle, stream): the stream to name to a producer's __dlpack__ (dlpack.StreamForProducer)", "(device_type: int, device_id: int, /) -> tuple[_Handle, int]") \
   X(device_traits, ALWAYS, "device_traits(device_type) -> (host_accessible, streams, device_memory): the backend's traits (all False without a backend)", "(device_type: int, /) -> tuple[bool, bool, bool]") \
   X(device_count, ALWAYS, "device_count(device_type) -> int: the devices of the type's backend (0 without a backend or driver)", "(device_type: int, /) -> int") \
   X(tensor_info, REFUSE, "tensor_info(handle, ready) -> TensorInfo", "(handle: _Handle, ready: bool, /) -> TensorInfo") \

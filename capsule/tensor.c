@@ -53,7 +53,7 @@ PyObject* m_dlpack_export(PyObject* self, PyObject* const* args, Py_ssize_t narg
 }
 
 // dlpack_import(capsule, stream_handle_or_None): the stream is the one the
-// consumer passed to __dlpack__ (a handle from stream_new).
+// consumer passed to __dlpack__ (a handle from dlpack_consumer_stream).
 PyObject* m_dlpack_import(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(2, "dlpack_import");
   PyObject* cap = args[0];
@@ -88,13 +88,13 @@ PyObject* m_dlpack_device(PyObject* self, PyObject* const* args, Py_ssize_t narg
   return Py_BuildValue("(iL)", (int)t, (long long)id);
 }
 
-PyObject* m_stream_new(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(2, "stream_new");
+PyObject* m_dlpack_consumer_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "dlpack_consumer_stream");
   int64_t type, dev;
   if (get_int64(args[0], &type) || get_int64(args[1], &dev)) return NULL;
   uintptr_t h = 0, stream = 0;
   gda_error e = {0};
-  if (gdaStreamNew(type, dev, &h, &stream, &e)) return raise_error(&e);
+  if (gdaDLPackConsumerStream(type, dev, &h, &stream, &e)) return raise_error(&e);
   PyObject* handle = wrap_handle(h);
   if (!handle) return NULL;
   return Py_BuildValue("(NK)", handle, (unsigned long long)stream);

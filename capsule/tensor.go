@@ -80,21 +80,21 @@ func gdaDLPackDelete(p unsafe.Pointer, versioned C.int) {
 	})
 }
 
-// ownedStream is a stream the binding acquired (stream_new): its handle's
+// ownedStream is a stream the binding named to a producer (dlpack_consumer_stream): its handle's
 // release gives it back to its backend.
 type ownedStream struct {
 	b device.Backend
 	s device.Stream
 }
 
-//export gdaStreamNew
-func gdaStreamNew(devType, dev C.int64_t, out *C.uintptr_t, stream *C.uintptr_t, e *C.gda_error) C.int {
+//export gdaDLPackConsumerStream
+func gdaDLPackConsumerStream(devType, dev C.int64_t, out *C.uintptr_t, stream *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {
 		b, err := device.BackendFor(device.Type(devType))
 		if err != nil {
 			return err
 		}
-		s, err := b.AcquireStream(int(dev))
+		s, err := dlpack.StreamForProducer(b, int(dev))
 		if err == nil {
 			*stream = C.uintptr_t(s.Handle())
 			newHandle(&ownedStream{b: b, s: s}, out)

@@ -34,6 +34,26 @@ func ConsumerStream(a *cdevice.Array, stream int64) (device.Stream, error) {
 	return b.ForeignStream(int(max(a.Device().ID, 0)), uintptr(stream))
 }
 
+// StreamForProducer is the stream a consumer names to a producer's __dlpack__
+// for a tensor on device id of backend b, and then passes to Import.
+//
+// When the calling thread's current context is the device's own, that is
+// the caller's default stream (the legacy default stream, handle 1): a
+// producer whose current stream is its default one (CuPy's and PyTorch's
+// default) then has nothing to order, while any other stream makes it
+// create, record and wait on an event on every call (CuPy's
+// ndarray.__dlpack__, PyTorch's Tensor.__dlpack__), which costs more than
+// the whole import. Otherwise (no context, or another device's) a stream
+// from the backend's pool: handle 1 would then name another context's
+// stream. Give it back with b.ReleaseStream, which leaves the caller's
+// default stream alone.
+func StreamForProducer(b device.Backend, id int) (device.Stream, error) {
+	if s, ok := b.CallerDefaultStream(id); ok {
+		return s, nil
+	}
+	return b.AcquireStream(id)
+}
+
 // DescribeReady is Describe for a consumer of the CUDA Array Interface:
 // stream is what the interface publishes (Array.CUDAArrayInterfaceStream:
 // 1 when the legacy default stream of the caller's context was made to wait

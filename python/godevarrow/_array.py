@@ -289,27 +289,28 @@ def _import(obj: object, cls: type[_A], requested_schema: object) -> Array:
     call (import_from, which asks the producer with the requested schema),
     else as it is (one of ours), through DLPack or the CUDA Array Interface;
     then the requested schema is applied, since producers may ignore it."""
-    arr: Array
     imported = _by_protocol(obj, cls, requested_schema)
-    if imported is not NotImplemented:
-        arr = imported
-    else:
-        try:
-            if isinstance(obj, Array):
-                arr = obj
-            elif hasattr(obj, "__dlpack__"):
-                arr = cls(_dlpack.from_dlpack(obj))
-            elif hasattr(obj, "__cuda_array_interface__"):
-                arr = cls(_dlpack.from_cuda_array_interface(obj))
-            else:
-                raise no_protocol(
-                    obj, "array", "__arrow_c_device_array__, __arrow_c_array__, __dlpack__, __cuda_array_interface__"
-                )
-        except Exception as e:
-            raise producer_error(obj, e)  # noqa: B904 (the cause is set; ours pass unchanged)
+    arr: Array = _without_arrow_protocol(obj, cls) if imported is NotImplemented else imported
     if requested_schema is not None:
         arr = cls(_lib.array_cast(arr._h, schema(requested_schema)._h))  # zero-copy when equal
     return arr
+
+
+def _without_arrow_protocol(obj: object, cls: type[_A]) -> Array:
+    """obj, which offers no Arrow protocol, as an Array: as it is (one of
+    ours), else through DLPack or the CUDA Array Interface."""
+    try:
+        if isinstance(obj, Array):
+            return obj
+        if hasattr(obj, "__dlpack__"):
+            return cls(_dlpack.from_dlpack(obj))
+        if hasattr(obj, "__cuda_array_interface__"):
+            return cls(_dlpack.from_cuda_array_interface(obj))
+        raise no_protocol(
+            obj, "array", "__arrow_c_device_array__, __arrow_c_array__, __dlpack__, __cuda_array_interface__"
+        )
+    except Exception as e:
+        raise producer_error(obj, e)  # noqa: B904 (the cause is set; ours pass unchanged)
 
 
 def _by_protocol(obj: object, cls: type[_A], requested_schema: object) -> Union[_A, NotImplementedType]:
@@ -332,7 +333,10 @@ def array(obj: object, *, requested_schema: object = None) -> Array:
             raise producer_error(obj, e)  # noqa: B904 (the cause is set)
         if imported is not NotImplemented:
             return imported
-    arr = _import(obj, Array, requested_schema)
+        # no Arrow protocol: asking the producer again (_import) would only repeat that
+        arr = _without_arrow_protocol(obj, Array)
+    else:
+        arr = _import(obj, Array, requested_schema)
     return arr if type(arr) is Array else Array(arr._h)
 
 
@@ -342,7 +346,12 @@ def record_batch(obj: object, *, requested_schema: object = None) -> RecordBatch
         imported = _lib.import_from(obj, RecordBatch, None) if requested_schema is None else NotImplemented
     except Exception as e:
         raise producer_error(obj, e)  # noqa: B904 (the cause is set)
-    arr = _import(obj, RecordBatch, requested_schema) if imported is NotImplemented else imported
+    if imported is not NotImplemented:
+        arr = imported
+    elif requested_schema is None:  # no Arrow protocol: asking again would only repeat that
+        arr = _without_arrow_protocol(obj, RecordBatch)
+    else:
+        arr = _import(obj, RecordBatch, requested_schema)
     if not arr._is_struct():
         raise ArrowInvalid(
             f"a record batch must have a struct type, but the object exported {arr.schema} "

@@ -13,9 +13,12 @@ Both describe 1-D fixed-width numbers without nulls. The stream rules:
   memory: a stream is taken and made to wait as on CUDA; ``None`` (a host
   reader such as NumPy) waits on the host before returning.
 * DLPack consumer (``godevarrow.array(x)``): for a CUDA, pinned or managed
-  tensor godevarrow creates a stream of its own, hands it to
-  ``x.__dlpack__(stream=...)``, and records the array's event on it, so later
-  readers (the host included, before it reads) wait for the producer.
+  tensor godevarrow names a stream to ``x.__dlpack__(stream=...)`` and
+  records the array's event on it, so later readers (the host included,
+  before it reads) wait for the producer. The stream is ``1``, the legacy
+  default stream, when the calling thread's current context is the
+  device's (then CuPy and PyTorch, on their default stream, have nothing to
+  order), else one of godevarrow's pooled streams (``dlpack.StreamForProducer``).
 * CUDA Array Interface producer: when the array has a ``sync_event``, the
   legacy default stream is made to wait for it and ``stream`` is ``1``;
   otherwise ``stream`` is ``None`` (the data is ready).
@@ -126,7 +129,7 @@ def from_dlpack(obj: Any) -> _Handle:
         # pinned and managed memory are written by the device too: the
         # producer orders that work before our stream (DLPack's python_spec)
         if device_traits(dev_type).streams:
-            stream_handle, stream = _lib.stream_new(int(dev_type), max(int(dev_id), 0))
+            stream_handle, stream = _lib.dlpack_consumer_stream(int(dev_type), max(int(dev_id), 0))
             kwargs["stream"] = stream
     try:
         capsule = obj.__dlpack__(max_version=DLPACK_VERSION, **kwargs)
@@ -135,7 +138,7 @@ def from_dlpack(obj: Any) -> _Handle:
     try:
         return _lib.dlpack_import(capsule, stream_handle)
     finally:
-        del stream_handle  # destroyed once the event was recorded on it
+        del stream_handle  # given back once the event was recorded on it
 
 
 # ------------------------------------------------------ CUDA Array Interface

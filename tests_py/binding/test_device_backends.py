@@ -35,19 +35,25 @@ def test_the_cuda_backend_is_linked_into_the_binding():
 
 def test_the_cpu_backend_makes_no_streams():
     with pytest.raises(DeviceError, match="the CPU has no streams"):
-        _lib.stream_new(int(DeviceType.CPU), 0)
+        _lib.dlpack_consumer_stream(int(DeviceType.CPU), 0)
 
 
 def test_a_stream_of_a_type_without_a_backend_is_refused():
     with pytest.raises(DeviceError, match="no metal backend"):
-        _lib.stream_new(int(DeviceType.METAL), 0)
+        _lib.dlpack_consumer_stream(int(DeviceType.METAL), 0)
 
 
 @pytest.mark.fakecuda
-def test_stream_new_makes_a_stream_of_the_cuda_backend():
-    handle, stream = _lib.stream_new(int(DeviceType.CUDA), 1)
-    assert stream > 2  # a stream of its own, not one of the special handles 1 and 2
-    del handle  # released through its backend
+def test_the_dlpack_consumer_stream_is_the_callers_default_only_in_the_devices_context():
+    import fakecuda as fake
+
+    fake.make_current(0)  # device 0's primary context, as CuPy and PyTorch make it current
+    handle, stream = _lib.dlpack_consumer_stream(int(DeviceType.CUDA), 0)
+    assert stream == 1, "the caller's context is the device's: its legacy default stream"
+    del handle  # the caller's stream is left alone
+    handle, stream = _lib.dlpack_consumer_stream(int(DeviceType.CUDA), 1)
+    assert stream > 2, "another device's context is current: a pooled stream, not 1 (that context's)"
+    del handle  # given back to its backend
     assert device_count(DeviceType.CUDA) == int(os.environ.get("FAKECUDA_DEVICES", "2"))
 
 
@@ -55,4 +61,4 @@ def test_stream_new_makes_a_stream_of_the_cuda_backend():
 def test_without_a_driver_the_cuda_backend_has_no_devices():
     assert device_count(DeviceType.CUDA) == 0
     with pytest.raises(DeviceError, match="CUDA is not available"):
-        _lib.stream_new(int(DeviceType.CUDA), 0)
+        _lib.dlpack_consumer_stream(int(DeviceType.CUDA), 0)

@@ -170,10 +170,17 @@ def test_torch_reads_a_godevarrow_array_by_dlpack_without_a_copy(torch):
     assert t.device.type == "cuda" and t.cpu().tolist() == list(range(N))
 
 
-def test_torch_reads_a_godevarrow_array_by_the_cuda_array_interface_without_a_copy(torch):
+def test_torch_refuses_the_read_only_cuda_array_interface_and_reads_by_dlpack(torch):
+    # godevarrow's __cuda_array_interface__ says read-only (Arrow data is
+    # immutable), and PyTorch refuses read-only memory there (seen with
+    # PyTorch 2.11 on an H200: "the read only flag is not supported"), so
+    # torch users take DLPack, which PyTorch reads without a copy
     g = gda.array(pa.array(range(N), pa.int64())).to_device("cuda:0")
-    t = torch.as_tensor(g, device="cuda:0")
-    assert t.data_ptr() == device_ptr(g), "torch.as_tensor copied godevarrow's array"
+    assert g.__cuda_array_interface__["data"][1] is True
+    with pytest.raises(TypeError, match="read only"):
+        torch.as_tensor(g, device="cuda:0")
+    t = torch.from_dlpack(g)
+    assert t.data_ptr() == device_ptr(g), "torch.from_dlpack copied godevarrow's array"
     assert t.cpu().tolist() == list(range(N))
 
 
@@ -260,7 +267,10 @@ def test_device_memory_freed_while_a_kernel_reads_it_is_reused_only_after_the_ke
     stream = cp.cuda.Stream(non_blocking=True)
     kernel = cp.RawKernel(SLOW_SUM, "slow_sum")
     with stream:
-        kernel((1,), (1,), (view, cp.int64(N), out, cp.int64(SPIN_CYCLES)))
+        # ten times the other tests' spin: gc.collect() below takes tens of
+        # milliseconds with PyTorch and CuPy loaded (the H200 run with the
+        # plain spin found the kernel done)
+        kernel((1,), (1,), (view, cp.int64(N), out, cp.int64(10 * SPIN_CYCLES)))
     del view, first  # released into the pool while the kernel still spins
     gc.collect()
     assert not stream.done, "the slow kernel had finished already: raise SPIN_CYCLES"

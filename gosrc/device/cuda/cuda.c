@@ -669,9 +669,12 @@ CUresult gda_cuda_pointers_on_device(int dev, int count, const uintptr_t* ptrs, 
 }
 
 int gda_cuda_caller_context_is(int dev) {
-  CUcontext c = NULL;
-  if (dev < 0 || dev >= device_count || cu.cuCtxGetCurrent(&c) != GDA_CUDA_SUCCESS) return 0;
-  return c != NULL && c == __atomic_load_n(&contexts[dev], __ATOMIC_ACQUIRE);
+  CUcontext c = NULL, primary = NULL;
+  const char* call;
+  if (dev < 0 || dev >= device_count || cu.cuCtxGetCurrent(&c) != GDA_CUDA_SUCCESS || c == NULL) return 0;
+  // retained here if no operation did yet: a caller's first import may come
+  // before godevarrow's first use of the device
+  return primary_context(dev, &primary, &call) == GDA_CUDA_SUCCESS && c == primary;
 }
 
 CUresult gda_cuda_stream_device(int dev, CUstream s, int* out, const char** call) {

@@ -76,6 +76,10 @@ quick=(); [ -n "${KIT_QUICK:-}" ] && quick=(--quick)
 bench_rc=$?
 say "device bench: exit $bench_rc"
 
+say "driver call costs"
+(cd "$WORK" && guard 120 "$VPY" "$KIT/bench/driver_costs.py" --out "$OUT/driver_costs.md" 2>&1) >>"$LOG"
+say "driver call costs: exit $?"
+
 "$VPY" "$KIT/report.py" --out "$OUT/report.md" --junit "$OUT/junit.xml" --pytest-log "$OUT/pytest.log" \
   --pytest-rc "$pytest_rc" --bench "$OUT/bench.md" --bench-rc "$bench_rc" --install "$INSTALL" 2>&1 | tee -a "$LOG"
 rm -rf "$WORK"
@@ -84,5 +88,6 @@ rm -rf "$WORK"
 if [ -f "$OUT/report.md" ]; then
   grep -E '^## Tests|^- (GPU|CUDA driver|cuda:)|\| (failed|error) \|' "$OUT/report.md"
   [ -f "$OUT/bench.md" ] && grep -E '^\|' "$OUT/bench.md"
+  [ -f "$OUT/driver_costs.md" ] && grep -E '^\|' "$OUT/driver_costs.md"
 fi
 [ "$pytest_rc" -eq 0 ] && [ "$bench_rc" -eq 0 ]
