@@ -201,6 +201,50 @@ static PyObject* ArrayBase_array(ArrayBaseObject* self, PyObject* const* args, P
   return call_general_path((PyObject*)self, "_c_array_slow", args, nargs, kwnames);
 }
 
+// __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None).
+// The common call (the array where it is, no copy asked for) is answered
+// here; a dl_device, copy=True, positional or unknown arguments go to the
+// Python method _dlpack_general, which copies and words the errors.
+static PyObject* ArrayBase_dlpack(ArrayBaseObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (is_poisoned()) return refuse_poisoned();
+  PyObject *stream = NULL, *max_version = NULL;
+  int general = nargs > 0;
+  Py_ssize_t nkw = kwnames ? PyTuple_Size(kwnames) : 0;
+  for (Py_ssize_t i = 0; !general && i < nkw; i++) {
+    PyObject *k = PyTuple_GetItem(kwnames, i), *v = args[nargs + i];
+    if (PyUnicode_CompareWithASCIIString(k, "stream") == 0) {
+      stream = v;
+    } else if (PyUnicode_CompareWithASCIIString(k, "max_version") == 0) {
+      max_version = v;
+    } else if (PyUnicode_CompareWithASCIIString(k, "dl_device") == 0) {
+      general = v != Py_None;
+    } else if (PyUnicode_CompareWithASCIIString(k, "copy") == 0) {
+      general = v != Py_None && v != Py_False;
+    } else {
+      general = 1;
+    }
+  }
+  if (general) return call_general_path((PyObject*)self, "_dlpack_general", args, nargs, kwnames);
+  int versioned = 0;
+  if (max_version && max_version != Py_None) {
+    PyObject* major = PySequence_GetItem(max_version, 0);
+    long m = major ? PyLong_AsLong(major) : -1;
+    Py_XDECREF(major);
+    if (m == -1 && PyErr_Occurred()) return NULL;
+    versioned = m >= 1;
+  }
+  uintptr_t h;
+  if (array_base_handle((PyObject*)self, &h)) return NULL;
+  return dlpack_export_of(h, versioned, 0, stream);
+}
+
+static PyObject* ArrayBase_dlpack_device(ArrayBaseObject* self, PyObject* unused) {
+  if (is_poisoned()) return refuse_poisoned();
+  uintptr_t h;
+  if (array_base_handle((PyObject*)self, &h)) return NULL;
+  return dlpack_device_of(h);
+}
+
 static PyObject* ArrayBase_schema_capsule(ArrayBaseObject* self, PyObject* unused) {
   if (!self->held) {
     PyObject* args[1] = {(PyObject*)self};
@@ -222,6 +266,12 @@ static PyMethodDef ArrayBase_methods[] = {
     {"__arrow_c_array__", (PyCFunction)(void (*)(void))ArrayBase_array, METH_FASTCALL | METH_KEYWORDS,
      "__arrow_c_array__(requested_schema=None) -> (schema capsule, array capsule)\n\n"
      "Zero-copy export of CPU data; data on another device is copied to the host."},
+    {"__dlpack__", (PyCFunction)(void (*)(void))ArrayBase_dlpack, METH_FASTCALL | METH_KEYWORDS,
+     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) -> DLPack capsule\n\n"
+     "A DLPack capsule over the values of a 1-D numeric array without nulls."},
+    {"__dlpack_device__", (PyCFunction)ArrayBase_dlpack_device, METH_NOARGS,
+     "__dlpack_device__() -> (device_type, device_id)\n\n"
+     "DLPack's device of the tensor __dlpack__ would export."},
     {"__arrow_c_schema__", (PyCFunction)ArrayBase_schema_capsule, METH_NOARGS,
      "__arrow_c_schema__() -> schema capsule of the array's field"},
     {"_is_struct", (PyCFunction)ArrayBase_is_struct, METH_NOARGS,

@@ -166,6 +166,12 @@ int array_base_handle(PyObject* o, uintptr_t* h);
 // A new instance of type owning the Go handle h and/or the held import
 // `held` (0/NULL: none); on failure both are released.
 PyObject* array_base_owning(PyTypeObject* type, uintptr_t h, gda_held* held);
+// DLPack (tensor.c): an export of handle h (stream as __dlpack__ got it), the
+// consumer's side of an exchange (NotImplemented without __dlpack__), and the
+// (device_type, device_id) of h.
+PyObject* dlpack_export_of(uintptr_t h, int versioned, int copied, PyObject* stream);
+PyObject* dlpack_import_from(PyObject* obj, PyTypeObject* cls);
+PyObject* dlpack_device_of(uintptr_t h);
 
 // ---- imports (import.c) ----
 // The array of obj through __arrow_c_device_array__, else __arrow_c_array__

@@ -183,9 +183,9 @@ PyObject* m_import_array(PyObject* self, PyObject* const* args, Py_ssize_t nargs
 }
 
 // import_from(obj, cls, requested_schema_capsule): an instance of cls (an
-// ArrayBase subclass) imported through obj's array protocols, or
-// NotImplemented when obj has none (the Python layer then tries DLPack and
-// the CUDA Array Interface) or is one of ours.
+// ArrayBase subclass) imported through obj's array protocols (or, with no
+// requested schema, through DLPack), or NotImplemented when obj has none
+// (the Python layer then tries the CUDA Array Interface) or is one of ours.
 PyObject* m_import_from(PyObject* module, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(3, "import_from");
   PyObject* obj = args[0];
@@ -198,7 +198,12 @@ PyObject* m_import_from(PyObject* module, PyObject* const* args, Py_ssize_t narg
   if (PyObject_TypeCheck(obj, ArrayBase_Type)) Py_RETURN_NOTIMPLEMENTED;
   PyObject* out;
   if (!requested && pyarrow_import(obj, cls, &out)) return out;
-  return import_by_protocol(obj, cls, requested, 0, NULL);
+  out = import_by_protocol(obj, cls, requested, 0, NULL);
+  if (out != Py_NotImplemented || requested) return out;
+  // no Arrow protocol: DLPack, whose exchange is made here in one C call
+  // (the Python layer then tries the CUDA Array Interface)
+  Py_DECREF(out);
+  return dlpack_import_from(obj, cls);
 }
 
 int import_init(void) {

@@ -36,56 +36,207 @@ void gda_py_decref(void* obj) {
   PyGILState_Release(state);
 }
 
-PyObject* m_dlpack_export(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(4, "dlpack_export");
-  uintptr_t h;
-  int versioned, copied;
+// The stream argument of __dlpack__: None (*given 0) or an int that is not a
+// bool; Go checks its value against DLPack's rules (dlpack.ConsumerStream).
+static int get_dlpack_stream(PyObject* o, int64_t* stream, int* given) {
+  *stream = 0;
+  *given = 0;
+  if (!o || o == Py_None) return 0;
+  if (!PyLong_Check(o) || PyBool_Check(o)) {
+    PyObject* got = type_name_of(o);
+    if (got) PyErr_Format(ArrowInvalid, "stream must be an int or None, got %U", got);
+    Py_XDECREF(got);
+    return -1;
+  }
+  long long v = PyLong_AsLongLong(o);
+  if (v == -1 && PyErr_Occurred()) return -1;
+  *stream = v;
+  *given = 1;
+  return 0;
+}
+
+PyObject* dlpack_export_of(uintptr_t h, int versioned, int copied, PyObject* stream_obj) {
   int64_t stream;
-  if (get_handle(args[0], &h) || get_bool(args[1], &versioned) || get_bool(args[2], &copied) ||
-      get_int64(args[3], &stream))
-    return NULL;
+  int given;
+  if (get_dlpack_stream(stream_obj, &stream, &given)) return NULL;
   void* p = NULL;
   gda_error e = {0};
-  if (gdaDLPackExport(h, versioned, copied, stream, &p, &e)) return raise_error(&e);
+  if (gdaDLPackExport(h, versioned, copied, stream, given, &p, &e)) return raise_error(&e);
   PyObject* cap = PyCapsule_New(p, versioned ? "dltensor_versioned" : "dltensor", dlpack_capsule_destructor);
   if (!cap) gdaDLPackDelete(p, versioned);
   return cap;
 }
 
-// dlpack_import(capsule, stream_handle_or_None): the stream is the one the
-// consumer passed to __dlpack__ (a handle from dlpack_consumer_stream).
-PyObject* m_dlpack_import(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(2, "dlpack_import");
-  PyObject* cap = args[0];
-  uintptr_t stream = 0;
-  if (get_optional_handle(args[1], &stream)) return NULL;
+// dlpack_export(handle, versioned, copied, stream): stream as __dlpack__ got it.
+PyObject* m_dlpack_export(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(4, "dlpack_export");
+  uintptr_t h;
+  int versioned, copied;
+  if (get_handle(args[0], &h) || get_bool(args[1], &versioned) || get_bool(args[2], &copied)) return NULL;
+  return dlpack_export_of(h, versioned, copied, args[3]);
+}
+
+// Takes the tensor of a producer's capsule (renaming it used first, so that
+// from here on Go deletes it exactly once) and imports it; stream is the
+// handle of the stream named to the producer (0: none).
+static int dlpack_take(PyObject* cap, uintptr_t stream, uintptr_t* out) {
   if (!PyCapsule_CheckExact(cap)) {
     PyObject* got = type_name_of(cap);
     if (got) PyErr_Format(GodevarrowTypeError, "__dlpack__() returned an object of type %U, not a PyCapsule", got);
     Py_XDECREF(got);
-    return NULL;
+    return -1;
   }
   const char* name = PyCapsule_GetName(cap);
   int versioned = name && strcmp(name, "dltensor_versioned") == 0;
   if (!versioned && !(name && strcmp(name, "dltensor") == 0)) {
     PyErr_Format(ArrowInvalid, "expected a DLPack capsule named 'dltensor' or 'dltensor_versioned', got '%s'",
                  name ? name : "(NULL)");
-    return NULL;
+    return -1;
   }
   void* p = PyCapsule_GetPointer(cap, name);
-  if (!p) return NULL;
-  // take ownership before anything else can fail: from here on Go deletes it
-  if (PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0) return NULL;
-  RETURN_HANDLE_NOGIL(gdaDLPackImport(p, versioned, stream, &out_, &e_));
+  if (!p) return -1;
+  if (PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0) return -1;
+  gda_error e = {0};
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = gdaDLPackImport(p, versioned, stream, out, &e);
+  Py_END_ALLOW_THREADS if (rc) {
+    raise_error(&e);
+    return -1;
+  }
+  return 0;
 }
 
-PyObject* m_dlpack_device(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  HANDLE_ARG(1, "dlpack_device");
+// dlpack_import(capsule, stream_handle_or_None): the stream is the one the
+// consumer passed to __dlpack__ (a handle from dlpack_consumer_stream).
+PyObject* m_dlpack_import(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "dlpack_import");
+  uintptr_t stream = 0, h = 0;
+  if (get_optional_handle(args[1], &stream) || dlpack_take(args[0], stream, &h)) return NULL;
+  return wrap_handle(h);
+}
+
+// The device a producer's __dlpack_device__ names: 0, or -1 with an error.
+static int dlpack_device_of_producer(PyObject* obj, int64_t* type, int64_t* id) {
+  PyObject* dev = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
+  if (!dev) return -1;
+  PyObject *t = NULL, *i = NULL;
+  if (PySequence_Check(dev) && PySequence_Size(dev) == 2) {
+    t = PySequence_GetItem(dev, 0);
+    i = t ? PySequence_GetItem(dev, 1) : NULL;
+  } else if (!PyErr_Occurred()) {
+    PyErr_SetString(PyExc_ValueError, "__dlpack_device__() must return a (device_type, device_id) pair");
+  }
+  int rc = -1;
+  if (t && i) {
+    *type = PyLong_AsLongLong(t);
+    *id = *type == -1 && PyErr_Occurred() ? -1 : PyLong_AsLongLong(i);
+    rc = PyErr_Occurred() ? -1 : 0;
+  }
+  Py_XDECREF(t);
+  Py_XDECREF(i);
+  Py_DECREF(dev);
+  return rc;
+}
+
+// The DLPack consumer's side of an exchange, in C (gda.array(x) of a CuPy
+// array or a PyTorch tensor takes it; docs/cuda.md, "DLPack"):
+//   1. the tensor's device, from __dlpack_device__ (when the producer has it);
+//   2. for a device type with streams, the stream to name to the producer
+//      (dlpack.StreamForProducer decides: the caller's default stream when
+//      its current context is the device's, else a pooled one);
+//   3. __dlpack__(max_version=(1, 1), stream=...), or without max_version
+//      for a producer that predates DLPack 1.0's keywords (TypeError);
+//   4. the import, which records the array's event on that stream.
+// method is obj's __dlpack__.
+static PyObject* dlpack_import_object(PyObject* obj, PyObject* method, PyTypeObject* cls) {
+  PyObject *stream_owner = NULL, *kwargs = PyDict_New(), *cap = NULL, *result = NULL;
+  uintptr_t stream_handle = 0;
+  if (!kwargs) return NULL;
+  PyObject* has_device = PyObject_GetAttrString(obj, "__dlpack_device__");
+  if (has_device) {
+    Py_DECREF(has_device);
+    int64_t type, id;
+    if (dlpack_device_of_producer(obj, &type, &id)) goto done;
+    int host = 0, streams = 0, device_memory = 0;
+    gdaDeviceTraits(type, &host, &streams, &device_memory);
+    if (streams) {
+      uintptr_t stream = 0;
+      gda_error e = {0};
+      if (gdaDLPackConsumerStream(type, id > 0 ? id : 0, &stream_handle, &stream, &e)) {
+        raise_error(&e);
+        goto done;
+      }
+      if (!(stream_owner = wrap_handle(stream_handle))) goto done;  // gives the stream back when dropped
+      PyObject* s = PyLong_FromUnsignedLongLong(stream);
+      if (!s || PyDict_SetItemString(kwargs, "stream", s) < 0) {
+        Py_XDECREF(s);
+        goto done;
+      }
+      Py_DECREF(s);
+    }
+  } else if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+    PyErr_Clear();
+  } else {
+    goto done;
+  }
+  PyObject* version = Py_BuildValue("(ii)", 1, 1);  // DLPACK_VERSION (_dlpack.py)
+  if (!version || PyDict_SetItemString(kwargs, "max_version", version) < 0) {
+    Py_XDECREF(version);
+    goto done;
+  }
+  Py_DECREF(version);
+  PyObject* no_args = PyTuple_New(0);
+  if (!no_args) goto done;
+  cap = PyObject_Call(method, no_args, kwargs);
+  if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    PyErr_Clear();  // a producer that predates DLPack 1.0's keywords
+    if (PyDict_DelItemString(kwargs, "max_version") == 0) cap = PyObject_Call(method, no_args, kwargs);
+  }
+  Py_DECREF(no_args);
+  if (!cap) goto done;
+  uintptr_t h = 0;
+  if (dlpack_take(cap, stream_handle, &h) == 0) result = array_base_owning(cls, h, NULL);
+done:
+  Py_XDECREF(cap);
+  Py_XDECREF(stream_owner);
+  Py_DECREF(kwargs);
+  return result;
+}
+
+PyObject* dlpack_import_from(PyObject* obj, PyTypeObject* cls) {
+  PyObject* method = PyObject_GetAttrString(obj, "__dlpack__");
+  if (!method) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
+    PyErr_Clear();
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  PyObject* r = dlpack_import_object(obj, method, cls);
+  Py_DECREF(method);
+  return r;
+}
+
+// dlpack_import_from(obj, cls): obj as an instance of cls through DLPack, or
+// NotImplemented when it has no __dlpack__.
+PyObject* m_dlpack_import_from(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CHECK_NARGS(2, "dlpack_import_from");
+  if (!PyType_Check(args[1]) || !PyType_IsSubtype((PyTypeObject*)args[1], ArrayBase_Type)) {
+    PyErr_SetString(GodevarrowTypeError, "dlpack_import_from() needs a subclass of ArrayBase");
+    return NULL;
+  }
+  return dlpack_import_from(args[0], (PyTypeObject*)args[1]);
+}
+
+PyObject* dlpack_device_of(uintptr_t h) {
   int32_t t = 0;
   int64_t id = 0;
   gda_error e = {0};
   if (gdaDLPackDevice(h, &t, &id, &e)) return raise_error(&e);
   return Py_BuildValue("(iL)", (int)t, (long long)id);
+}
+
+PyObject* m_dlpack_device(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_ARG(1, "dlpack_device");
+  return dlpack_device_of(h);
 }
 
 PyObject* m_dlpack_consumer_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {

@@ -19,13 +19,13 @@ import (
 )
 
 //export gdaDLPackExport
-func gdaDLPackExport(h C.uintptr_t, versioned, copied C.int, stream C.int64_t, out *unsafe.Pointer, e *C.gda_error) C.int {
+func gdaDLPackExport(h C.uintptr_t, versioned, copied C.int, stream C.int64_t, streamGiven C.int, out *unsafe.Pointer, e *C.gda_error) C.int {
 	return call(e, func() error {
 		a, err := valueOf[*cdevice.Array](h)
 		if err != nil {
 			return err
 		}
-		s, err := dlpack.ConsumerStream(a, int64(stream))
+		s, err := dlpack.ConsumerStream(a, int64(stream), streamGiven != 0)
 		if err != nil {
 			return err
 		}

@@ -22,17 +22,45 @@ import (
 // order its work after.
 
 // ConsumerStream is the stream a DLPack consumer passed to __dlpack__ for
-// an export of a: nil for -1 (no stream: Export then waits on the host for
-// pinned and managed memory) and for CPU arrays. Pinned and managed memory
-// take a stream as device memory does (DLPack python_spec, "stream"; CuPy
-// passes its current stream for kDLCUDAManaged, cupy/_core/dlpack.pyx).
-func ConsumerStream(a *cdevice.Array, stream int64) (device.Stream, error) {
-	b, err := device.BackendFor(a.Device().Type)
-	if err != nil || !b.Traits().Streams || stream < 0 {
+// an export of a, checked by DLPack's stream rules (given false: the
+// consumer passed None). nil means none: -1 (no synchronization), any CPU
+// array, and None for pinned or managed memory (a host reader such as
+// NumPy: Export then waits on the host). On device memory None is the
+// legacy default stream (1); 0 is refused as ambiguous, and so is anything
+// below -1. Pinned and managed memory take a stream as device memory does
+// (DLPack python_spec, "stream"; CuPy passes its current stream for
+// kDLCUDAManaged, cupy/_core/dlpack.pyx).
+func ConsumerStream(a *cdevice.Array, stream int64, given bool) (device.Stream, error) {
+	dev := a.Device()
+	if dev.Type == device.CPU {
+		if given && stream != -1 {
+			return nil, errorf(errs.ErrInvalid, "stream must be None for an array on the CPU, got %d", stream)
+		}
 		return nil, nil
 	}
-	return b.ForeignStream(int(max(a.Device().ID, 0)), uintptr(stream))
+	if !given {
+		if dev.Type.HostAccessible() {
+			return nil, nil
+		}
+		stream = legacyDefaultStream
+	}
+	switch {
+	case stream == 0:
+		return nil, errorf(errs.ErrInvalid, "stream 0 is ambiguous (DLPack): pass 1 for the legacy default stream, 2 for per-thread")
+	case stream < -1:
+		return nil, errorf(errs.ErrInvalid, "stream must be -1, None or a positive CUDA stream handle, got %d", stream)
+	case stream == -1:
+		return nil, nil
+	}
+	b, err := device.BackendFor(dev.Type)
+	if err != nil || !b.Traits().Streams {
+		return nil, nil
+	}
+	return b.ForeignStream(int(max(dev.ID, 0)), uintptr(stream))
 }
+
+// legacyDefaultStream is DLPack's handle of CUDA's legacy default stream.
+const legacyDefaultStream = 1
 
 // StreamForProducer is the stream a consumer names to a producer's __dlpack__
 // for a tensor on device id of backend b, and then passes to Import.

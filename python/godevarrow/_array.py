@@ -113,7 +113,9 @@ class Array(Values, _lib.ArrayBase):
         return (_array_from_ipc, (data, int(self.device_type), self.device_id))
 
     # -- DLPack and the CUDA Array Interface
-    def __dlpack__(
+    # __dlpack__ and __dlpack_device__ are ArrayBase's (C): the common call,
+    # the array where it is, is answered there; the rest comes here
+    def _dlpack_general(
         self,
         *,
         stream: Optional[int] = None,
@@ -121,13 +123,9 @@ class Array(Values, _lib.ArrayBase):
         dl_device: Optional[tuple[int, int]] = None,
         copy: Optional[bool] = None,
     ) -> CapsuleType:
-        """A DLPack capsule over the values of a 1-D numeric array without nulls."""
+        """``__dlpack__`` with a ``dl_device`` or ``copy=True``."""
         capsule = _dlpack.export(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
         return cast("CapsuleType", capsule)
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        """DLPack's ``(device_type, device_id)`` of the tensor ``__dlpack__`` would export."""
-        return _lib.dlpack_device(self._h)
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
@@ -303,7 +301,7 @@ def _without_arrow_protocol(obj: object, cls: type[_A]) -> Array:
         if isinstance(obj, Array):
             return obj
         if hasattr(obj, "__dlpack__"):
-            return cls(_dlpack.from_dlpack(obj))
+            return _dlpack.from_dlpack(obj, cls)
         if hasattr(obj, "__cuda_array_interface__"):
             return cls(_dlpack.from_cuda_array_interface(obj))
         raise no_protocol(

@@ -30,7 +30,7 @@ Both describe 1-D fixed-width numbers without nulls. The stream rules:
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, TypeVar
 
 from . import _godevarrow as _lib
 from ._device import Device, DeviceType, device_traits
@@ -40,11 +40,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._array import Array
 
 _Handle = Any  # a handle capsule of the extension: the array module wraps it
+_A = TypeVar("_A")
 
-# The DLPack version the extension produces and reads.
+# The DLPack version the extension produces and reads (the binding's DLPack
+# import, dlpack_import_from in tensor.c, asks producers for it too).
 DLPACK_VERSION = (1, 1)
 
-_LEGACY_DEFAULT_STREAM = 1
 # DLPack dtype codes
 _INT, _UINT, _FLOAT = 0, 1, 2
 _ARROW_FORMATS = {
@@ -62,31 +63,6 @@ _ARROW_FORMATS = {
 }
 _TYPESTR_KINDS = {_INT: "i", _UINT: "u", _FLOAT: "f"}
 _ENDIAN = "<" if sys.byteorder == "little" else ">"
-
-
-def _cuda_stream(stream: Optional[int], device: tuple[int, int]) -> int:
-    """The consumer stream handle for dlpack_export; -1 means none.
-
-    Pinned (kDLCUDAHost) and managed (kDLCUDAManaged) memory take a stream as
-    CUDA memory does (DLPack's python_spec, "stream": the consumer passes the
-    stream it will use; CuPy passes its current stream for managed memory,
-    cupy/_core/dlpack.pyx ``from_dlpack``). ``None`` there means a host
-    reader (NumPy reads these kinds on the host at once): the export then
-    waits on the host until the data is complete."""
-    if device[0] == DeviceType.CPU:
-        if stream not in (None, -1):
-            raise ArrowInvalid(f"stream must be None for an array on the CPU, got {stream!r}")
-        return -1
-    host_visible = device_traits(device[0]).host_accessible
-    if stream is None:
-        return -1 if host_visible else _LEGACY_DEFAULT_STREAM
-    if not isinstance(stream, int) or isinstance(stream, bool):
-        raise ArrowInvalid(f"stream must be an int or None, got {type(stream).__name__}")
-    if stream == 0:
-        raise ArrowInvalid("stream 0 is ambiguous (DLPack): pass 1 for the legacy default stream, 2 for per-thread")
-    if stream < -1:
-        raise ArrowInvalid(f"stream must be -1, None or a positive CUDA stream handle, got {stream}")
-    return stream
 
 
 def export(
@@ -110,35 +86,22 @@ def export(
     handle = arr._h
     if copy and not copied:
         handle, copied = _lib.array_copy(arr._h), True
-    device = arr.__dlpack_device__()
-    consumer_stream = _cuda_stream(stream, device)
     versioned = max_version is not None and max_version[0] >= 1
     if copied and not versioned:
         # DLPack < 1.0 cannot say that the tensor is a copy; the spec allows it
         # only with the flag, so refuse rather than hand over a silent copy
         raise DLPackError("a copy was requested or needed, which needs max_version >= (1, 0) to be flagged")
-    return _lib.dlpack_export(handle, versioned, copied, consumer_stream)
+    # Go checks stream against DLPack's rules for the array's device (dlpack.ConsumerStream)
+    return _lib.dlpack_export(handle, versioned, copied, stream)
 
 
-def from_dlpack(obj: Any) -> _Handle:
-    """The handle of an array imported from obj's ``__dlpack__``."""
-    stream_handle = None
-    kwargs: dict[str, Any] = {}
-    if hasattr(obj, "__dlpack_device__"):
-        dev_type, dev_id = obj.__dlpack_device__()
-        # pinned and managed memory are written by the device too: the
-        # producer orders that work before our stream (DLPack's python_spec)
-        if device_traits(dev_type).streams:
-            stream_handle, stream = _lib.dlpack_consumer_stream(int(dev_type), max(int(dev_id), 0))
-            kwargs["stream"] = stream
-    try:
-        capsule = obj.__dlpack__(max_version=DLPACK_VERSION, **kwargs)
-    except TypeError:  # a producer that predates DLPack 1.0's keywords
-        capsule = obj.__dlpack__(**kwargs)
-    try:
-        return _lib.dlpack_import(capsule, stream_handle)
-    finally:
-        del stream_handle  # given back once the event was recorded on it
+def from_dlpack(obj: Any, cls: type[_A]) -> _A:
+    """obj as an instance of cls, imported from its ``__dlpack__`` (the binding
+    makes the exchange: the stream named, the capsule taken and imported)."""
+    arr = _lib.dlpack_import_from(obj, cls)
+    if arr is NotImplemented:
+        raise ArrowInvalid(f"{type(obj).__name__} has no __dlpack__")
+    return arr
 
 
 # ------------------------------------------------------ CUDA Array Interface
