@@ -55,8 +55,8 @@ func TestCUDACopiesLargerThanAStagingChunkRoundTrip(t *testing.T) {
 			if !sameOnHost(t, host, d1) {
 				t.Fatalf("%d values changed on their way through two devices", n)
 			}
-			if got := cuda.StagingChunks(0); got > 4 {
-				t.Fatalf("device 0 holds %d staging chunks, more than its bound of 4", got)
+			if got, bound := cuda.StagingChunks(0), cuda.StagingPerDevice(); got > bound {
+				t.Fatalf("device 0 holds %d staging chunks, more than its bound of %d", got, bound)
 			}
 		})
 	}
@@ -148,8 +148,8 @@ func TestCUDAConcurrentCopiesShareTheBoundedStagingPool(t *testing.T) {
 	for f := range failures {
 		t.Error(f)
 	}
-	if got := cuda.StagingChunks(0); got > 4 {
-		t.Fatalf("device 0 holds %d staging chunks, more than its bound of 4", got)
+	if got, bound := cuda.StagingChunks(0), cuda.StagingPerDevice(); got > bound {
+		t.Fatalf("device 0 holds %d staging chunks, more than its bound of %d", got, bound)
 	}
 }
 

@@ -401,6 +401,7 @@ static void run_until(stream* s, size_t end);
 // (costs: see fakecuda_overrun_ns).
 static __thread int call_own_work;
 static long long overrun_ns;
+static uint64_t overrun_until;  // the end of the last overrun counted
 
 static void run_op(op* o) {
   switch (o->kind) {
@@ -627,8 +628,13 @@ static void charge(void) {
   __atomic_fetch_add(&charged_ns, (long long)(end - call_t0), __ATOMIC_RELAXED);
   uint64_t t = now_ns();
   if (call_own_work && t > end) {
+    // calls on several threads at once overrun together: the wall clock
+    // counts their overlap once, so only the part of [end, t] that no
+    // counted overrun covers is added
     pthread_mutex_lock(&mu);
-    overrun_ns += (long long)(t - end);
+    uint64_t from = max64(end, overrun_until);
+    if (t > from) overrun_ns += (long long)(t - from);
+    overrun_until = max64(overrun_until, t);
     pthread_mutex_unlock(&mu);
   }
   call_own_work = 0;

@@ -30,28 +30,24 @@ import (
 //     runs when the stream is synchronized (SyncStream), so nothing reads
 //     the destination before the data is there;
 //   - a large copy is cut into chunk-sized pieces that go round the chunks
-//     it holds, each reuse waiting for the chunk's event: the host-side
-//     memcpy of one piece, spread over threads (one per CPU, at most
-//     maxCopyWorkers), overlaps the transfer of the pieces queued before it;
+//     it holds, one worker thread per chunk, each reuse waiting for the
+//     chunk's event: the workers' memcpys run at once and overlap the
+//     transfers queued before them (pipelinedCopy);
 //   - a gather of small values (Gather) lands in a chunk and is copied out
 //     after its one synchronization.
 //
 // The pool is bounded: at most stagingPerDevice chunks of stagingChunk bytes
-// per device (16 MiB of pinned memory each), idle ones kept until
+// per device (one per CPU, 4 to 16: 16 to 64 MiB of pinned memory), idle
+// ones kept until
 // ReleaseStaging (device.ReleasePools). When every chunk of a device is in
 // use (concurrent copies), a copy goes to the driver directly, as before:
 // nothing waits for a chunk.
 
 const (
-	stagingChunk     = 4 << 20 // bytes of pinned memory per chunk
-	stagingPerDevice = 4       // chunks a device keeps at most
-	stagingAlign     = 256     // small copies start on this boundary in a chunk
-	maxCopyWorkers   = 16      // host threads of one memcpy
-	// a memcpy is split only into parts at least this large: a chunk's
-	// memcpy gets all 16 workers (on an H200's 16-CPU host, 4 workers of
-	// 1 MiB held a pageable host-to-device copy to 16 GB/s, the memcpy's
-	// pace, against the link's 55)
-	copyPerWorker = 256 << 10
+	stagingChunk   = 4 << 20 // bytes of pinned memory per chunk
+	stagingAlign   = 256     // small copies start on this boundary in a chunk
+	maxCopyWorkers = 16      // host threads of one memcpy, and chunks of one device
+	copyPerWorker  = 1 << 20 // parallelCopy splits a memcpy only into parts at least this large
 )
 
 // chunk is pinned host memory of one device, with an event that marks the
@@ -63,6 +59,14 @@ type chunk struct {
 	ev   *Event
 	used int64 // bytes already handed to small copies
 }
+
+// stagingPerDevice is the number of chunks a device keeps at most: one per
+// CPU (a pipelined copy runs one worker per chunk), at least 4, at most
+// maxCopyWorkers: 16 to 64 MiB of pinned memory per device.
+var stagingPerDevice = min(max(runtime.NumCPU(), 4), maxCopyWorkers)
+
+// StagingPerDevice is the bound on a device's staging chunks (for tests).
+func StagingPerDevice() int { return stagingPerDevice }
 
 var staging = struct {
 	sync.Mutex
@@ -308,11 +312,8 @@ func stagedCopy(s *Stream, kind device.CopyKind, dst, src unsafe.Pointer, n int6
 }
 
 // pipelinedCopy copies more than a chunk in chunk-sized pieces through the
-// chunks it can take (at least two, or it declines): piece i uses chunk
-// i%k, waiting for that chunk's event (its previous piece's transfer) before
-// reusing it, so the memcpy of one piece overlaps the transfers queued
-// before it. The last pieces of a device-to-host copy are copied out when
-// the stream is synchronized.
+// chunks it can take (at least two, or it declines): pipelinedUpload and
+// pipelinedDownload say how each direction uses them.
 func pipelinedCopy(s *Stream, kind device.CopyKind, dst, src unsafe.Pointer, n int64) (bool, error) {
 	var cs []*chunk
 	for len(cs) < stagingPerDevice {
@@ -340,32 +341,91 @@ func pipelinedCopy(s *Stream, kind device.CopyKind, dst, src unsafe.Pointer, n i
 	}
 	w := stagedOf(s)
 	w.chunks = append(w.chunks, cs...)
+	if kind == device.HostToDevice {
+		return true, pipelinedUpload(s, cs, dst, src, n)
+	}
+	return true, pipelinedDownload(s, w, cs, dst, src, n)
+}
+
+// pipelinedUpload copies n bytes from host memory to the device through the
+// chunks cs with one worker per chunk (at most one per CPU): worker w copies
+// pieces w, w+k, w+2k, ... of its chunk, each time first waiting for the
+// chunk's event (the transfer of its previous piece), then copying the
+// piece into the chunk and queueing its transfer. So the workers' memcpys
+// run at once, each on its own thread for the whole copy, overlapping the
+// transfers queued before them. (One memcpy spread over threads for each
+// piece in turn, the earlier design, held a 1 GiB copy to 16 GB/s on the
+// H200's 16-CPU host whatever the number of threads: they were woken for
+// every 4 MiB piece.)
+func pipelinedUpload(s *Stream, cs []*chunk, dst, src unsafe.Pointer, n int64) error {
+	pieces := (n + stagingChunk - 1) / stagingChunk
+	workers := int64(min(len(cs), runtime.NumCPU()))
+	workers = max(min(workers, pieces), 1)
+	var (
+		wg       sync.WaitGroup
+		failed   atomic.Bool
+		errOnce  sync.Once
+		firstErr error
+	)
+	fail := func(err error) {
+		failed.Store(true)
+		errOnce.Do(func() { firstErr = err })
+	}
+	for worker := int64(0); worker < workers; worker++ {
+		wg.Add(1)
+		go func(c *chunk) {
+			defer wg.Done()
+			for i := worker; i < pieces && !failed.Load(); i += workers {
+				off := i * stagingChunk
+				m := min(stagingChunk, n-off)
+				if i != worker {
+					if err := c.ev.Synchronize(); err != nil {
+						fail(err)
+						return
+					}
+				}
+				copy(unsafe.Slice((*byte)(c.p), m), unsafe.Slice((*byte)(unsafe.Add(src, off)), m))
+				err := s.CopyAsync(device.HostToDevice, unsafe.Add(dst, off), c.p, m, s.dev)
+				if err == nil {
+					err = c.ev.Record(s)
+				}
+				if err != nil {
+					fail(err)
+					return
+				}
+			}
+		}(cs[worker])
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// pipelinedDownload copies n bytes from the device to host memory: piece i
+// goes through chunk i%k, waiting for that chunk's event (its previous
+// piece's transfer) before reusing it and copying that piece out, so the
+// memcpy of one piece (spread over threads) overlaps the transfers queued
+// after it. The last pieces are copied out when the stream is synchronized.
+func pipelinedDownload(s *Stream, w *staged, cs []*chunk, dst, src unsafe.Pointer, n int64) error {
 	outs := make([]stagedOut, len(cs))
 	for i, off := 0, int64(0); off < n; i, off = i+1, off+stagingChunk {
 		c, m := cs[i%len(cs)], min(stagingChunk, n-off)
 		if i >= len(cs) {
 			if err := c.ev.Synchronize(); err != nil {
-				return true, err
+				return err
 			}
 			if o := outs[i%len(cs)]; o.n > 0 {
 				parallelCopy(o.dst, o.src, o.n)
 			}
 		}
-		var err error
-		if kind == device.HostToDevice {
-			parallelCopy(c.p, unsafe.Add(src, off), m)
-			err = s.CopyAsync(kind, unsafe.Add(dst, off), c.p, m, s.dev)
-		} else {
-			err = s.CopyAsync(kind, c.p, unsafe.Add(src, off), m, s.dev)
-			outs[i%len(cs)] = stagedOut{dst: unsafe.Add(dst, off), src: c.p, n: m}
-		}
+		err := s.CopyAsync(device.DeviceToHost, c.p, unsafe.Add(src, off), m, s.dev)
+		outs[i%len(cs)] = stagedOut{dst: unsafe.Add(dst, off), src: c.p, n: m}
 		if err == nil {
 			err = c.ev.Record(s)
 		}
 		if err != nil {
 			outs[i%len(cs)] = stagedOut{}
 			w.outs = append(w.outs, outs...)
-			return true, err
+			return err
 		}
 	}
 	for _, o := range outs {
@@ -373,7 +433,7 @@ func pipelinedCopy(s *Stream, kind device.CopyKind, dst, src unsafe.Pointer, n i
 			w.outs = append(w.outs, o)
 		}
 	}
-	return true, nil
+	return nil
 }
 
 // stagedGather is Gather through a staging chunk: the values land in pinned

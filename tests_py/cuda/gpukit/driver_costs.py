@@ -101,6 +101,7 @@ def measure() -> list[tuple[str, float]]:
     for n, size in ((8, "8 B"), (8192, "8 KB")):
         jobs += [
             (f"cuMemcpyHtoDAsync {size} from pinned + cuStreamSynchronize", async_htod(n)),
+            (f"cuMemcpyHtoDAsync {size} from pageable + cuStreamSynchronize", async_htod_pageable(n)),
             (
                 f"cuMemcpyHtoD {size} from pinned (synchronous)",
                 lambda n=n: cu.cuMemcpyHtoD_v2(dev.value, pinned.value, n),
@@ -110,6 +111,7 @@ def measure() -> list[tuple[str, float]]:
                 lambda n=n: cu.cuMemcpyHtoD_v2(dev.value, pageable, n),
             ),
             (f"cuMemcpyDtoHAsync {size} into pinned + cuStreamSynchronize", async_dtoh(n)),
+            (f"cuMemcpyDtoHAsync {size} into pageable + cuStreamSynchronize", async_dtoh_pageable(n)),
             (
                 f"cuMemcpyDtoH {size} into pinned (synchronous)",
                 lambda n=n: cu.cuMemcpyDtoH_v2(pinned.value, dev.value, n),
