@@ -74,6 +74,20 @@ def measure() -> list[tuple[str, float]]:
 
         return f
 
+    def async_htod_pageable(n: int) -> Callable[[], None]:
+        def f() -> None:
+            cu.cuMemcpyHtoDAsync_v2(dev.value, ctypes.addressof(pageable), n, stream)
+            cu.cuStreamSynchronize(stream)
+
+        return f
+
+    def async_dtoh_pageable(n: int) -> Callable[[], None]:
+        def f() -> None:
+            cu.cuMemcpyDtoHAsync_v2(ctypes.addressof(pageable), dev.value, n, stream)
+            cu.cuStreamSynchronize(stream)
+
+        return f
+
     def async_dtoh(n: int) -> Callable[[], None]:
         def f() -> None:
             cu.cuMemcpyDtoHAsync_v2(pinned.value, dev.value, n, stream)
