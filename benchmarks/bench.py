@@ -16,6 +16,7 @@ import argparse
 import datetime
 import functools
 import os
+import pathlib
 import platform
 import random
 import statistics
@@ -1234,7 +1235,7 @@ def device_jobs_section(args: argparse.Namespace) -> str:
         "the versions, every test's outcome and these rows. A session lent a GPU through a device tool that",
         "copies the working tree runs that one call with `build/gpu-kit` carried (it is an ignored path)",
         "and `OUT` the folder the tool brings back, within a few minutes, and commits the report's rows",
-        "here, naming the GPU.",
+        "under docs/gpu-runs/, naming the GPU; the latest run's table follows this run's below.",
         "",
     ]
     if fake:
@@ -1256,7 +1257,37 @@ def device_jobs_section(args: argparse.Namespace) -> str:
             "",
         ]
     lines += markdown_table(header, out)
+    lines += gpu_run_lines()
     return "\n".join(lines) + "\n"
+
+
+GPU_RUNS = pathlib.Path(__file__).resolve().parent.parent / "docs" / "gpu-runs"
+
+
+def gpu_run_lines() -> list[str]:
+    """The device jobs of the latest GPU kit run committed under
+    docs/gpu-runs/ (a session lent a GPU writes one there), so that
+    benchmarks.md shows hardware's figures beside this run's."""
+    runs = sorted(GPU_RUNS.glob("*.md"))
+    if not runs:
+        return []
+    text = runs[-1].read_text(encoding="utf-8")
+    start = text.find("## Device jobs")
+    if start < 0:
+        return []
+    end = text.find("\n## ", start + 1)
+    table = text[start : end if end >= 0 else len(text)].splitlines()[1:]
+    rel = runs[-1].relative_to(GPU_RUNS.parent.parent).as_posix()
+    title = text.splitlines()[0].lstrip("# ")
+    return [
+        "",
+        f"### On a GPU: {title}",
+        "",
+        f"From `{rel}` (the machine, the versions, what changed between the runs and the driver's",
+        "call costs are there; every run is under docs/gpu-runs/). Each ratio is against a reference",
+        "measured in the same run on that machine.",
+        *table,
+    ]
 
 
 def chart(raw: list[tuple[str, dict[str, Optional[float]]]], names: list[str], path: str) -> bool:

@@ -344,6 +344,7 @@ def record_batch(obj: object, *, requested_schema: object = None) -> RecordBatch
         imported = _lib.import_from(obj, RecordBatch, None) if requested_schema is None else NotImplemented
     except Exception as e:
         raise producer_error(obj, e)  # noqa: B904 (the cause is set)
+    arr: Array
     if imported is not NotImplemented:
         arr = imported
     elif requested_schema is None:  # no Arrow protocol: asking again would only repeat that

@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._array import Array
 
 _Handle = Any  # a handle capsule of the extension: the array module wraps it
-_A = TypeVar("_A")
+_A = TypeVar("_A", bound=_lib.ArrayBase)
 
 # The DLPack version the extension produces and reads (the binding's DLPack
 # import, dlpack_import_from in tensor.c, asks producers for it too).
