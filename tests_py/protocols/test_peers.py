@@ -393,6 +393,63 @@ def test_dlpack_versioned_and_legacy_capsules(leak_check):
         g.__dlpack__(dl_device=(2, 0))
 
 
+def test_dlpack_arguments_outside_the_common_call_are_checked_as_python_checks_them(leak_check):
+    # __dlpack__ answers the common call in C (ArrayBase); the rest goes to
+    # the Python method, which must word every refusal as a keyword-only
+    # Python method does
+    g = gda.array(pa.array([1, 2, 3]))
+    with pytest.raises(TypeError, match="positional"):
+        g.__dlpack__(1)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        g.__dlpack__(streams=None)
+    for bad in (True, "1", 1.0):
+        with pytest.raises(ValueError, match="stream must be an int or None"):
+            g.__dlpack__(stream=bad)
+    with pytest.raises(TypeError):
+        g.__dlpack__(max_version=7)  # not a sequence
+    assert "dltensor_versioned" not in repr(g.__dlpack__(max_version=(0, 8)))
+    assert "dltensor_versioned" in repr(g.__dlpack__(max_version=[1, 0], copy=False, dl_device=None))
+    copied = g.__dlpack__(max_version=(1, 0), copy=True)  # the general path copies
+    assert np.from_dlpack(
+        type("Capsule", (), {"__dlpack__": lambda self, **kw: copied, "__dlpack_device__": lambda self: (1, 0)})()
+    ).tolist() == [1, 2, 3]
+    assert g.__dlpack_device__() == (1, 0)
+
+
+class _DLPackOnly:
+    """Offers numpy's DLPack exchange, with __dlpack_device__ and __dlpack__ replaceable."""
+
+    def __init__(self, values, device=None, old_signature=False):
+        self.values, self.device, self.old_signature = values, device, old_signature
+        self.calls: list[dict] = []
+
+    def __dlpack_device__(self):
+        return self.values.__dlpack_device__() if self.device is None else self.device
+
+    def __dlpack__(self, **kwargs):
+        self.calls.append(kwargs)
+        if self.old_signature and "max_version" in kwargs:
+            raise TypeError("__dlpack__() got an unexpected keyword argument 'max_version'")
+        return self.values.__dlpack__(**{k: v for k, v in kwargs.items() if k != "max_version"})
+
+
+def test_dlpack_consumer_asks_for_version_1_and_falls_back_for_an_older_producer(leak_check):
+    values = np.arange(5, dtype=np.int64)
+    new, old = _DLPackOnly(values), _DLPackOnly(values, old_signature=True)
+    assert gda.array(new).to_pylist() == [0, 1, 2, 3, 4]
+    assert new.calls == [{"max_version": (1, 1)}], "a CPU tensor: no stream named"
+    assert gda.array(old).to_pylist() == [0, 1, 2, 3, 4]
+    assert old.calls == [{"max_version": (1, 1)}, {}], "asked again without max_version"
+
+
+@pytest.mark.parametrize("device", [(1,), (1, 0, 0), "cpu", None])
+def test_dlpack_consumer_refuses_a_device_that_is_not_a_pair(device, leak_check):
+    src = _DLPackOnly(np.arange(3), device=device if device is not None else 5)
+    with pytest.raises((ValueError, TypeError)):
+        gda.array(src)
+    assert src.calls == [], "__dlpack__ is not asked once the device is refused"
+
+
 # ================================================================= schemas
 
 
