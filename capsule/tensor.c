@@ -115,9 +115,9 @@ PyObject* m_dlpack_import(PyObject* self, PyObject* const* args, Py_ssize_t narg
   return wrap_handle(h);
 }
 
-// The device a producer's __dlpack_device__ names: 0, or -1 with an error.
-static int dlpack_device_of_producer(PyObject* obj, int64_t* type, int64_t* id) {
-  PyObject* dev = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
+// The device a producer's __dlpack_device__ (method) names: 0, or -1 with an error.
+static int dlpack_device_of_producer(PyObject* method, int64_t* type, int64_t* id) {
+  PyObject* dev = PyObject_CallNoArgs(method);
   if (!dev) return -1;
   PyObject *t = NULL, *i = NULL;
   if (PySequence_Check(dev) && PySequence_Size(dev) == 2) {
@@ -152,11 +152,12 @@ static PyObject* dlpack_import_object(PyObject* obj, PyObject* method, PyTypeObj
   PyObject *stream_owner = NULL, *kwargs = PyDict_New(), *cap = NULL, *result = NULL;
   uintptr_t stream_handle = 0;
   if (!kwargs) return NULL;
-  PyObject* has_device = PyObject_GetAttrString(obj, "__dlpack_device__");
-  if (has_device) {
-    Py_DECREF(has_device);
+  PyObject* device_method = PyObject_GetAttrString(obj, "__dlpack_device__");
+  if (device_method) {
     int64_t type, id;
-    if (dlpack_device_of_producer(obj, &type, &id)) goto done;
+    int failed = dlpack_device_of_producer(device_method, &type, &id);
+    Py_DECREF(device_method);
+    if (failed) goto done;
     int host = 0, streams = 0, device_memory = 0;
     gdaDeviceTraits(type, &host, &streams, &device_memory);
     if (streams) {
