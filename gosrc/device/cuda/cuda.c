@@ -316,27 +316,29 @@ CUresult gda_cuda_host_unregister(void* p, const char** call) {
   END;
 }
 
-CUresult gda_cuda_stream_create(int dev, CUstream* out, const char** call) {
+CUresult gda_cuda_stream_create(int dev, gda_stream* out, const char** call) {
   BEGIN(dev);
-  CALL(cuStreamCreate, out, 1 /* CU_STREAM_NON_BLOCKING */);
+  CUstream s = NULL;
+  CALL(cuStreamCreate, &s, 1 /* CU_STREAM_NON_BLOCKING */);
+  *out = (gda_stream)s;
   END;
 }
 
-CUresult gda_cuda_stream_destroy(int dev, CUstream s, const char** call) {
+CUresult gda_cuda_stream_destroy(int dev, gda_stream s, const char** call) {
   BEGIN(dev);
-  CALL(cuStreamDestroy_v2, s);
+  CALL(cuStreamDestroy_v2, (CUstream)s);
   END;
 }
 
-CUresult gda_cuda_stream_sync(int dev, CUstream s, const char** call) {
+CUresult gda_cuda_stream_sync(int dev, gda_stream s, const char** call) {
   BEGIN(dev);
-  CALL(cuStreamSynchronize, s);
+  CALL(cuStreamSynchronize, (CUstream)s);
   END;
 }
 
-CUresult gda_cuda_stream_wait_event(int dev, CUstream s, CUevent e, const char** call) {
+CUresult gda_cuda_stream_wait_event(int dev, gda_stream s, CUevent e, const char** call) {
   BEGIN(dev);
-  CALL(cuStreamWaitEvent, s, e, 0);
+  CALL(cuStreamWaitEvent, (CUstream)s, e, 0);
   END;
 }
 
@@ -346,9 +348,9 @@ CUresult gda_cuda_event_create(int dev, CUevent* out, const char** call) {
   END;
 }
 
-CUresult gda_cuda_event_record(int dev, CUevent e, CUstream s, const char** call) {
+CUresult gda_cuda_event_record(int dev, CUevent e, gda_stream s, const char** call) {
   BEGIN(dev);
-  CALL(cuEventRecord, e, s);
+  CALL(cuEventRecord, e, (CUstream)s);
   END;
 }
 
@@ -364,8 +366,9 @@ CUresult gda_cuda_event_destroy(int dev, CUevent e, const char** call) {
   END;
 }
 
-CUresult gda_cuda_copy_async(int dev, int kind, void* dst, const void* src, size_t n, int src_dev, CUstream s,
+CUresult gda_cuda_copy_async(int dev, int kind, void* dst, const void* src, size_t n, int src_dev, gda_stream stream,
                              const char** call) {
+  CUstream s = (CUstream)stream;
   if (n == 0) return GDA_CUDA_SUCCESS;
   BEGIN(dev);
   switch (kind) {
@@ -496,8 +499,9 @@ static void gather_allocations(gather_piece* p, int count) {
   }
 }
 
-CUresult gda_cuda_gather(int dev, CUstream s, int count, void* const* dst, const CUdeviceptr* src, const size_t* n,
-                         const char** call) {
+CUresult gda_cuda_gather(int dev, gda_stream stream, int count, void* const* dst, const CUdeviceptr* src,
+                         const size_t* n, const char** call) {
+  CUstream s = (CUstream)stream;
   gather_piece* p = malloc((size_t)(count > 0 ? count : 1) * sizeof(*p));
   size_t* span_at = malloc((size_t)(count > 0 ? count : 1) * 2 * sizeof(size_t));  // start offset, length
   if (!p || !span_at) {
@@ -677,7 +681,8 @@ int gda_cuda_caller_context_is(int dev) {
   return primary_context(dev, &primary, &call) == GDA_CUDA_SUCCESS && c == primary;
 }
 
-CUresult gda_cuda_stream_device(int dev, CUstream s, int* out, const char** call) {
+CUresult gda_cuda_stream_device(int dev, gda_stream stream, int* out, const char** call) {
+  CUstream s = (CUstream)stream;
   *out = dev;
   if ((uintptr_t)s == 1 || (uintptr_t)s == 2) {
     // the default streams of the caller's current context, when it has one

@@ -11,8 +11,6 @@ package cuda
 #cgo LDFLAGS: -ldl
 #include <stdlib.h>
 #include "cuda.h"
-static CUstream gda_stream_from_handle(uintptr_t h) { return (CUstream)h; }
-static uintptr_t gda_stream_handle(CUstream s) { return (uintptr_t)s; }
 */
 import "C"
 
@@ -128,7 +126,7 @@ func DeviceName(dev int) (string, error) {
 // Stream is a CUDA stream on one device.
 type Stream struct {
 	dev     int
-	s       C.CUstream
+	s       C.gda_stream // an integer, never a Go pointer (cuda.h says why)
 	foreign bool // made by someone else: never destroyed here
 }
 
@@ -151,12 +149,12 @@ func ForeignStream(dev int, handle uintptr) (*Stream, error) {
 	if handle == 0 {
 		return nil, device.Unavailable("CUDA stream handle 0 is ambiguous; pass 1 for the legacy default stream or 2 for the per-thread default stream")
 	}
-	return &Stream{dev: dev, s: C.gda_stream_from_handle(C.uintptr_t(handle)), foreign: true}, nil
+	return &Stream{dev: dev, s: C.gda_stream(handle), foreign: true}, nil
 }
 
 // Handle returns the CUstream as an integer, the form the DLPack and CUDA
 // Array Interface protocols use.
-func (s *Stream) Handle() uintptr { return uintptr(C.gda_stream_handle(s.s)) }
+func (s *Stream) Handle() uintptr { return uintptr(s.s) }
 
 // NewStream creates a non-blocking stream on device dev.
 func NewStream(dev int) (*Stream, error) {

@@ -12,6 +12,12 @@ typedef unsigned long long CUdeviceptr;
 typedef void* CUcontext;
 typedef void* CUstream;
 typedef void* CUevent;
+// A stream as the functions below take it, and as Go holds it: an integer.
+// The driver's special handles are not pointers (CU_STREAM_LEGACY is 0x1,
+// CU_STREAM_PER_THREAD 0x2), and Go aborts the process when it finds such a
+// value in a pointer-typed variable while it copies a stack ("invalid
+// pointer found on stack").
+typedef uintptr_t gda_stream;
 
 #define GDA_CUDA_SUCCESS 0
 
@@ -37,21 +43,21 @@ CUresult gda_cuda_free_host(int dev, void* p, const char** call);
 // Pins / unpins host memory the caller owns, for every context.
 CUresult gda_cuda_host_register(void* p, size_t n, const char** call);
 CUresult gda_cuda_host_unregister(void* p, const char** call);
-CUresult gda_cuda_stream_create(int dev, CUstream* out, const char** call);
-CUresult gda_cuda_stream_destroy(int dev, CUstream s, const char** call);
-CUresult gda_cuda_stream_sync(int dev, CUstream s, const char** call);
-CUresult gda_cuda_stream_wait_event(int dev, CUstream s, CUevent e, const char** call);
+CUresult gda_cuda_stream_create(int dev, gda_stream* out, const char** call);
+CUresult gda_cuda_stream_destroy(int dev, gda_stream s, const char** call);
+CUresult gda_cuda_stream_sync(int dev, gda_stream s, const char** call);
+CUresult gda_cuda_stream_wait_event(int dev, gda_stream s, CUevent e, const char** call);
 CUresult gda_cuda_event_create(int dev, CUevent* out, const char** call);
-CUresult gda_cuda_event_record(int dev, CUevent e, CUstream s, const char** call);
+CUresult gda_cuda_event_record(int dev, CUevent e, gda_stream s, const char** call);
 CUresult gda_cuda_event_sync(int dev, CUevent e, const char** call);
 CUresult gda_cuda_event_destroy(int dev, CUevent e, const char** call);
 // Copies on stream s (asynchronous; synchronize before using the result).
 // kind: 1 HtoD, 2 DtoH, 3 DtoD (same device), 4 peer (src_dev -> dev).
-CUresult gda_cuda_copy_async(int dev, int kind, void* dst, const void* src, size_t n, int src_dev, CUstream s,
+CUresult gda_cuda_copy_async(int dev, int kind, void* dst, const void* src, size_t n, int src_dev, gda_stream s,
                              const char** call);
 // Batched gather of small device values into host memory on one stream and
 // one synchronization: dst[i] receives n[i] bytes from src[i].
-CUresult gda_cuda_gather(int dev, CUstream s, int count, void* const* dst, const CUdeviceptr* src, const size_t* n,
+CUresult gda_cuda_gather(int dev, gda_stream s, int count, void* const* dst, const CUdeviceptr* src, const size_t* n,
                          const char** call);
 // Pinned staging blocks the gathers keep for reuse (pools.go, Pooled).
 long long gda_cuda_pooled_host(void);
@@ -70,7 +76,7 @@ CUresult gda_cuda_pointers_on_device(int dev, int count, const uintptr_t* ptrs, 
 int gda_cuda_caller_context_is(int dev);
 // The device whose context stream s belongs to (the caller's current one for
 // the default-stream handles 1 and 2, dev when it has none).
-CUresult gda_cuda_stream_device(int dev, CUstream s, int* out, const char** call);
+CUresult gda_cuda_stream_device(int dev, gda_stream s, int* out, const char** call);
 const char* gda_cuda_error_name(CUresult r);
 const char* gda_cuda_error_string(CUresult r);
 // The C vtable of device type CUDA (backend.h), which backend.go registers.

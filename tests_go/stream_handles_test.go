@@ -1,0 +1,66 @@
+package tests_go
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/godevarrow/godevarrow/gosrc/device/cuda"
+)
+
+// The driver's own stream handles (CU_STREAM_LEGACY is 1, CU_STREAM_PER_THREAD
+// 2) are integers in Go, never pointers: held in a pointer-typed field, the
+// handle 1 of a DLPack import's stream made Go abort the process ("invalid
+// pointer found on stack") when the goroutine's stack was copied (the garbage
+// collector shrinks stacks) while a ForeignStream was being made. A tight
+// loop of DLPack imports found it; this loop makes streams of both handles
+// on a stack that the collector, running all the while, keeps shrinking.
+func TestSpecialStreamHandlesSurviveStackCopies(t *testing.T) {
+	deviceBaseline(t)
+	stop := make(chan struct{})
+	collected := make(chan struct{})
+	go func() {
+		defer close(collected)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		<-collected
+	}()
+	wrong := 0
+	for round := 0; round < 2000; round++ {
+		grow(64) // a stack that the collector finds mostly unused, and shrinks
+		for i := 0; i < 100; i++ {
+			for _, h := range []uintptr{cuda.LegacyDefaultStream, cuda.PerThreadDefaultStream} {
+				s, err := cuda.ForeignStream(0, h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.Handle() != h {
+					wrong++
+				}
+			}
+		}
+	}
+	if wrong != 0 {
+		t.Fatalf("%d streams had the wrong handle", wrong)
+	}
+}
+
+// grow makes the stack depth frames of 512 bytes deep.
+//
+//go:noinline
+func grow(depth int) int {
+	var pad [512]byte
+	pad[depth%len(pad)] = byte(depth)
+	if depth == 0 {
+		return 0
+	}
+	return grow(depth-1) + int(pad[(depth+1)%len(pad)])
+}
