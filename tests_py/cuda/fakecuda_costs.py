@@ -36,6 +36,7 @@ LATENCY_US = {
     "68 x cuMemcpyDtoHAsync 8 B pageable + one sync": 555.0,
     "cuMemcpyHtoD 8 B pageable": 6.06,
     "cuMemcpyHtoDAsync 8 B pageable + cuStreamSynchronize": 8.41,
+    "cuMemcpyHtoDAsync 8 KB pinned + cuStreamSynchronize": 10.04,
     "cuMemcpyDtoDAsync 8 B + cuStreamSynchronize": 11.98,
     "cuStreamSynchronize (idle)": 0.95,
     "cuStreamQuery (idle)": 0.84,
@@ -186,6 +187,9 @@ def measure(library: str) -> dict:
     rows["68 x cuMemcpyDtoHAsync 8 B pinned + one sync"] = best_per_call(charged, 1, 40, (loop68(pinned.value), ()))
     rows["68 x cuMemcpyDtoHAsync 8 B pageable + one sync"] = best_per_call(charged, 1, 30, (loop68(h_page.value), ()))
     rows["cuMemcpyHtoD 8 B pageable"] = best_per_call(charged, 40, 40, checked(lib.cuMemcpyHtoD_v2, d, h_page, eight))
+    rows["cuMemcpyHtoDAsync 8 KB pinned + cuStreamSynchronize"] = best_per_call(
+        charged, 40, 40, checked(lib.cuMemcpyHtoDAsync_v2, d, h_pin, c_size_t(8192), s), sync
+    )
     rows["cuMemcpyHtoDAsync 8 B pageable + cuStreamSynchronize"] = best_per_call(
         charged, 40, 40, checked(lib.cuMemcpyHtoDAsync_v2, d, h_page, eight, s), sync
     )
