@@ -127,7 +127,7 @@ func DeviceName(dev int) (string, error) {
 type Stream struct {
 	dev     int
 	s       C.gda_stream // an integer, never a Go pointer (cuda.h says why)
-	foreign bool // made by someone else: never destroyed here
+	foreign bool         // made by someone else: never destroyed here
 }
 
 // The special stream handles of the CUDA driver API, which the DLPack and
