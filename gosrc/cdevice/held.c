@@ -144,7 +144,9 @@ static int gate_device(const struct gda_device_backend* b, const struct ArrowDev
                        const gda_held_schema* e, const char** call, int* result) {
   (void)call, (void)result;
   const char* msg;
-  if (d->device_id < 0 || d->device_id > INT32_MAX || e->n_nodes <= 0 || b->open(&msg) != 0) return 0;
+  if (d->device_id < 0 || d->device_id > INT32_MAX || e->n_nodes <= 0 || gda_sync_event_not_a_pointer(d) ||
+      b->open(&msg) != 0)
+    return 0;
   // a gated node has at most 3 buffers; a batch of a few hundred columns
   // lists them on the stack
   uintptr_t on_stack[1024];

@@ -113,6 +113,8 @@ func importOwned(cell *C.struct_ArrowDeviceArray, schema *cschema.Schema, owner 
 	switch {
 	case !dev.Type.Known():
 		return fail(errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray has unknown device_type %d", int32(dev.Type)))
+	case C.gda_sync_event_not_a_pointer(cell) != 0:
+		return fail(errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray's sync_event %#x is not a pointer to an event", uint64(C.gda_sync_event_value(cell))))
 	case dev.Type == device.CPU:
 		if cell.sync_event != nil {
 			return fail(errs.Errorf(errs.ErrInvalid, "ArrowDeviceArray on the CPU must have a NULL sync_event"))

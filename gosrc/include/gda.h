@@ -53,6 +53,17 @@ static inline const char* gda_call_device_stream_get_last_error(struct ArrowDevi
   return s->get_last_error(s);
 }
 
+// ---- device arrays ----
+// Whether d's sync_event cannot be a pointer to an event: a small integer
+// (below the first page, which no allocation has). Go would abort the
+// process on finding such a value in a pointer-typed variable while it
+// copies a stack, and reading it would crash, so both imports (held.c's gate
+// and cdevice's) refuse it before anything holds it.
+static inline int gda_sync_event_not_a_pointer(const struct ArrowDeviceArray* d) {
+  return d->sync_event != NULL && (uintptr_t)d->sync_event < 4096;
+}
+static inline uintptr_t gda_sync_event_value(const struct ArrowDeviceArray* d) { return (uintptr_t)d->sync_event; }
+
 // ---- exported schemas: plain C trees released without Go ----
 // Deep-copies src (a template built by Go) into dst; dst->release frees it.
 // Returns 0, or ENOMEM.

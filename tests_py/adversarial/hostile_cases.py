@@ -743,6 +743,24 @@ def cuda_buffer_on_another_device(p: Producer) -> None:
         fake.LIB.cuMemFree_v2(ptr.value)
 
 
+@case("ValueError", "sync_event 0x1 is not a pointer", fake_cuda=True)
+def cuda_array_with_a_sync_event_that_is_not_a_pointer(p: Producer) -> None:
+    # a small integer where a CUevent* belongs: held in Go as a pointer it
+    # would abort the process ("invalid pointer found on stack"), read as
+    # one it would crash it
+    import fakecuda as fake
+
+    fake.make_current(0)
+    ptr = ctypes.c_ulonglong()
+    fake.check(fake.LIB.cuMemAlloc_v2(ctypes.byref(ptr), 12), "cuMemAlloc_v2")
+    try:
+        take_device(p, 2, 0, event=1, buffers=[None, ptr.value])
+    finally:
+        p.release_leftovers()
+        fake.make_current(0)
+        fake.LIB.cuMemFree_v2(ptr.value)
+
+
 # --- streams
 
 
