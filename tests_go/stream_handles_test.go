@@ -4,7 +4,10 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/godevarrow/godevarrow/gosrc/cdevice"
+	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device/cuda"
+	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 )
 
 // The driver's own stream handles (CU_STREAM_LEGACY is 1, CU_STREAM_PER_THREAD
@@ -16,23 +19,7 @@ import (
 // on a stack that the collector, running all the while, keeps shrinking.
 func TestSpecialStreamHandlesSurviveStackCopies(t *testing.T) {
 	deviceBaseline(t)
-	stop := make(chan struct{})
-	collected := make(chan struct{})
-	go func() {
-		defer close(collected)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				runtime.GC()
-			}
-		}
-	}()
-	defer func() {
-		close(stop)
-		<-collected
-	}()
+	defer collectAllTheWhile()()
 	wrong := 0
 	for round := 0; round < 2000; round++ {
 		grow(64) // a stack that the collector finds mostly unused, and shrinks
@@ -63,4 +50,56 @@ func grow(depth int) int {
 		return 0
 	}
 	return grow(depth-1) + int(pad[(depth+1)%len(pad)])
+}
+
+// collectAllTheWhile runs the garbage collector in a loop (it shrinks the
+// stacks it finds mostly unused) until the function it returns is called.
+func collectAllTheWhile() (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
+
+// Empty columns as polars exports them have dangling buffer pointers (0x1,
+// 0x4, 0x8: a Rust empty vector's alignment), valid for zero bytes: an
+// import must never hold one in a Go pointer, or a stack copy while it does
+// aborts the process as the stream handles did.
+func TestDanglingPointersOfEmptyBuffersSurviveStackCopies(t *testing.T) {
+	baseline(t)
+	defer collectAllTheWhile()()
+	for round := 0; round < 2000; round++ {
+		grow(64)
+		s, a := cb.NewSchema(), cb.NewArray()
+		cb.ProduceDanglingEmpty(s, a)
+		schema, err := cschema.ImportSchema(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		arr, err := cdevice.ImportArray(a, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if arr.Len() != 0 || arr.NumChildren() != 3 {
+			t.Fatalf("an empty batch of 3 columns imported as %d rows, %d columns", arr.Len(), arr.NumChildren())
+		}
+		if err := cdevice.Validate(arr, true); err != nil {
+			t.Fatal(err)
+		}
+		arr.Release()
+		cb.Free(s)
+		cb.Free(a)
+	}
 }

@@ -183,16 +183,28 @@ func (im *importer) checkDeviceBuffers() error {
 
 // buffer wraps n bytes at p as an arrow Buffer that keeps the producer's
 // array alive. A NULL pointer gives a nil buffer (size must be 0).
-func (im *importer) buffer(p unsafe.Pointer, n int64) *memory.Buffer {
-	if p == nil {
+func (im *importer) buffer(p uintptr, n int64) *memory.Buffer {
+	if p == 0 {
 		return nil
 	}
+	if n == 0 { // nothing of the producer's to keep (its pointer may dangle)
+		return zeros(0)
+	}
 	if im.onDevice >= 0 {
-		im.deviceBuffers = append(im.deviceBuffers, uintptr(p))
+		im.deviceBuffers = append(im.deviceBuffers, p)
 	}
 	im.owner.ref()
-	return memory.NewBufferWithAllocator(unsafe.Slice((*byte)(p), n), im.owner)
+	return memory.NewBufferWithAllocator(unsafe.Slice((*byte)(address(p)), n), im.owner)
 }
+
+// minPointer is the least value a buffer pointer holding bytes can have
+// (gda.h, GDA_MIN_POINTER): an empty buffer's pointer below it is a
+// dangling one (see importer.node).
+const minPointer = C.GDA_MIN_POINTER
+
+// address is the pointer at p, a producer's buffer address that holds
+// bytes (never a dangling one: Go must not hold those in a pointer).
+func address(p uintptr) unsafe.Pointer { return unsafe.Add(nil, p) }
 
 // zeros is a non-NULL empty-content buffer for required buffers that the
 // producer left NULL because they hold nothing.
@@ -267,12 +279,30 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 	if im.buffersLeft -= nBuf; im.buffersLeft < 0 {
 		return bad("n_buffers=%d: the array has more than %d buffers in all", nBuf, cschema.MaxImportBuffers)
 	}
-	var cbufs []unsafe.Pointer
+	// The producer's buffer pointers, read as integers: an empty buffer's
+	// may be dangling (polars exports an empty Rust vector's, its alignment:
+	// 0x1, 0x4, 0x8), valid for zero bytes, and must be neither read nor held
+	// in a Go pointer (a stack copy then aborts the process). One below the
+	// first page counts as NULL here (buf): accepted where the buffer holds
+	// nothing, refused where it must hold bytes (nullWord gives its value).
+	var rawBufs []uintptr
 	if nBuf > 0 {
 		if c.buffers == nil {
 			return bad("n_buffers=%d but buffers is NULL", nBuf)
 		}
-		cbufs = unsafe.Slice((*unsafe.Pointer)(unsafe.Pointer(c.buffers)), nBuf)
+		rawBufs = unsafe.Slice((*uintptr)(unsafe.Pointer(c.buffers)), nBuf)
+	}
+	buf := func(i int64) uintptr {
+		if p := rawBufs[i]; p >= minPointer {
+			return p
+		}
+		return 0
+	}
+	nullWord := func(i int64) string {
+		if rawBufs[i] == 0 {
+			return "NULL"
+		}
+		return fmt.Sprintf("%#x (not a pointer)", rawBufs[i])
 	}
 	nChildren := int64(c.n_children)
 	if nChildren < 0 || (nChildren > 0 && c.children == nil) {
@@ -317,50 +347,50 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 
 	// validity bitmap
 	if indexInfo.HasValidity() {
-		if cbufs[0] == nil {
+		if buf(0) == 0 {
 			if nulls > 0 {
-				return failf("null_count is %d but the validity buffer is NULL", nulls)
+				return failf("null_count is %d but the validity buffer is %s", nulls, nullWord(0))
 			}
 			nulls = 0
 			buffers = append(buffers, nil)
 		} else {
-			buffers = append(buffers, im.buffer(cbufs[0], (end+7)/8))
+			buffers = append(buffers, im.buffer(buf(0), (end+7)/8))
 		}
 	} else if info.Layout != cschema.LayoutRunEndEncoded && info.Layout != cschema.LayoutNull {
 		buffers = append(buffers, nil) // Arrow Go keeps a validity slot for unions
 	}
 	// required data buffer i of n bytes; NULL is accepted only when n == 0
-	required := func(i int, n int64, what string) error {
-		if cbufs[i] == nil {
+	required := func(i int64, n int64, what string) error {
+		if buf(i) == 0 {
 			if n != 0 {
-				_, err := bad("%s buffer (buffers[%d]) is NULL but must hold %d bytes", what, i, n)
+				_, err := bad("%s buffer (buffers[%d]) is %s but must hold %d bytes", what, i, nullWord(i), n)
 				return err
 			}
 			buffers = append(buffers, zeros(0))
 			return nil
 		}
-		buffers = append(buffers, im.buffer(cbufs[i], n))
+		buffers = append(buffers, im.buffer(buf(i), n))
 		return nil
 	}
 	// offsets buffer i with width w: it must have end+1 entries; check gets
 	// the last offset of the array's range once the first and last are known
 	// to be non-negative and ordered: now when the host can read them, else
 	// when an operation first needs them (lazyBounds)
-	offsets := func(i int, w int64, check func(last int64) error) error {
+	offsets := func(i int64, w int64, check func(last int64) error) error {
 		n, ok := checkedMul(end+1, w)
 		if !ok {
 			_, err := bad("offsets size overflows")
 			return err
 		}
-		if cbufs[i] == nil {
+		if buf(i) == 0 {
 			if end != 0 {
-				_, err := bad("offsets buffer (buffers[%d]) is NULL", i)
+				_, err := bad("offsets buffer (buffers[%d]) is %s", i, nullWord(i))
 				return err
 			}
 			buffers = append(buffers, zeros(n))
 			return check(0)
 		}
-		buffers = append(buffers, im.buffer(cbufs[i], n))
+		buffers = append(buffers, im.buffer(buf(i), n))
 		ends := func(first, last int64) error {
 			if first < 0 || last < first {
 				_, err := bad("offsets [%d, %d] of the array's range are negative or decreasing", first, last)
@@ -368,7 +398,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 			}
 			return check(last)
 		}
-		at, to := unsafe.Add(cbufs[i], offset*w), unsafe.Add(cbufs[i], end*w)
+		at, to := address(buf(i)+uintptr(offset*w)), address(buf(i)+uintptr(end*w))
 		if im.lazy == nil {
 			return ends(readInt(unsafe.Slice((*byte)(at), w)), readInt(unsafe.Slice((*byte)(to), w)))
 		}
@@ -397,20 +427,20 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 		}
 		// the data buffer's size is the last offset: known now on the host,
 		// set by the check when device offsets are fetched
-		last, p := int64(-1), cbufs[2]
+		last, p := int64(-1), buf(2)
 		var data *memory.Buffer
 		err = offsets(1, w, func(l int64) error {
 			switch {
 			case data == nil:
 				last = l
-			case p == nil && l != 0:
-				_, err := bad("data buffer (buffers[2]) is NULL but must hold %d bytes", l)
+			case p == 0 && l != 0:
+				_, err := bad("data buffer (buffers[2]) is %s but must hold %d bytes", nullWord(2), l)
 				return err
-			case l > math.MaxInt64-int64(uintptr(p)):
+			case l > math.MaxInt64-int64(p):
 				_, err := bad("last offset %d overflows the address space", l)
 				return err
-			case p != nil:
-				data.Reset(unsafe.Slice((*byte)(p), l))
+			case p != 0 && l != 0:
+				data.Reset(unsafe.Slice((*byte)(address(p)), l))
 			}
 			return nil
 		})
@@ -427,15 +457,15 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 			break
 		}
 		nVariadic := nBuf - 3
-		sizesPtr := cbufs[nBuf-1]
-		if nVariadic > 0 && sizesPtr == nil {
-			return failf("variadic buffer sizes (last buffer) is NULL")
+		sizesAt := buf(nBuf - 1)
+		if nVariadic > 0 && sizesAt == 0 {
+			return failf("variadic buffer sizes (last buffer) is %s", nullWord(nBuf-1))
 		}
 		var sizes []byte
 		if nVariadic > 0 {
 			if im.hostReadable {
-				sizes = unsafe.Slice((*byte)(sizesPtr), 8*nVariadic)
-			} else if sizes, err = im.variadicSizes(sizesPtr, 8*nVariadic); err != nil {
+				sizes = unsafe.Slice((*byte)(address(sizesAt)), 8*nVariadic)
+			} else if sizes, err = im.variadicSizes(address(sizesAt), 8*nVariadic); err != nil {
 				return fail(err)
 			}
 		}
@@ -444,7 +474,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 			if size < 0 {
 				return failf("variadic buffer %d has negative size %d", k, size)
 			}
-			err = required(int(2+k), size, fmt.Sprintf("variadic data %d", k))
+			err = required(2+k, size, fmt.Sprintf("variadic data %d", k))
 		}
 	case cschema.LayoutList, cschema.LayoutLargeList, cschema.LayoutMap:
 		w := int64(4)
@@ -598,7 +628,7 @@ func WrapForeign(schema *cschema.Schema, dev device.Device, length, nullCount in
 	}
 	bufs := make([]*memory.Buffer, len(buffers))
 	for i, p := range buffers {
-		bufs[i] = im.buffer(p, sizes[i])
+		bufs[i] = im.buffer(uintptr(p), sizes[i])
 	}
 	if im.onDevice >= 0 {
 		im.err = im.checkDeviceBuffers()

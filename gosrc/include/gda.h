@@ -53,14 +53,18 @@ static inline const char* gda_call_device_stream_get_last_error(struct ArrowDevi
   return s->get_last_error(s);
 }
 
-// ---- device arrays ----
-// Whether d's sync_event cannot be a pointer to an event: a small integer
-// (below the first page, which no allocation has). Go would abort the
-// process on finding such a value in a pointer-typed variable while it
-// copies a stack, and reading it would crash, so both imports (held.c's gate
-// and cdevice's) refuse it before anything holds it.
+// ---- pointers a producer hands over ----
+// No allocation lies in the first page, so a non-NULL pointer below
+// GDA_MIN_POINTER points at nothing: an empty buffer's dangling pointer
+// (polars exports an empty Rust vector's, its alignment: 0x1 to 0x8), valid
+// for zero bytes, or a bad value. Neither is read, and neither may sit in a
+// Go pointer: Go aborts the process on finding such a value in a
+// pointer-typed variable while it copies a stack.
+#define GDA_MIN_POINTER 4096
+// Whether d's sync_event cannot be a pointer to an event (both imports,
+// held.c's gate and cdevice's, refuse it before anything holds it).
 static inline int gda_sync_event_not_a_pointer(const struct ArrowDeviceArray* d) {
-  return d->sync_event != NULL && (uintptr_t)d->sync_event < 4096;
+  return d->sync_event != NULL && (uintptr_t)d->sync_event < GDA_MIN_POINTER;
 }
 static inline uintptr_t gda_sync_event_value(const struct ArrowDeviceArray* d) { return (uintptr_t)d->sync_event; }
 

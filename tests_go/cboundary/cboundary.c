@@ -146,6 +146,26 @@ void cb_make_utf8(struct ArrowSchema* s, struct ArrowArray* a) {
   mark_root(s, a);
 }
 
+// An empty batch as polars exports one (polars 2.1, read off its
+// __arrow_c_stream__): an int64, a utf8 and a boolean column of length 0 whose
+// buffers are Rust's dangling pointers for empty vectors, the element's
+// alignment (0x8; 0x4 and 0x8; 0x1), never dereferenced and never freed.
+void cb_make_dangling_empty(struct ArrowSchema* s, struct ArrowArray* a) {
+  schema_init(s, "+s", "", 0, 3);
+  schema_init(s->children[0], "l", "i64", ARROW_FLAG_NULLABLE, 0);
+  schema_init(s->children[1], "u", "str", ARROW_FLAG_NULLABLE, 0);
+  schema_init(s->children[2], "b", "bool", ARROW_FLAG_NULLABLE, 0);
+  array_init(a, 0, 0, 0, 1, 3);
+  array_init(a->children[0], 0, 0, 0, 2, 0);
+  a->children[0]->buffers[1] = (void*)(uintptr_t)8;
+  array_init(a->children[1], 0, 0, 0, 3, 0);
+  a->children[1]->buffers[1] = (void*)(uintptr_t)4;
+  a->children[1]->buffers[2] = (void*)(uintptr_t)8;
+  array_init(a->children[2], 0, 0, 0, 2, 0);
+  a->children[2]->buffers[1] = (void*)(uintptr_t)1;
+  mark_root(s, a);
+}
+
 void cb_make_struct(struct ArrowSchema* s, struct ArrowArray* a) {
   static const char* const values[] = {"alpha", NULL, ""};
   schema_init(s, "+s", "", 0, 2);

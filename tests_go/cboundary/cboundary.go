@@ -93,6 +93,12 @@ func ProduceInt32(s *cschema.CArrowSchema, a *cdevice.CArrowArray, n, offset int
 	C.cb_make_int32(cs(s), ca(a), C.int64_t(n), C.int64_t(offset), C.int(nulls))
 }
 
+// ProduceDanglingEmpty fills an empty batch whose buffers are dangling
+// pointers (0x1, 0x4, 0x8), as polars exports empty columns.
+func ProduceDanglingEmpty(s *cschema.CArrowSchema, a *cdevice.CArrowArray) {
+	C.cb_make_dangling_empty(cs(s), ca(a))
+}
+
 // ProduceDeviceInt32 fills a device array of 4 int32 with the given device fields.
 func ProduceDeviceInt32(s *cschema.CArrowSchema, a *cdevice.CArrowDeviceArray, deviceType int32, deviceID int64, syncEvent unsafe.Pointer) {
 	C.cb_make_device_int32(cs(s), cda(a), C.int32_t(deviceType), C.int64_t(deviceID), syncEvent)

@@ -46,3 +46,4 @@ int64_t cb_consume_stream(struct ArrowArrayStream* s, char* err, int err_len, in
 int64_t cb_consume_device_stream(struct ArrowDeviceArrayStream* s, char* err, int err_len, int64_t* batches);
 void cb_release_schema(struct ArrowSchema* s);
 void cb_release_array(struct ArrowArray* a);
+void cb_make_dangling_empty(struct ArrowSchema* s, struct ArrowArray* a);

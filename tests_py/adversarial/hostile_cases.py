@@ -1101,7 +1101,9 @@ def cuda_binary_view_without_buffers(p: Producer) -> None:
 @case("ValueError", "variadic buffer sizes .* neither device memory the driver knows nor readable host", fake_cuda=True)
 def cuda_binary_view_with_unmapped_variadic_sizes(p: Producer) -> None:
     # The driver does not know the sizes' pointer, so they may be host memory
-    # (producers keep them there); here it points into the unmapped first page.
+    # (producers keep them there); here it points into the unmapped low pages
+    # (above the first: a pointer below 4096 is refused before any read, as
+    # the next case shows).
     import fakecuda as fake
 
     views = ctypes.c_ulonglong()
@@ -1111,12 +1113,19 @@ def cuda_binary_view_with_unmapped_variadic_sizes(p: Producer) -> None:
     fake.check(fake.LIB.cuMemAlloc_v2(ctypes.byref(data), 32), "cuMemAlloc_v2")
     try:
         s = p.schema(b"vu", root="schema")
-        d = p.device_array({"length": 1, "buffers": [None, views.value, data.value, 0x10]}, 2, 0, None)
+        d = p.device_array({"length": 1, "buffers": [None, views.value, data.value, 0x8000]}, 2, 0, None)
         gda().array(Offer(capsule(s, b"arrow_schema"), capsule(d, b"arrow_device_array"), device=True))
     finally:
         p.release_leftovers()
         fake.LIB.cuMemFree_v2(views.value)
         fake.LIB.cuMemFree_v2(data.value)
+
+
+@case("ValueError", r"values buffer \(buffers\[1\]\) is 0x8 \(not a pointer\) but must hold 12 bytes")
+def values_at_a_dangling_pointer(p: Producer) -> None:
+    # 0x8 is what polars exports for an empty int64 buffer (a Rust empty
+    # vector's pointer): fine for zero values, refused for three
+    take_array(p, *int32_pair(p, buffers=[None, 0x8]))
 
 
 @case("ValueError", r"list view 0 \(\[1, 3\)\) is out of the child's bounds \[0, 2\)")

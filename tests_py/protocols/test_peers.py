@@ -186,6 +186,31 @@ def test_godevarrow_consumes_polars_dataframe(pl, leak_check):
     del df
 
 
+def test_godevarrow_consumes_empty_polars_columns_with_dangling_buffers(pl, leak_check):
+    # polars exports an empty column's buffers as a Rust empty vector's
+    # dangling pointer (0x1 for bytes and booleans, 0x8 for int64): valid for
+    # zero bytes, never to be read nor held by Go as a pointer
+    df = pl.DataFrame(
+        {
+            "i8": pl.Series([], dtype=pl.Int8),
+            "i64": pl.Series([], dtype=pl.Int64),
+            "b": pl.Series([], dtype=pl.Boolean),
+            "s": pl.Series([], dtype=pl.Utf8),
+            "l": pl.Series([], dtype=pl.List(pl.Int64)),
+        }
+    )
+    batches = list(gda.stream(df))
+    assert batches and all(len(b) == 0 for b in batches)
+    for b in batches:
+        b.validate(full=True)
+        for i in range(b.num_columns):
+            col = b.column(i)
+            assert col.to_pylist() == []
+            assert len(col.slice(0, 0)) == 0
+        assert b.to_pyarrow().num_rows == 0
+    del df, batches
+
+
 def test_godevarrow_consumes_polars_series(pl, leak_check):
     s = pl.Series("v", [1, None, 3], dtype=pl.Int32)
     chunks = gda.stream(s).read_all()
