@@ -183,28 +183,24 @@ func (im *importer) checkDeviceBuffers() error {
 
 // buffer wraps n bytes at p as an arrow Buffer that keeps the producer's
 // array alive. A NULL pointer gives a nil buffer (size must be 0).
-func (im *importer) buffer(p uintptr, n int64) *memory.Buffer {
-	if p == 0 {
+func (im *importer) buffer(p unsafe.Pointer, n int64) *memory.Buffer {
+	if p == nil {
 		return nil
 	}
 	if n == 0 { // nothing of the producer's to keep (its pointer may dangle)
 		return zeros(0)
 	}
 	if im.onDevice >= 0 {
-		im.deviceBuffers = append(im.deviceBuffers, p)
+		im.deviceBuffers = append(im.deviceBuffers, uintptr(p))
 	}
 	im.owner.ref()
-	return memory.NewBufferWithAllocator(unsafe.Slice((*byte)(address(p)), n), im.owner)
+	return memory.NewBufferWithAllocator(unsafe.Slice((*byte)(p), n), im.owner)
 }
 
 // minPointer is the least value a buffer pointer holding bytes can have
 // (gda.h, GDA_MIN_POINTER): an empty buffer's pointer below it is a
 // dangling one (see importer.node).
 const minPointer = C.GDA_MIN_POINTER
-
-// address is the pointer at p, a producer's buffer address that holds
-// bytes (never a dangling one: Go must not hold those in a pointer).
-func address(p uintptr) unsafe.Pointer { return unsafe.Add(nil, p) }
 
 // zeros is a non-NULL empty-content buffer for required buffers that the
 // producer left NULL because they hold nothing.
@@ -279,24 +275,27 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 	if im.buffersLeft -= nBuf; im.buffersLeft < 0 {
 		return bad("n_buffers=%d: the array has more than %d buffers in all", nBuf, cschema.MaxImportBuffers)
 	}
-	// The producer's buffer pointers, read as integers: an empty buffer's
-	// may be dangling (polars exports an empty Rust vector's, its alignment:
-	// 0x1, 0x4, 0x8), valid for zero bytes, and must be neither read nor held
-	// in a Go pointer (a stack copy then aborts the process). One below the
-	// first page counts as NULL here (buf): accepted where the buffer holds
-	// nothing, refused where it must hold bytes (nullWord gives its value).
+	// The producer's buffer pointers, looked at as integers first: an empty
+	// buffer's may be dangling (polars exports an empty Rust vector's, its
+	// alignment: 0x1, 0x4, 0x8), valid for zero bytes, and must be neither
+	// read nor held in a Go pointer (a stack copy then aborts the process).
+	// One below the first page counts as NULL here (buf, which loads only
+	// the others as pointers): accepted where the buffer holds nothing,
+	// refused where it must hold bytes (nullWord gives its value).
 	var rawBufs []uintptr
+	var ptrBufs []unsafe.Pointer
 	if nBuf > 0 {
 		if c.buffers == nil {
 			return bad("n_buffers=%d but buffers is NULL", nBuf)
 		}
 		rawBufs = unsafe.Slice((*uintptr)(unsafe.Pointer(c.buffers)), nBuf)
+		ptrBufs = unsafe.Slice((*unsafe.Pointer)(unsafe.Pointer(c.buffers)), nBuf)
 	}
-	buf := func(i int64) uintptr {
-		if p := rawBufs[i]; p >= minPointer {
-			return p
+	buf := func(i int64) unsafe.Pointer {
+		if rawBufs[i] >= minPointer {
+			return ptrBufs[i]
 		}
-		return 0
+		return nil
 	}
 	nullWord := func(i int64) string {
 		if rawBufs[i] == 0 {
@@ -347,7 +346,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 
 	// validity bitmap
 	if indexInfo.HasValidity() {
-		if buf(0) == 0 {
+		if buf(0) == nil {
 			if nulls > 0 {
 				return failf("null_count is %d but the validity buffer is %s", nulls, nullWord(0))
 			}
@@ -361,7 +360,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 	}
 	// required data buffer i of n bytes; NULL is accepted only when n == 0
 	required := func(i int64, n int64, what string) error {
-		if buf(i) == 0 {
+		if buf(i) == nil {
 			if n != 0 {
 				_, err := bad("%s buffer (buffers[%d]) is %s but must hold %d bytes", what, i, nullWord(i), n)
 				return err
@@ -382,7 +381,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 			_, err := bad("offsets size overflows")
 			return err
 		}
-		if buf(i) == 0 {
+		if buf(i) == nil {
 			if end != 0 {
 				_, err := bad("offsets buffer (buffers[%d]) is %s", i, nullWord(i))
 				return err
@@ -398,7 +397,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 			}
 			return check(last)
 		}
-		at, to := address(buf(i)+uintptr(offset*w)), address(buf(i)+uintptr(end*w))
+		at, to := unsafe.Add(buf(i), offset*w), unsafe.Add(buf(i), end*w)
 		if im.lazy == nil {
 			return ends(readInt(unsafe.Slice((*byte)(at), w)), readInt(unsafe.Slice((*byte)(to), w)))
 		}
@@ -433,14 +432,14 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 			switch {
 			case data == nil:
 				last = l
-			case p == 0 && l != 0:
+			case p == nil && l != 0:
 				_, err := bad("data buffer (buffers[2]) is %s but must hold %d bytes", nullWord(2), l)
 				return err
-			case l > math.MaxInt64-int64(p):
+			case l > math.MaxInt64-int64(uintptr(p)):
 				_, err := bad("last offset %d overflows the address space", l)
 				return err
-			case p != 0 && l != 0:
-				data.Reset(unsafe.Slice((*byte)(address(p)), l))
+			case p != nil && l != 0:
+				data.Reset(unsafe.Slice((*byte)(p), l))
 			}
 			return nil
 		})
@@ -458,14 +457,14 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 		}
 		nVariadic := nBuf - 3
 		sizesAt := buf(nBuf - 1)
-		if nVariadic > 0 && sizesAt == 0 {
+		if nVariadic > 0 && sizesAt == nil {
 			return failf("variadic buffer sizes (last buffer) is %s", nullWord(nBuf-1))
 		}
 		var sizes []byte
 		if nVariadic > 0 {
 			if im.hostReadable {
-				sizes = unsafe.Slice((*byte)(address(sizesAt)), 8*nVariadic)
-			} else if sizes, err = im.variadicSizes(address(sizesAt), 8*nVariadic); err != nil {
+				sizes = unsafe.Slice((*byte)(sizesAt), 8*nVariadic)
+			} else if sizes, err = im.variadicSizes(sizesAt, 8*nVariadic); err != nil {
 				return fail(err)
 			}
 		}
@@ -628,7 +627,7 @@ func WrapForeign(schema *cschema.Schema, dev device.Device, length, nullCount in
 	}
 	bufs := make([]*memory.Buffer, len(buffers))
 	for i, p := range buffers {
-		bufs[i] = im.buffer(uintptr(p), sizes[i])
+		bufs[i] = im.buffer(p, sizes[i])
 	}
 	if im.onDevice >= 0 {
 		im.err = im.checkDeviceBuffers()
