@@ -183,20 +183,25 @@ def test_a_producer_whose_read_waits_is_read_ahead_from_then_on(leak_check):
 
 
 def test_a_slow_producer_behind_a_working_consumer_moves_at_its_third_read(leak_check):
-    """The case prefetch is for: a producer that waits (a 100 µs sleep) and a
-    consumer that works between reads (300 µs on the CPU). The second and
+    """The case prefetch is for: a producer that waits (a 1 ms sleep) and a
+    consumer that works between reads (3 ms on the CPU). The second and
     third reads, measured, blocked, so the read-ahead reads from the fourth
     on. The consumer's work before a read is not the read's: getrusage's CPU
     time of a running thread lags until its next tick or switch, and with it
     such reads passed for working, and the stream stayed in the consumer's
     thread for tens of reads (gosrc/streams/gate.h). The work reads the wall
     clock: a reading of the thread's CPU clock would bring that count up to
-    date."""
+    date. The wait is long beside the read's own CPU work (the generator
+    and the batch, tens of µs, more on a loaded machine), so that a read
+    stays under half on the CPU however slow the machine is (a 100 µs
+    sleep left too little margin: one CI run moved two reads late), and the
+    work is longer than the wait, so that a read charged the work, as
+    getrusage charged it, would pass for working."""
     readers: list[int] = []
 
     def batches():
         for k in range(12):
-            time.sleep(0.0001)
+            time.sleep(0.001)
             readers.append(threading.get_ident())
             yield batch(k)
 
@@ -209,7 +214,7 @@ def test_a_slow_producer_behind_a_working_consumer_moves_at_its_third_read(leak_
     got = []
     for b in s:
         got.append(values([b])[0])
-        work(0.0003)
+        work(0.003)
     assert got == list(range(12))
     me = threading.get_ident()
     assert readers[:3] == [me] * 3  # the first three, the consumer's own
