@@ -63,9 +63,10 @@ static void after_go_read(uintptr_t h, stream_c_read* c) {
 // did not block leaves the stream read in the loop's thread (probing again
 // next time if it missed the wait); one that blocked reads ahead. 1 with
 // the array; 0 when it had not come in time (the loop waits for it on its
-// wake pipe); -1 when the gate refuses the read (Go's read words why). The wait is as long as a read may take before
-// it counts as slow: a slow first read blocks the loop no longer, and a
-// fast one that missed it costs one wait on the pipe.
+// wake pipe); -1 when the gate refuses the read (Go's read words why). The
+// wait is as long as a read may take before it counts as slow: a slow first
+// read blocks the loop no longer, and a fast one that missed it costs one
+// wait on the pipe.
 enum { PROBE_WAIT_NS = GDA_WAIT_READ_NS };
 
 static int probe_read(uintptr_t h, stream_c_read* c, PyTypeObject* cls, PyObject** result) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "_cgo_export.h"
+#include "../gosrc/dlpack/dlpack.h"  // the DLPack version godevarrow reads and produces
 
 // ------------------------------------------------------------------ DLPack
 // A producer's capsule is named "dltensor[_versioned]" until a consumer takes
@@ -180,7 +181,7 @@ static PyObject* dlpack_import_object(PyObject* obj, PyObject* method, PyTypeObj
   } else {
     goto done;
   }
-  PyObject* version = Py_BuildValue("(ii)", 1, 1);  // DLPACK_VERSION (_dlpack.py)
+  PyObject* version = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
   if (!version || PyDict_SetItemString(kwargs, "max_version", version) < 0) {
     Py_XDECREF(version);
     goto done;

@@ -80,8 +80,9 @@ func gdaDLPackDelete(p unsafe.Pointer, versioned C.int) {
 	})
 }
 
-// ownedStream is a stream the binding named to a producer (dlpack_consumer_stream): its handle's
-// release gives it back to its backend.
+// ownedStream is a stream the binding named to a producer
+// (dlpack.StreamForProducer): its handle's release gives it back to its
+// backend (a no-op for the caller's default stream).
 type ownedStream struct {
 	b device.Backend
 	s device.Stream

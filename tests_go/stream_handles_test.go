@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/godevarrow/godevarrow/gosrc/cdevice"
-	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device/cuda"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 )
@@ -82,16 +81,7 @@ func TestDanglingPointersOfEmptyBuffersSurviveStackCopies(t *testing.T) {
 	defer collectAllTheWhile()()
 	for round := 0; round < 2000; round++ {
 		grow(64)
-		s, a := cb.NewSchema(), cb.NewArray()
-		cb.ProduceDanglingEmpty(s, a)
-		schema, err := cschema.ImportSchema(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		arr, err := cdevice.ImportArray(a, schema)
-		if err != nil {
-			t.Fatal(err)
-		}
+		arr := importC(t, cb.DanglingEmpty)
 		if arr.Len() != 0 || arr.NumChildren() != 3 {
 			t.Fatalf("an empty batch of 3 columns imported as %d rows, %d columns", arr.Len(), arr.NumChildren())
 		}
@@ -99,7 +89,5 @@ func TestDanglingPointersOfEmptyBuffersSurviveStackCopies(t *testing.T) {
 			t.Fatal(err)
 		}
 		arr.Release()
-		cb.Free(s)
-		cb.Free(a)
 	}
 }

@@ -81,17 +81,15 @@ static inline int gate_node(const struct ArrowArray* c, const gda_gate_node* p, 
   if (c->n_children != p->n_children || (c->n_children > 0 && !c->children)) return 0;
   if (!c->dictionary != !p->has_dictionary) return 0;
   const void* const* b = c->buffers;
-  // a dangling buffer pointer (gda.h, GDA_MIN_POINTER) is never read here:
-  // Go's import takes the array, holding no such value in a pointer
-  for (int32_t i = 0; i < p->n_buffers; i++)
-    if (b[i] && (uintptr_t)b[i] < GDA_MIN_POINTER) return 0;
   if (p->has_validity && !b[0] && nulls > 0) return 0;
-  if (dr) {
-    for (int32_t i = 0; i < p->n_buffers; i++) {
-      if (!b[i]) continue;
-      if (dr->n_buffers >= dr->max_buffers) return 0;
-      dr->buffers[dr->n_buffers++] = (uintptr_t)b[i];
-    }
+  for (int32_t i = 0; i < p->n_buffers; i++) {
+    if (!b[i]) continue;
+    // a dangling buffer pointer (gda.h, GDA_MIN_POINTER) is never read here:
+    // Go's import takes the array, holding no such value in a pointer
+    if ((uintptr_t)b[i] < GDA_MIN_POINTER) return 0;
+    if (!dr) continue;
+    if (dr->n_buffers >= dr->max_buffers) return 0;
+    dr->buffers[dr->n_buffers++] = (uintptr_t)b[i];
   }
   int64_t need, last;
   switch (p->kind) {

@@ -42,10 +42,6 @@ if TYPE_CHECKING:  # pragma: no cover
 _Handle = Any  # a handle capsule of the extension: the array module wraps it
 _A = TypeVar("_A", bound=_lib.ArrayBase)
 
-# The DLPack version the extension produces and reads (the binding's DLPack
-# import, dlpack_import_from in tensor.c, asks producers for it too).
-DLPACK_VERSION = (1, 1)
-
 # DLPack dtype codes
 _INT, _UINT, _FLOAT = 0, 1, 2
 _ARROW_FORMATS = {

@@ -63,6 +63,9 @@ const (
 	List
 	Dictionary
 	Decimal32
+	// an empty batch whose buffers are dangling pointers (0x1, 0x4, 0x8), as
+	// polars exports empty columns
+	DanglingEmpty
 )
 
 // Produce fills s and a with the named C-built array.
@@ -80,6 +83,8 @@ func Produce(p Producer, s *cschema.CArrowSchema, a *cdevice.CArrowArray) {
 		C.cb_make_dictionary(cs(s), ca(a))
 	case Decimal32:
 		C.cb_make_decimal32(cs(s), ca(a))
+	case DanglingEmpty:
+		C.cb_make_dangling_empty(cs(s), ca(a))
 	}
 }
 
@@ -91,12 +96,6 @@ func ProduceInt32(s *cschema.CArrowSchema, a *cdevice.CArrowArray, n, offset int
 		nulls = 1
 	}
 	C.cb_make_int32(cs(s), ca(a), C.int64_t(n), C.int64_t(offset), C.int(nulls))
-}
-
-// ProduceDanglingEmpty fills an empty batch whose buffers are dangling
-// pointers (0x1, 0x4, 0x8), as polars exports empty columns.
-func ProduceDanglingEmpty(s *cschema.CArrowSchema, a *cdevice.CArrowArray) {
-	C.cb_make_dangling_empty(cs(s), ca(a))
 }
 
 // ProduceDeviceInt32 fills a device array of 4 int32 with the given device fields.
