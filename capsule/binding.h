@@ -186,6 +186,8 @@ PyObject* import_by_protocol(PyObject* obj, PyTypeObject* cls, PyObject* request
 extern PyObject* str_device_array;
 extern PyObject* str_array;
 int import_init(void);
+// The interned names and the version tuple of the DLPack consumer (tensor.c).
+int tensor_init(void);
 // The import of an array known to be of schema e, moved out into d.
 PyObject* import_known_array(gda_held_schema* e, struct ArrowDeviceArray* d, PyTypeObject* cls);
 

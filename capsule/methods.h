@@ -59,10 +59,10 @@
   X(chunked_to_device, REFUSE, "chunked_to_device(handle, device_type, device_id) -> chunked array handle", "(handle: _Handle, device_type: int, device_id: int, /) -> _Handle") \
   X(chunked_validate, REFUSE, "chunked_validate(handle, full)", "(handle: _Handle, full: bool, /) -> None") \
   X(dlpack_export, REFUSE, "dlpack_export(handle, versioned, copied, stream) -> capsule: stream as __dlpack__ got it", "(handle: _Handle, versioned: bool, copied: bool, stream: Optional[int], /) -> _Capsule") \
-  X(dlpack_import, REFUSE, "dlpack_import(capsule, stream_handle) -> handle", "(capsule: _Capsule, stream_handle: Optional[_Handle], /) -> _Handle") \
+  X(dlpack_import, REFUSE, "dlpack_import(capsule) -> handle: the tensor imported with no stream named (tests)", "(capsule: _Capsule, /) -> _Handle") \
   X(dlpack_import_from, REFUSE, "dlpack_import_from(obj, cls) -> cls instance through obj's __dlpack__, or NotImplemented without one", "(obj: object, cls: type[_A], /) -> Union[_A, NotImplementedType]") \
   X(dlpack_device, REFUSE, "dlpack_device(handle) -> (device_type, device_id)", "(handle: _Handle, /) -> tuple[int, int]") \
-  X(dlpack_consumer_stream, REFUSE, "dlpack_consumer_stream(device_type, device_id) -> (handle, stream): the stream to name to a producer's __dlpack__ (dlpack.StreamForProducer)", "(device_type: int, device_id: int, /) -> tuple[_Handle, int]") \
+  X(dlpack_consumer_stream, REFUSE, "dlpack_consumer_stream(device_type, device_id) -> (stream, pooled): the stream to name to a producer's __dlpack__ (dlpack.StreamForProducer; None: no stream argument), and whether it is a pooled one (given back at once)", "(device_type: int, device_id: int, /) -> tuple[Optional[int], bool]") \
   X(device_traits, ALWAYS, "device_traits(device_type) -> (host_accessible, streams, device_memory): the backend's traits (all False without a backend)", "(device_type: int, /) -> tuple[bool, bool, bool]") \
   X(device_count, ALWAYS, "device_count(device_type) -> int: the devices of the type's backend (0 without a backend or driver)", "(device_type: int, /) -> int") \
   X(tensor_info, REFUSE, "tensor_info(handle, ready) -> TensorInfo", "(handle: _Handle, ready: bool, /) -> TensorInfo") \

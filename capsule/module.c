@@ -166,7 +166,7 @@ static int claim_go_runtime(void) {
 
 PyMODINIT_FUNC PyInit__godevarrow(void) {
   if (claim_go_runtime() < 0) return NULL;
-  if (import_init() < 0 || pyarrow_init() < 0) return NULL;
+  if (import_init() < 0 || tensor_init() < 0 || pyarrow_init() < 0) return NULL;
   PyObject* m = PyModule_Create(&moduledef);
   if (!m) return NULL;
   if (array_base_init(m) < 0 || stream_iter_init(m) < 0 || stream_base_init(m) < 0 || stream_async_init(m) < 0) goto fail;

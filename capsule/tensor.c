@@ -77,14 +77,33 @@ PyObject* m_dlpack_export(PyObject* self, PyObject* const* args, Py_ssize_t narg
   return dlpack_export_of(h, versioned, copied, args[3]);
 }
 
+// The stream a consumer named to a producer (gdaDLPackConsumerStream): the
+// handle passed as __dlpack__'s stream (0: none), and the pooled stream it
+// is, which the import gives back (0: the caller's own default stream).
+typedef struct {
+  int64_t device_type, device_id;
+  uintptr_t stream, owned;
+} named_stream;
+
+// Gives a named pooled stream back when no import follows (the producer failed).
+static void named_stream_drop(named_stream* n) {
+  if (n->owned) gdaHandleRelease(n->owned);
+  n->owned = 0;
+}
+
 // Takes the tensor of a producer's capsule (renaming it used first, so that
-// from here on Go deletes it exactly once) and imports it; stream is the
-// handle of the stream named to the producer (0: none).
-static int dlpack_take(PyObject* cap, uintptr_t stream, uintptr_t* out) {
+// from here on Go deletes it exactly once) and imports it, ordered after the
+// stream named to the producer (NULL: none), which it gives back. Only a
+// CPU tensor's import can take time (booleans are packed into bits), so only
+// it runs without the GIL; a device tensor's records an event and returns.
+static int dlpack_take(PyObject* cap, named_stream* named, uintptr_t* out) {
+  named_stream none = {0};
+  if (!named) named = &none;
   if (!PyCapsule_CheckExact(cap)) {
     PyObject* got = type_name_of(cap);
     if (got) PyErr_Format(GodevarrowTypeError, "__dlpack__() returned an object of type %U, not a PyCapsule", got);
     Py_XDECREF(got);
+    named_stream_drop(named);
     return -1;
   }
   const char* name = PyCapsule_GetName(cap);
@@ -92,27 +111,37 @@ static int dlpack_take(PyObject* cap, uintptr_t stream, uintptr_t* out) {
   if (!versioned && !(name && strcmp(name, "dltensor") == 0)) {
     PyErr_Format(ArrowInvalid, "expected a DLPack capsule named 'dltensor' or 'dltensor_versioned', got '%s'",
                  name ? name : "(NULL)");
+    named_stream_drop(named);
     return -1;
   }
   void* p = PyCapsule_GetPointer(cap, name);
-  if (!p) return -1;
-  if (PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0) return -1;
+  if (!p || PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0) {
+    named_stream_drop(named);
+    return -1;
+  }
+  DLTensor* t = versioned ? &((struct DLManagedTensorVersioned*)p)->dl_tensor : &((DLManagedTensor*)p)->dl_tensor;
   gda_error e = {0};
   int rc;
-  Py_BEGIN_ALLOW_THREADS rc = gdaDLPackImport(p, versioned, stream, out, &e);
-  Py_END_ALLOW_THREADS if (rc) {
+  if (t->device.device_type == kDLCPU) {
+    Py_BEGIN_ALLOW_THREADS rc = gdaDLPackImport(p, versioned, named->device_type, named->device_id, named->stream,
+                                                named->owned, out, &e);
+    Py_END_ALLOW_THREADS
+  } else {
+    rc = gdaDLPackImport(p, versioned, named->device_type, named->device_id, named->stream, named->owned, out, &e);
+  }
+  named->owned = 0;  // given back by the import
+  if (rc) {
     raise_error(&e);
     return -1;
   }
   return 0;
 }
 
-// dlpack_import(capsule, stream_handle_or_None): the stream is the one the
-// consumer passed to __dlpack__ (a handle from dlpack_consumer_stream).
+// dlpack_import(capsule): the tensor imported with no stream named (tests).
 PyObject* m_dlpack_import(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  CHECK_NARGS(2, "dlpack_import");
-  uintptr_t stream = 0, h = 0;
-  if (get_optional_handle(args[1], &stream) || dlpack_take(args[0], stream, &h)) return NULL;
+  CHECK_NARGS(1, "dlpack_import");
+  uintptr_t h = 0;
+  if (dlpack_take(args[0], NULL, &h)) return NULL;
   return wrap_handle(h);
 }
 
@@ -148,73 +177,74 @@ static int dlpack_device_of_producer(PyObject* method, int64_t* type, int64_t* i
 //   3. __dlpack__(max_version=(1, 1), stream=...), or without max_version
 //      for a producer that predates DLPack 1.0's keywords (TypeError);
 //   4. the import, which records the array's event on that stream.
-// method is obj's __dlpack__.
+// Two calls into Go (2 and 4): the stream comes back as an integer, and the
+// import gives a pooled one back itself.
+static PyObject *str_dlpack, *str_dlpack_device, *str_stream, *str_max_version, *dlpack_version;
+
 static PyObject* dlpack_import_object(PyObject* obj, PyObject* method, PyTypeObject* cls) {
-  PyObject *stream_owner = NULL, *kwargs = PyDict_New(), *cap = NULL, *result = NULL;
-  uintptr_t stream_handle = 0;
+  PyObject *kwargs = PyDict_New(), *cap = NULL, *result = NULL;
+  named_stream named = {0};
   if (!kwargs) return NULL;
-  PyObject* device_method = PyObject_GetAttrString(obj, "__dlpack_device__");
-  if (device_method) {
+  if (PyObject_HasAttr(obj, str_dlpack_device)) {
+    PyObject* device_method = PyObject_GetAttr(obj, str_dlpack_device);
+    if (!device_method) goto done;
     int64_t type, id;
     int failed = dlpack_device_of_producer(device_method, &type, &id);
     Py_DECREF(device_method);
     if (failed) goto done;
-    int host = 0, streams = 0, device_memory = 0;
-    gdaDeviceTraits(type, &host, &streams, &device_memory);
-    if (streams) {
-      uintptr_t stream = 0;
-      gda_error e = {0};
-      if (gdaDLPackConsumerStream(type, id > 0 ? id : 0, &stream_handle, &stream, &e)) {
-        raise_error(&e);
-        goto done;
-      }
-      if (!(stream_owner = wrap_handle(stream_handle))) goto done;  // gives the stream back when dropped
-      PyObject* s = PyLong_FromUnsignedLongLong(stream);
-      if (!s || PyDict_SetItemString(kwargs, "stream", s) < 0) {
+    int given = 0;
+    gda_error e = {0};
+    if (gdaDLPackConsumerStream(type, id > 0 ? id : 0, &given, &named.stream, &named.owned, &e)) {
+      raise_error(&e);
+      goto done;
+    }
+    named.device_type = type;
+    named.device_id = id > 0 ? id : 0;
+    if (given) {
+      PyObject* s = PyLong_FromUnsignedLongLong(named.stream);
+      if (!s || PyDict_SetItem(kwargs, str_stream, s) < 0) {
         Py_XDECREF(s);
         goto done;
       }
       Py_DECREF(s);
     }
-  } else if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
-    PyErr_Clear();
-  } else {
-    goto done;
   }
-  PyObject* version = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
-  if (!version || PyDict_SetItemString(kwargs, "max_version", version) < 0) {
-    Py_XDECREF(version);
-    goto done;
-  }
-  Py_DECREF(version);
+  if (PyDict_SetItem(kwargs, str_max_version, dlpack_version) < 0) goto done;
   PyObject* no_args = PyTuple_New(0);
   if (!no_args) goto done;
   cap = PyObject_Call(method, no_args, kwargs);
   if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {
     PyErr_Clear();  // a producer that predates DLPack 1.0's keywords
-    if (PyDict_DelItemString(kwargs, "max_version") == 0) cap = PyObject_Call(method, no_args, kwargs);
+    if (PyDict_DelItem(kwargs, str_max_version) == 0) cap = PyObject_Call(method, no_args, kwargs);
   }
   Py_DECREF(no_args);
   if (!cap) goto done;
   uintptr_t h = 0;
-  if (dlpack_take(cap, stream_handle, &h) == 0) result = array_base_owning(cls, h, NULL);
+  if (dlpack_take(cap, &named, &h) == 0) result = array_base_owning(cls, h, NULL);
 done:
+  named_stream_drop(&named);  // when no import took it
   Py_XDECREF(cap);
-  Py_XDECREF(stream_owner);
   Py_DECREF(kwargs);
   return result;
 }
 
 PyObject* dlpack_import_from(PyObject* obj, PyTypeObject* cls) {
-  PyObject* method = PyObject_GetAttrString(obj, "__dlpack__");
-  if (!method) {
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
-    PyErr_Clear();
-    Py_RETURN_NOTIMPLEMENTED;
-  }
+  if (!PyObject_HasAttr(obj, str_dlpack)) Py_RETURN_NOTIMPLEMENTED;
+  PyObject* method = PyObject_GetAttr(obj, str_dlpack);
+  if (!method) return NULL;
   PyObject* r = dlpack_import_object(obj, method, cls);
   Py_DECREF(method);
   return r;
+}
+
+int tensor_init(void) {
+  return (str_dlpack = PyUnicode_InternFromString("__dlpack__")) &&
+                 (str_dlpack_device = PyUnicode_InternFromString("__dlpack_device__")) &&
+                 (str_stream = PyUnicode_InternFromString("stream")) &&
+                 (str_max_version = PyUnicode_InternFromString("max_version")) &&
+                 (dlpack_version = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION))
+             ? 0
+             : -1;
 }
 
 // dlpack_import_from(obj, cls): obj as an instance of cls through DLPack, or
@@ -241,16 +271,21 @@ PyObject* m_dlpack_device(PyObject* self, PyObject* const* args, Py_ssize_t narg
   return dlpack_device_of(h);
 }
 
+// dlpack_consumer_stream(device_type, device_id) -> (stream or None, pooled):
+// the stream a consumer names to a producer (tests); a pooled one goes back
+// to its backend at once.
 PyObject* m_dlpack_consumer_stream(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(2, "dlpack_consumer_stream");
-  int64_t type, dev;
-  if (get_int64(args[0], &type) || get_int64(args[1], &dev)) return NULL;
-  uintptr_t h = 0, stream = 0;
+  named_stream named = {0};
+  int given = 0;
+  if (get_int64(args[0], &named.device_type) || get_int64(args[1], &named.device_id)) return NULL;
   gda_error e = {0};
-  if (gdaDLPackConsumerStream(type, dev, &h, &stream, &e)) return raise_error(&e);
-  PyObject* handle = wrap_handle(h);
-  if (!handle) return NULL;
-  return Py_BuildValue("(NK)", handle, (unsigned long long)stream);
+  if (gdaDLPackConsumerStream(named.device_type, named.device_id, &given, &named.stream, &named.owned, &e))
+    return raise_error(&e);
+  int pooled = named.owned != 0;
+  named_stream_drop(&named);
+  if (!given) return Py_BuildValue("(OO)", Py_None, Py_False);
+  return Py_BuildValue("(KN)", (unsigned long long)named.stream, PyBool_FromLong(pooled));
 }
 
 PyObject* m_device_traits(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {

@@ -9,6 +9,7 @@ package main
 import "C"
 
 import (
+	"fmt"
 	"math"
 	"unsafe"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/device/cuda"
 	"github.com/godevarrow/godevarrow/gosrc/dlpack"
+	"github.com/godevarrow/godevarrow/gosrc/handle"
 )
 
 //export gdaDLPackExport
@@ -38,26 +40,50 @@ func gdaDLPackExport(h C.uintptr_t, versioned, copied C.int, stream C.int64_t, s
 }
 
 // gdaDLPackImport takes the tensor p, whose capsule the caller has already
-// marked used: from here on it is deleted exactly once, on every path.
+// marked used: from here on it is deleted exactly once, on every path. The
+// stream is the one gdaDLPackConsumerStream named to the producer (0: none
+// was named): owned, when not 0, is the handle of a pooled stream, given
+// back here on every path; otherwise stream is a handle the caller owns (its
+// default stream) on device devID of type devType.
 //
 //export gdaDLPackImport
-func gdaDLPackImport(p unsafe.Pointer, versioned C.int, streamHandle C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
+func gdaDLPackImport(p unsafe.Pointer, versioned C.int, devType, devID C.int64_t, stream, owned C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := optionalValue[*ownedStream](streamHandle)
+		s, err := consumerStream(devType, devID, stream, owned)
 		if err != nil {
 			dlpack.Delete(p, versioned != 0)
 			return err
 		}
-		var stream device.Stream
-		if s != nil {
-			stream = s.s
-		}
-		a, err := dlpack.Import(p, versioned != 0, stream)
+		a, err := dlpack.Import(p, versioned != 0, s)
 		if err == nil {
 			newHandle(a, out)
 		}
 		return err
 	})
+}
+
+// consumerStream is the stream named to a producer, as gdaDLPackImport takes
+// it; a pooled one (owned) goes back to its backend when this returns, after
+// the import recorded its event on it (work queued on a pooled stream stays
+// ordered before its next user's).
+func consumerStream(devType, devID C.int64_t, stream, owned C.uintptr_t) (device.Stream, error) {
+	if owned != 0 {
+		v, ok := handles.Delete(handle.Handle(owned))
+		s, isStream := v.(*ownedStream)
+		if !ok || !isStream {
+			return nil, fmt.Errorf("%w: handle %#x is not a stream named to a producer", errType, uintptr(owned))
+		}
+		defer func() { _ = s.b.ReleaseStream(s.s) }()
+		return s.s, nil
+	}
+	if stream == 0 {
+		return nil, nil
+	}
+	b, err := device.BackendFor(device.Type(devType))
+	if err != nil {
+		return nil, err
+	}
+	return b.ForeignStream(int(devID), uintptr(stream))
 }
 
 //export gdaDLPackDevice
@@ -80,27 +106,41 @@ func gdaDLPackDelete(p unsafe.Pointer, versioned C.int) {
 	})
 }
 
-// ownedStream is a stream the binding named to a producer
-// (dlpack.StreamForProducer): its handle's release gives it back to its
-// backend (a no-op for the caller's default stream).
+// ownedStream is a pooled stream the binding named to a producer
+// (dlpack.StreamForProducer): the import, or the handle's release when no
+// import follows, gives it back to its backend.
 type ownedStream struct {
 	b device.Backend
 	s device.Stream
 }
 
+// gdaDLPackConsumerStream is the stream a consumer names to the __dlpack__
+// of a producer whose tensor is on device dev of type devType
+// (dlpack.StreamForProducer): *named is 0 when the device type has no
+// streams (no stream argument); else *stream is the handle to pass, and
+// *owned, when not 0, the handle of the pooled stream it is, which
+// gdaDLPackImport (or gdaHandleRelease, when the producer fails) gives back.
+//
 //export gdaDLPackConsumerStream
-func gdaDLPackConsumerStream(devType, dev C.int64_t, out *C.uintptr_t, stream *C.uintptr_t, e *C.gda_error) C.int {
+func gdaDLPackConsumerStream(devType, dev C.int64_t, named *C.int, stream, owned *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {
+		*named, *stream, *owned = 0, 0, 0
+		if devType < math.MinInt32 || devType > math.MaxInt32 || !device.TraitsOf(device.Type(devType)).Streams {
+			return nil
+		}
 		b, err := device.BackendFor(device.Type(devType))
 		if err != nil {
 			return err
 		}
-		s, err := dlpack.StreamForProducer(b, int(dev))
-		if err == nil {
-			*stream = C.uintptr_t(s.Handle())
-			newHandle(&ownedStream{b: b, s: s}, out)
+		s, pooled, err := dlpack.StreamForProducer(b, int(dev))
+		if err != nil {
+			return err
 		}
-		return err
+		*named, *stream = 1, C.uintptr_t(s.Handle())
+		if pooled {
+			newHandle(&ownedStream{b: b, s: s}, owned)
+		}
+		return nil
 	})
 }
 

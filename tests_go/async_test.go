@@ -338,8 +338,8 @@ func TestAsyncStreamOfCUDAArraysKeepsTheirDevice(t *testing.T) {
 		t.Fatalf("producer device type %s", reader.DeviceType())
 	}
 	n := eachArray(t, reader.Next, func(i int, a *cdevice.Array) {
-		// copies are complete, so they carry no event, and none is made on the way
-		if a.Device() != cuda1 || a.SyncEvent() != nil {
+		// copies to a device carry the event they are ordered by, handed on
+		if a.Device() != cuda1 || a.SyncEvent() == nil {
 			t.Errorf("array %d on %s with event %v", i, a.Device(), a.SyncEvent())
 		}
 		if !sameOnHost(t, host, a) {

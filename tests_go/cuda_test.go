@@ -50,8 +50,13 @@ func mustCopy(t *testing.T, a *cdevice.Array, dst device.Device) *cdevice.Array 
 	if got := c.Device(); got.Type != dst.Type || (dst.Type == device.CUDA && got.ID != dst.ID) {
 		t.Fatalf("copy landed on %s, want %s", got, dst)
 	}
-	if c.SyncEvent() != nil {
-		t.Fatalf("a copy carries a sync event: it is complete when CopyToDevice returns")
+	// a copy to the host is complete when CopyToDevice returns; a copy to a
+	// device is ordered by the event it carries
+	if dst.Type == device.CPU && c.SyncEvent() != nil {
+		t.Fatalf("a copy to the host carries a sync event: it is complete when CopyToDevice returns")
+	}
+	if dst.Type != device.CPU && c.SyncEvent() == nil {
+		t.Fatalf("a copy to %s carries no sync event: nothing orders a reader after its copies", dst)
 	}
 	return c
 }
@@ -150,9 +155,9 @@ func TestCUDAExportCarriesDeviceAndZeroedReserved(t *testing.T) {
 		if v.deviceType != int32(device.CUDA) || v.deviceID != dev.ID {
 			t.Errorf("exported device %d:%d, want cuda:%d", v.deviceType, v.deviceID, dev.ID)
 		}
-		// the copy was complete when CopyToDevice returned: NULL says "read at once"
-		if v.syncEvent != nil {
-			t.Error("a complete copy is exported with a sync_event")
+		// the copy is ordered by its event, which the export hands on
+		if v.syncEvent == nil {
+			t.Error("a copy to a device is exported without its sync_event")
 		}
 		if v.reserved != [3]int64{} {
 			t.Errorf("reserved not zeroed: %v", v.reserved)
@@ -335,8 +340,8 @@ func TestCUDADeviceStreamKeepsDevices(t *testing.T) {
 		t.Fatalf("stream device type %s", in.DeviceType())
 	}
 	n := eachArray(t, in.Next, func(i int, a *cdevice.Array) {
-		// copies are complete, so they carry no event, and none is made on the way
-		if a.Device() != cuda1 || a.SyncEvent() != nil {
+		// copies to a device carry the event they are ordered by, handed on
+		if a.Device() != cuda1 || a.SyncEvent() == nil {
 			t.Errorf("chunk %d on %s (event %v)", i, a.Device(), a.SyncEvent())
 		}
 	})
@@ -460,10 +465,10 @@ func TestCUDACopiesTakeStreamsAndEventsFromPools(t *testing.T) {
 	for range 5 {
 		roundTrip()
 	}
-	// every copy runs on a stream and is complete when it returns: no event
-	// is recorded for its result...
-	if n := fc.Calls("cuEventRecord") - records; n != 0 {
-		t.Errorf("%d events recorded for 5 complete copies to the device", n)
+	// every copy runs on a stream; one to the device records one event after
+	// its copies (the one its result is ordered by), one to the host none...
+	if n := fc.Calls("cuEventRecord") - records; n != 5 {
+		t.Errorf("%d events recorded for 5 copies to the device and 5 back, want 5", n)
 	}
 	// ...and the streams come from the pool, not made and destroyed per operation
 	if n := made() - before; n != 0 {

@@ -34,6 +34,10 @@ type Array struct {
 	// constructors and compute kernels are safe on the data only then.
 	fullyValid atomic.Bool
 	bounds     *lazyBounds // device offsets not yet fetched (device_import.go)
+	// eventDone is set once a host synchronization that followed a wait for
+	// the event returned: the writes it marks are complete, and waiting for
+	// it again (a second copy to the host) would only cost a driver call
+	eventDone atomic.Bool
 }
 
 // NewArray wraps data described by schema on dev. It retains data and checks
@@ -348,9 +352,7 @@ func WithValidity(values, validity *Array, nullCount int64) (*Array, error) {
 			return nil, err
 		}
 		event = cell
-		owner = &foreignOwner{release: destroy}
-		owner.refs.Store(1)
-		liveImports.Add(1)
+		owner = newOwner(destroy)
 	}
 	bufs := append([]*memory.Buffer{validity.data.Buffers()[1]}, values.data.Buffers()[1:]...)
 	data := array.NewData(values.data.DataType(), values.Len(), bufs, nil, int(nullCount), values.Offset())

@@ -54,10 +54,14 @@ func (hostCopyAllocator) Free(b []byte) {
 
 // CopyToDevice returns a copy of a on dst (a itself, retained, when it is
 // already there). CPU and CUDA devices are supported in every direction,
-// including between CUDA devices; every type is copied buffer by buffer, the
-// producer's sync_event is waited on first, and the copy is complete when
-// CopyToDevice returns (its stream is synchronized), so the result carries
-// no event.
+// including between CUDA devices; every type is copied buffer by buffer, and
+// the producer's sync_event is waited on first (on the copy's stream). A
+// copy to the host is complete when CopyToDevice returns (its stream is
+// synchronized) and carries no event. A copy to a device is ordered, not
+// waited for: it carries an event recorded after its copies, as any device
+// array may (the C Device Data Interface's sync_event), so its caller pays
+// for the copies' issue, not for a round trip to the device and back
+// (docs/cuda.md, "Copies").
 func CopyToDevice(a *Array, dst device.Device) (*Array, error) {
 	if dst.Type == device.CPU {
 		dst = device.Host
@@ -140,6 +144,19 @@ func copyTo(a *Array, dst device.Device) (*Array, error) {
 		}
 		return nil, err
 	}
+	if dst.Type != device.CPU {
+		// the result is ready once its stream reaches this event
+		cell, destroy, err := recordEvent(b, stream)
+		if err != nil {
+			if b.DrainStream(stream) {
+				data.Release()
+				c.releaseArena()
+			}
+			return nil, err
+		}
+		c.releaseArena() // the buffers hold it now
+		return newArray(a.schema, data, dst, cell, newOwner(destroy)), nil
+	}
 	if err := b.SyncStream(stream); err != nil {
 		if b.DrainStream(stream) {
 			data.Release()
@@ -148,6 +165,10 @@ func copyTo(a *Array, dst device.Device) (*Array, error) {
 		return nil, err
 	}
 	c.releaseArena() // the buffers hold it now
+	if !srcHost {
+		// the stream waited for a's event before its copies: it is complete
+		a.eventDone.Store(true)
+	}
 	// the stream is synchronized: the copy is complete, and the result needs
 	// no event (a NULL sync_event says the data may be read at once)
 	return newArray(a.schema, data, dst, nil, nil), nil

@@ -32,6 +32,15 @@ type foreignOwner struct {
 	release func()                     // the release of other foreign memory (DLPack, ...)
 }
 
+// newOwner is an owner, counted among the imports until its last unref,
+// whose last unref calls release.
+func newOwner(release func()) *foreignOwner {
+	o := &foreignOwner{release: release}
+	o.refs.Store(1)
+	liveImports.Add(1)
+	return o
+}
+
 func (o *foreignOwner) ref() { o.refs.Add(1) }
 
 func (o *foreignOwner) unref() {
@@ -586,9 +595,7 @@ func (im *importer) node(c *C.struct_ArrowArray, s *cschema.Schema, depth int, p
 // Interface's stream) or ordered before it (the stream a DLPack consumer
 // hands the producer), so later readers wait on the event.
 func WrapForeign(schema *cschema.Schema, dev device.Device, length, nullCount int64, buffers []unsafe.Pointer, sizes []int64, ready device.Stream, release func()) (*Array, error) {
-	owner := &foreignOwner{release: release}
-	owner.refs.Store(1)
-	liveImports.Add(1)
+	owner := newOwner(release)
 	fail := func(err error) (*Array, error) {
 		owner.unref()
 		return nil, err
@@ -691,7 +698,7 @@ func recordEvent(b device.Backend, s device.Stream) (unsafe.Pointer, func(), err
 // what a producer does for a consumer that names the stream it will use
 // (DLPack's stream argument).
 func (a *Array) WaitReadyOn(s device.Stream) error {
-	if a.event == nil {
+	if a.event == nil || a.eventDone.Load() {
 		return nil
 	}
 	b, err := device.BackendFor(a.dev.Type)
@@ -706,10 +713,14 @@ func (a *Array) WaitReadyOn(s device.Stream) error {
 // what a consumer that reads the buffers on the host, or on a stream it does
 // not name to the producer, does first.
 func (a *Array) WaitOnHost() error {
-	if a.event == nil {
+	if a.event == nil || a.eventDone.Load() {
 		return nil
 	}
-	return syncOnHost(a.dev, a.event)
+	if err := syncOnHost(a.dev, a.event); err != nil {
+		return err
+	}
+	a.eventDone.Store(true)
+	return nil
 }
 
 // CUDAArrayInterfaceStream readies a CUDA array for a consumer of the CUDA

@@ -72,14 +72,14 @@ const legacyDefaultStream = 1
 // create, record and wait on an event on every call (CuPy's
 // ndarray.__dlpack__, PyTorch's Tensor.__dlpack__), which costs more than
 // the whole import. Otherwise (no context, or another device's) a stream
-// from the backend's pool: handle 1 would then name another context's
-// stream. Give it back with b.ReleaseStream, which leaves the caller's
-// default stream alone.
-func StreamForProducer(b device.Backend, id int) (device.Stream, error) {
+// from the backend's pool (pooled): handle 1 would then name another
+// context's stream. Give a pooled stream back with b.ReleaseStream.
+func StreamForProducer(b device.Backend, id int) (s device.Stream, pooled bool, err error) {
 	if s, ok := b.CallerDefaultStream(id); ok {
-		return s, nil
+		return s, false, nil
 	}
-	return b.AcquireStream(id)
+	s, err = b.AcquireStream(id)
+	return s, err == nil, err
 }
 
 // DescribeReady is Describe for a consumer of the CUDA Array Interface:

@@ -141,9 +141,12 @@ class Array(Values, _lib.ArrayBase):
         return type(self)(_lib.array_slice(self._h, start, n))
 
     def to_device(self: _A, device: DeviceLike) -> _A:
-        """A copy on ``device`` (the same object when already there),
-        complete when this returns. Device memory for it comes from a pool
-        of freed blocks (up to 64 MiB idle per device; docs/cuda.md)."""
+        """A copy on ``device`` (the same object when already there). A copy
+        to the host is complete when this returns; a copy to a device is
+        ordered by the event it carries, which its exports hand on (the C
+        Device Data Interface's ``sync_event``) and every consumer waits for,
+        so this does not wait for the device. Device memory for it comes from
+        a pool of freed blocks (up to 64 MiB idle per device; docs/cuda.md)."""
         target = as_device(device)
         info = self._get_info()
         if target.device_type == info.device_type and target.device_id == info.device_id:

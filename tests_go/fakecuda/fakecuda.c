@@ -36,6 +36,10 @@
 //    work"): the work runs at a later synchronization point.
 //    cuEventQuery never runs work: it says CUDA_ERROR_NOT_READY while the
 //    record is pending. A reader that forgets to wait sees stale bytes.
+//    A host-to-device "async" copy from pageable memory reads its source in
+//    the call (CUDA Driver API, "API synchronization behavior": the driver
+//    copies it to a staging buffer immediately), so the caller may free it;
+//    the device memory still changes only at a synchronization point.
 //  * Events and streams belong to the context current when they were made;
 //    cuEventRecord of an event on a stream of another context fails with
 //    CUDA_ERROR_INVALID_HANDLE (CUDA Driver API, cuEventRecord: "hStream and
@@ -299,6 +303,7 @@ typedef struct {
   unsigned char value;
   event* ev;
   unsigned long long seq;  // of a RECORD: the event's generation; of a WAIT: the awaited generation
+  char* staged;            // of a COPY from pageable memory: the snapshot it copies (freed when run)
 } op;
 
 struct stream {
@@ -407,6 +412,8 @@ static void run_op(op* o) {
   switch (o->kind) {
     case OP_COPY:
       memmove(o->dst, o->src, o->n);
+      free(o->staged);
+      o->staged = NULL;
       call_own_work = 1;
       bytes_copied[o->dir] += (long long)o->n;
       break;
@@ -1099,8 +1106,20 @@ static CUresult copy(void* dst, const void* src, size_t n, int dst_dev, int src_
   if (r != OK) return r;
   int dir = in_region(dst) ? (in_region(src) ? DTOD : HTOD) : (in_region(src) ? DTOH : HTOH);
   copy_calls[dir]++;
-  if (costs_on) charge_copy(s, n, dir, pinned_host(dir == HTOD ? src : dst, n), sync);
-  op o = {.kind = OP_COPY, .dst = d, .src = sr, .n = n, .dir = dir};
+  int pinned = pinned_host(dir == HTOD ? src : dst, n);
+  if (costs_on) charge_copy(s, n, dir, pinned, sync);
+  char* staged = NULL;
+  if (!sync && dir == HTOD && !pinned) {
+    // CUDA Driver API, "API synchronization behavior", Memcpy, Asynchronous:
+    // "For transfers from pageable host memory to device memory, host memory
+    // is copied to a staging buffer immediately (no device synchronization
+    // is performed)": the caller may reuse or free the source once the call
+    // returns, while the device memory changes only in stream order
+    if (!(staged = malloc(n))) return E_OUT_OF_MEMORY;
+    memcpy(staged, sr, n);
+    sr = staged;
+  }
+  op o = {.kind = OP_COPY, .dst = d, .src = sr, .n = n, .dir = dir, .staged = staged};
   submit(s, o);
   if (sync) {  // synchronous copies are ordered on the legacy stream and wait for it
     sync_stream(s);

@@ -224,7 +224,7 @@ print(pa.RecordBatchReader._import_from_c_capsule(cap).read_all().to_pylist())
         pytest.param(
             """
 cap = np.arange(3).__dlpack__()
-assert refused(lambda: lib.dlpack_import(cap, None))
+assert refused(lambda: lib.dlpack_import(cap))
 name = ctypes.pythonapi.PyCapsule_GetName
 name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
 print(name(cap))  # not taken: its destructor deletes the tensor

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import os
 import pathlib
+import random
 import subprocess
 import sys
 
@@ -72,17 +73,26 @@ def test_exported_cuda_array_carries_its_event_and_device(device_leak_check):
     assert producer.releases == 1
 
 
-def test_a_copy_to_a_device_is_complete_and_exported_without_an_event(device_leak_check):
-    # to_device synchronizes its stream before returning: the data is there,
-    # and a NULL sync_event tells a consumer so (C Device Data Interface)
-    records = fake.LIB.fakecuda_call_count(b"cuEventRecord")
-    g = gda.array(pa.array([1, 2, 3])).to_device("cuda:1")
+def test_a_copy_to_a_device_is_ordered_by_the_event_it_is_exported_with(device_leak_check):
+    # to_device to a device issues its copies and records an event after
+    # them, without waiting on the host: the export's sync_event is that
+    # event (C Device Data Interface), and the source may go at once
+    # values no earlier test copied (a pooled block may still hold those)
+    values = pa.array([random.getrandbits(62) for _ in range(3)], pa.int64())
+    want = values.buffers()[1].to_pybytes()
+    g = gda.array(values).to_device("cuda:1")
     caps = g.__arrow_c_device_array__()  # the struct lives as long as its capsule
     d = fake.device_array_struct(caps[1])
     assert (d.device_type, d.device_id) == (2, 1)
-    assert not d.sync_event
-    assert fake.LIB.fakecuda_call_count(b"cuEventRecord") == records
-    assert fake.read_device(d.array.buffers[1], 24, device=1) == pa.array([1, 2, 3]).buffers()[1].to_pybytes()
+    assert d.sync_event, "a copy to a device is exported without the event its copies are ordered by"
+    event = ctypes.c_void_p.from_address(d.sync_event).value
+    # a careless reader that skips the event sees the device memory before the copy...
+    assert fake.read_device(d.array.buffers[1], 24, device=1) != want
+    # ...one that waits for it sees the values
+    fake.LIB.cuEventSynchronize.argtypes = [ctypes.c_void_p]
+    assert fake.LIB.cuEventSynchronize(event) == 0
+    assert fake.read_device(d.array.buffers[1], 24, device=1) == want
+    assert g.to_pyarrow().equals(values)
     del g, caps, d
 
 
@@ -164,7 +174,8 @@ def test_buffers_on_another_device_than_declared_are_rejected(device_leak_check)
 DRIVER_CALLS_OF_A_COPY = [
     ("cuMemAlloc_v2", fake.CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE"),
     ("cuMemcpyHtoDAsync_v2", fake.CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"),
-    ("cuStreamSynchronize", fake.CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"),
+    # a copy to a device is ordered by an event recorded after its copies
+    ("cuEventRecord", fake.CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"),
 ]
 
 

@@ -23,12 +23,20 @@ import (
 // (cuMemAllocHost costs about a millisecond per MiB), so each device keeps a
 // few chunks of it, allocated on first use and reused:
 //
-//   - a small copy (up to a chunk) takes its bytes of a chunk that its stream
-//     holds until it is synchronized: a host-to-device copy is a memcpy into
-//     the chunk and one asynchronous driver copy; a device-to-host copy is
-//     one asynchronous driver copy into the chunk, and the memcpy out of it
-//     runs when the stream is synchronized (SyncStream), so nothing reads
-//     the destination before the data is there;
+//   - a host-to-device copy of up to smallUpload bytes (16 KB) goes to the
+//     driver as it is: from pageable memory the driver copies the bytes into
+//     its own staging in the call and returns (the source may be reused at
+//     once), cheaper at that size than a memcpy into a chunk and a pinned
+//     copy waited for, and it holds no chunk: a copy to a device is ordered
+//     by an event, not waited for (cdevice.CopyToDevice), so nothing would
+//     give a small upload's chunk back soon;
+//   - a larger copy up to a chunk, and a small device-to-host copy, take
+//     their bytes of a chunk that its stream holds until it is synchronized:
+//     a host-to-device copy is a memcpy into the chunk and one asynchronous
+//     driver copy; a device-to-host copy is one asynchronous driver copy into
+//     the chunk, and the memcpy out of it runs when the stream is
+//     synchronized (SyncStream), so nothing reads the destination before the
+//     data is there;
 //   - a large copy is cut into chunk-sized pieces that go round the chunks
 //     it holds, one worker thread per chunk, each reuse waiting for the
 //     chunk's event: the workers' memcpys run at once and overlap the
@@ -48,6 +56,13 @@ const (
 	stagingAlign   = 256     // small copies start on this boundary in a chunk
 	maxCopyWorkers = 16      // host threads of one memcpy, and chunks of one device
 	copyPerWorker  = 1 << 20 // parallelCopy splits a memcpy only into parts at least this large
+	// host-to-device copies up to this size go to the driver unstaged. On
+	// the H200 (docs/cuda.md, "Driver calls") an 8 KB pageable upload was
+	// issued, with an event recorded after it, in 6.0 µs where a pinned one
+	// waited for took 10.2; at 64 KB the pageable copy's staging in the call
+	// made it the dearer (19.7 µs against 11.5 waited for, as pinned). The
+	// bound sits between the two measured sizes, nearer the one that won.
+	smallUpload = 16 << 10
 )
 
 // chunk is pinned host memory of one device, with an event that marks the
@@ -285,6 +300,9 @@ func stagedCopy(s *Stream, kind device.CopyKind, dst, src unsafe.Pointer, n int6
 	}
 	if kind == device.DeviceToHost && isPinned(dst, n) || kind == device.HostToDevice && isPinned(src, n) {
 		return false, nil // pinned already: the driver copies it directly
+	}
+	if kind == device.HostToDevice && n <= smallUpload {
+		return false, nil // the driver stages it in the call (see the top of this file)
 	}
 	if n > stagingChunk {
 		return pipelinedCopy(s, kind, dst, src, n)

@@ -74,7 +74,8 @@ def assemble(wheel_pattern: str, out: pathlib.Path, pytest_wheels: str | None) -
     else:
         notes.append(f"no gold corpus at {corpus}: its test skips on the GPU, saying so")
     shutil.copy2(REPO / "benchmarks" / "bench.py", out / "bench" / "bench.py")
-    shutil.copy2(HERE / "driver_costs.py", out / "bench" / "driver_costs.py")
+    for name in ("driver_costs.py", "breakdown.py"):
+        shutil.copy2(HERE / name, out / "bench" / name)
     for name in ("run.sh", "report.py"):
         shutil.copy2(HERE / name, out / name)
     (out / "run.sh").chmod(0o755)

@@ -55,10 +55,10 @@ def measure() -> list[tuple[str, float]]:
     event = ctypes.c_void_p()
     check(cu.cuEventCreate(ctypes.byref(event), CU_EVENT_DISABLE_TIMING), "cuEventCreate")
     dev = ctypes.c_ulonglong()
-    check(cu.cuMemAlloc_v2(ctypes.byref(dev), 8192), "cuMemAlloc")
+    check(cu.cuMemAlloc_v2(ctypes.byref(dev), 65536), "cuMemAlloc")
     pinned = ctypes.c_void_p()
-    check(cu.cuMemAllocHost_v2(ctypes.byref(pinned), 8192), "cuMemAllocHost")
-    pageable = ctypes.create_string_buffer(8192)
+    check(cu.cuMemAllocHost_v2(ctypes.byref(pinned), 65536), "cuMemAllocHost")
+    pageable = ctypes.create_string_buffer(65536)
     version = ctypes.c_int()
     current = ctypes.c_void_p()
     popped = ctypes.c_void_p()
@@ -98,6 +98,25 @@ def measure() -> list[tuple[str, float]]:
     def ev_on(s: ctypes.c_void_p) -> Callable[[], None]:
         return lambda: cu.cuEventRecord(event, s)
 
+    # a copy to the device ordered by an event instead of waited for on the
+    # host (what an array that carries a sync_event needs)
+    def htod_then_record(pinned_source: bool) -> Callable[[], None]:
+        def f() -> None:
+            src = pinned.value if pinned_source else ctypes.addressof(pageable)
+            cu.cuMemcpyHtoDAsync_v2(dev.value, src, 8192, stream)
+            cu.cuEventRecord(event, stream)
+
+        return f
+
+    def sync_htod_then_record() -> None:
+        cu.cuMemcpyHtoD_v2(dev.value, pageable, 8192)
+        cu.cuEventRecord(event, LEGACY_STREAM)
+
+    def dtoh_event_wait() -> None:
+        cu.cuMemcpyDtoHAsync_v2(pinned.value, dev.value, 8192, stream)
+        cu.cuEventRecord(event, stream)
+        cu.cuEventSynchronize(event)
+
     jobs: list[tuple[str, Callable[[], object]]] = [
         (
             "ctypes call that asks nothing of the device (cuDriverGetVersion)",
@@ -111,8 +130,12 @@ def measure() -> list[tuple[str, float]]:
         ("cuEventRecord on the legacy default stream", ev_on(LEGACY_STREAM)),
         ("cuStreamWaitEvent", lambda: cu.cuStreamWaitEvent(stream, event, 0)),
         ("cuEventQuery, completed", lambda: cu.cuEventQuery(event)),
+        ("cuMemcpyHtoDAsync 8 KB from pageable + cuEventRecord (no wait)", htod_then_record(False)),
+        ("cuMemcpyHtoDAsync 8 KB from pinned + cuEventRecord (no wait)", htod_then_record(True)),
+        ("cuMemcpyHtoD 8 KB from pageable (synchronous) + cuEventRecord on the legacy stream", sync_htod_then_record),
+        ("cuMemcpyDtoHAsync 8 KB into pinned + cuEventRecord + cuEventSynchronize", dtoh_event_wait),
     ]
-    for n, size in ((8, "8 B"), (8192, "8 KB")):
+    for n, size in ((8, "8 B"), (8192, "8 KB"), (65536, "64 KB")):
         jobs += [
             (f"cuMemcpyHtoDAsync {size} from pinned + cuStreamSynchronize", async_htod(n)),
             (f"cuMemcpyHtoDAsync {size} from pageable + cuStreamSynchronize", async_htod_pageable(n)),
@@ -140,6 +163,7 @@ def measure() -> list[tuple[str, float]]:
         for _ in range(200):  # warm up
             fn()
         rows.append((label, per_call_us(fn)))
+        cu.cuCtxSynchronize()  # the rows that do not wait leave nothing queued
         print(f"{label}: {rows[-1][1]:.2f} µs", flush=True)
     cu.cuMemFree_v2(dev)
     cu.cuMemFreeHost(pinned)

@@ -80,6 +80,10 @@ say "driver call costs"
 (cd "$WORK" && guard 120 "$VPY" "$KIT/bench/driver_costs.py" --out "$OUT/driver_costs.md" 2>&1) >>"$LOG"
 say "driver call costs: exit $?"
 
+say "steps of the device rows"
+(cd "$WORK" && guard 120 "$VPY" "$KIT/bench/breakdown.py" --out "$OUT/breakdown.md" 2>&1) >>"$LOG"
+say "steps of the device rows: exit $?"
+
 "$VPY" "$KIT/report.py" --out "$OUT/report.md" --junit "$OUT/junit.xml" --pytest-log "$OUT/pytest.log" \
   --pytest-rc "$pytest_rc" --bench "$OUT/bench.md" --bench-rc "$bench_rc" --install "$INSTALL" 2>&1 | tee -a "$LOG"
 rm -rf "$WORK"
@@ -89,5 +93,6 @@ if [ -f "$OUT/report.md" ]; then
   grep -E '^## Tests|^- (GPU|CUDA driver|cuda:)|\| (failed|error) \|' "$OUT/report.md"
   [ -f "$OUT/bench.md" ] && grep -E '^\|' "$OUT/bench.md"
   [ -f "$OUT/driver_costs.md" ] && grep -E '^\|' "$OUT/driver_costs.md"
+  [ -f "$OUT/breakdown.md" ] && grep -E '^\|' "$OUT/breakdown.md"
 fi
 [ "$pytest_rc" -eq 0 ] && [ "$bench_rc" -eq 0 ]
