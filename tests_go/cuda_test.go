@@ -13,6 +13,7 @@ import (
 	"github.com/godevarrow/godevarrow/gosrc/cschema"
 	"github.com/godevarrow/godevarrow/gosrc/device"
 	"github.com/godevarrow/godevarrow/gosrc/device/cuda"
+	"github.com/godevarrow/godevarrow/gosrc/dlpack"
 	"github.com/godevarrow/godevarrow/gosrc/streams"
 	cb "github.com/godevarrow/godevarrow/tests_go/cboundary"
 	fc "github.com/godevarrow/godevarrow/tests_go/fakecudactl"
@@ -117,6 +118,21 @@ type deviceArrayView struct {
 	_          int32
 	syncEvent  unsafe.Pointer
 	reserved   [3]int64
+}
+
+func int64Array(t *testing.T, n int) *cdevice.Array {
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	defer b.Release()
+	for i := 0; i < n; i++ {
+		b.Append(int64(i) * 7)
+	}
+	arr := b.NewArray()
+	defer arr.Release()
+	a, err := cdevice.FromArrow(arrow.Field{Name: "v", Type: arrow.PrimitiveTypes.Int64}, arr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 func stringArray(t *testing.T, n int) *cdevice.Array {
@@ -473,5 +489,62 @@ func TestCUDACopiesTakeStreamsAndEventsFromPools(t *testing.T) {
 	// ...and the streams come from the pool, not made and destroyed per operation
 	if n := made() - before; n != 0 {
 		t.Errorf("%d streams or events created or destroyed by 5 round trips, want 0", n)
+	}
+}
+
+// An array imported from DLPack with the caller's legacy default stream
+// carries an event recorded there: exported again to a consumer that names
+// the same stream, the consumer's queue is the event's, and nothing waits;
+// any other stream waits for the event.
+func TestADLPackImportOnTheLegacyStreamIsNotWaitedForOnIt(t *testing.T) {
+	deviceBaseline(t)
+	host := int64Array(t, 100)
+	defer host.Release()
+	a := mustCopy(t, host, cuda0)
+	defer a.Release()
+	backend, err := device.BackendFor(device.CUDA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := func(handle uintptr) device.Stream {
+		s, err := backend.ForeignStream(0, handle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	exportWaits := func(a *cdevice.Array, s device.Stream) int64 {
+		before := fc.Calls("cuStreamWaitEvent")
+		p, err := dlpack.Export(a, dlpack.ExportOptions{Versioned: true, Stream: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dlpack.Delete(p, true)
+		return fc.Calls("cuStreamWaitEvent") - before
+	}
+	// the copy's event was recorded on a pooled stream: the legacy stream waits
+	if n := exportWaits(a, stream(1)); n != 1 {
+		t.Errorf("an export of a copy made %d waits on the consumer's stream, want 1", n)
+	}
+	p, err := dlpack.Export(a, dlpack.ExportOptions{Versioned: true, Stream: stream(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	imported, err := dlpack.Import(p, true, stream(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer imported.Release()
+	if imported.SyncEvent() == nil {
+		t.Fatal("a DLPack import on a stream carries no event")
+	}
+	if n := exportWaits(imported, stream(1)); n != 0 {
+		t.Errorf("an export on the stream the import's event was recorded on made %d waits, want 0", n)
+	}
+	if n := exportWaits(imported, stream(2)); n != 1 {
+		t.Errorf("an export on the per-thread stream made %d waits, want 1", n)
+	}
+	if !sameOnHost(t, host, imported) {
+		t.Error("the imported array differs")
 	}
 }

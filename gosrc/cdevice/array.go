@@ -34,6 +34,10 @@ type Array struct {
 	// constructors and compute kernels are safe on the data only then.
 	fullyValid atomic.Bool
 	bounds     *lazyBounds // device offsets not yet fetched (device_import.go)
+	// eventOn is the stream the event was recorded on when it is one a
+	// consumer may name again (an import's ready stream): a wait for the
+	// event on the same queue is skipped (Backend.SameQueue)
+	eventOn device.Stream
 	// eventDone is set once a host synchronization that followed a wait for
 	// the event returned: the writes it marks are complete, and waiting for
 	// it again (a second copy to the host) would only cost a driver call
@@ -190,7 +194,7 @@ func (a *Array) derive(schema *cschema.Schema, data arrow.ArrayData) *Array {
 		a.owner.ref()
 	}
 	d := newArray(schema, data, a.dev, a.event, a.owner)
-	d.goMemory, d.bounds = a.goMemory, a.bounds
+	d.goMemory, d.bounds, d.eventOn = a.goMemory, a.bounds, a.eventOn
 	return d
 }
 

@@ -662,7 +662,11 @@ func WrapForeign(schema *cschema.Schema, dev device.Device, length, nullCount in
 			release()
 		}
 	}
-	return newArray(schema, data, dev, event, owner), nil
+	a := newArray(schema, data, dev, event, owner)
+	if event != nil {
+		a.eventOn = ready
+	}
+	return a, nil
 }
 
 // valuesBytes is the size of the values buffer of length flat values of a
@@ -704,6 +708,9 @@ func (a *Array) WaitReadyOn(s device.Stream) error {
 	b, err := device.BackendFor(a.dev.Type)
 	if err != nil {
 		return err
+	}
+	if a.eventOn != nil && b.SameQueue(a.eventOn, s) {
+		return nil // s is the queue the event was recorded on
 	}
 	return b.WaitEvent(s, *(*unsafe.Pointer)(a.event))
 }

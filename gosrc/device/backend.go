@@ -168,6 +168,10 @@ type Backend interface {
 	ReleaseEvent(e Event) error
 	// WaitEvent orders later work on s after event (a sync_event's value).
 	WaitEvent(s Stream, event unsafe.Pointer) error
+	// SameQueue says whether work queued on s is certainly ordered after
+	// all work queued on recordedOn earlier (the two name one queue), so that
+	// s need not wait for an event recorded on recordedOn.
+	SameQueue(recordedOn, s Stream) bool
 	// SyncEventOnHost waits on the host for event, recorded on device id.
 	SyncEventOnHost(id int, event unsafe.Pointer) error
 }

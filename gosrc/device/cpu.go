@@ -73,6 +73,7 @@ func (cpuBackend) DrainStream(Stream) bool                    { return false }
 func (cpuBackend) RecordEvent(Stream) (Event, error)          { return nil, errNoStreams() }
 func (cpuBackend) ReleaseEvent(Event) error                   { return errNoStreams() }
 func (cpuBackend) WaitEvent(Stream, unsafe.Pointer) error     { return errNoStreams() }
+func (cpuBackend) SameQueue(Stream, Stream) bool              { return false }
 func (cpuBackend) Gather(Stream, []unsafe.Pointer, []unsafe.Pointer, []int64) error {
 	return errNoStreams()
 }
