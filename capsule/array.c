@@ -22,6 +22,7 @@ typedef struct {
   PyObject_HEAD uintptr_t h;  // the Go handle of a cdevice.Array; 0 until needed when held is set
   PyObject* owner;            // what releases h: the handle capsule or ArrayBase it came from; NULL: we do
   PyObject* info;             // ArrayInfo, computed once
+  PyObject* dlpack_device;    // __dlpack_device__'s answer, asked of Go once
   gda_held* held;             // a held import, or NULL
 } ArrayBaseObject;
 
@@ -92,6 +93,7 @@ PyObject* array_base_owning(PyTypeObject* type, uintptr_t h, gda_held* held) {
 
 static void ArrayBase_dealloc(ArrayBaseObject* self) {
   Py_CLEAR(self->info);
+  Py_CLEAR(self->dlpack_device);
   if (self->owner) {
     Py_CLEAR(self->owner);
   } else if (self->h) {
@@ -238,11 +240,15 @@ static PyObject* ArrayBase_dlpack(ArrayBaseObject* self, PyObject* const* args, 
   return dlpack_export_of(h, versioned, 0, stream);
 }
 
+// An array's device never changes: a consumer asks __dlpack_device__ before
+// every __dlpack__ (CuPy's and PyTorch's from_dlpack), and Go answers once.
 static PyObject* ArrayBase_dlpack_device(ArrayBaseObject* self, PyObject* unused) {
   if (is_poisoned()) return refuse_poisoned();
-  uintptr_t h;
-  if (array_base_handle((PyObject*)self, &h)) return NULL;
-  return dlpack_device_of(h);
+  if (!self->dlpack_device) {
+    uintptr_t h;
+    if (array_base_handle((PyObject*)self, &h) || !(self->dlpack_device = dlpack_device_of(h))) return NULL;
+  }
+  return Py_NewRef(self->dlpack_device);
 }
 
 static PyObject* ArrayBase_schema_capsule(ArrayBaseObject* self, PyObject* unused) {
@@ -257,6 +263,23 @@ static PyObject* ArrayBase_schema_capsule(ArrayBaseObject* self, PyObject* unuse
     return PyErr_NoMemory();
   }
   return arrow_capsule(s, &ARROW_SCHEMA);
+}
+
+// _to_device(device_type, device_id): a copy on that device, an instance of
+// the array's own class (Array.to_device's call: one C call, not a handle
+// wrapped again in Python).
+static PyObject* ArrayBase_to_device(ArrayBaseObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (is_poisoned()) return refuse_poisoned();
+  CHECK_NARGS(2, "_to_device");
+  uintptr_t h, out = 0;
+  int64_t dtype, id;
+  if (get_handle((PyObject*)self, &h) || get_int64(args[0], &dtype) || get_int64(args[1], &id)) return NULL;
+  if (dtype < INT32_MIN || dtype > INT32_MAX) return PyErr_Format(ArrowInvalid, "unknown device type %lld", (long long)dtype);
+  gda_error e = {0};
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = gdaArrayToDevice(h, (int32_t)dtype, id, &out, &e);
+  Py_END_ALLOW_THREADS if (rc) return raise_error(&e);
+  return array_base_owning(Py_TYPE(self), out, NULL);
 }
 
 static PyMethodDef ArrayBase_methods[] = {
@@ -277,6 +300,8 @@ static PyMethodDef ArrayBase_methods[] = {
     {"_is_struct", (PyCFunction)ArrayBase_is_struct, METH_NOARGS,
      "_is_struct() -> whether the array is a struct array (a record batch)"},
     {"_get_info", (PyCFunction)ArrayBase_get_info, METH_NOARGS, "_get_info() -> ArrayInfo (computed once)"},
+    {"_to_device", (PyCFunction)(void (*)(void))ArrayBase_to_device, METH_FASTCALL,
+     "_to_device(device_type, device_id) -> a copy on that device, of the array's class"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -351,7 +376,6 @@ PyObject* m_array_info(PyObject* self, PyObject* const* args, Py_ssize_t nargs) 
 GDA_CHILD_METHOD(array_column, gdaArrayColumn)
 GDA_SLICE_METHOD(array_slice, gdaArraySlice)
 GDA_VALIDATE_METHOD(array_validate, gdaArrayValidate)
-GDA_TO_DEVICE_METHOD(array_to_device, gdaArrayToDevice)
 
 PyObject* m_array_cast(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(2, "array_cast");

@@ -31,7 +31,6 @@
   X(array_column, REFUSE, "array_column(handle, i) -> handle", "(handle: _Handle, i: int, /) -> _Handle") \
   X(array_validate, REFUSE, "array_validate(handle, full)", "(handle: _Handle, full: bool, /) -> None") \
   X(array_cast, REFUSE, "array_cast(handle, schema_handle) -> handle", "(handle: _Handle, schema: _Handle, /) -> _Handle") \
-  X(array_to_device, REFUSE, "array_to_device(handle, device_type, device_id) -> handle", "(handle: _Handle, device_type: int, device_id: int, /) -> _Handle") \
   X(array_with_validity, REFUSE, "array_with_validity(handle, validity_handle, null_count) -> handle", "(handle: _Handle, validity: _Handle, null_count: int, /) -> _Handle") \
   X(array_as_batch, REFUSE, "array_as_batch(handle) -> handle (a one-column record batch, zero-copy)", "(handle: _Handle, /) -> _Handle") \
   X(array_copy, REFUSE, "array_copy(handle) -> handle (a copy on the same device)", "(handle: _Handle, /) -> _Handle") \

@@ -688,13 +688,8 @@ func recordEvent(b device.Backend, s device.Stream) (unsafe.Pointer, func(), err
 	if err != nil {
 		return nil, nil, err
 	}
-	cell := C.malloc(C.size_t(unsafe.Sizeof(uintptr(0))))
-	// an integer store into malloc'd memory (see StoreCPointer)
-	StoreCPointer(cell, ev.Handle())
-	return cell, func() {
-		_ = b.ReleaseEvent(ev)
-		C.free(cell)
-	}, nil
+	// the event's own cell: it goes back to the pool with the event
+	return ev.Cell(), func() { _ = b.ReleaseEvent(ev) }, nil
 }
 
 // WaitReadyOn orders the work queued on s after the producer's writes to the

@@ -41,6 +41,10 @@ type Stream interface {
 type Event interface {
 	// Handle is the backend's event itself: the value a sync_event points to.
 	Handle() unsafe.Pointer
+	// Cell is C memory that holds Handle(): what an exported sync_event
+	// points to. It lives as long as the event (pooled with it), so an
+	// array that carries the event needs no allocation of its own.
+	Cell() unsafe.Pointer
 }
 
 // CopyKind is the direction of a copy.

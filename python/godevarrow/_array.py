@@ -149,9 +149,10 @@ class Array(Values, _lib.ArrayBase):
         a pool of freed blocks (up to 64 MiB idle per device; docs/cuda.md)."""
         target = as_device(device)
         info = self._get_info()
-        if target.device_type == info.device_type and target.device_id == info.device_id:
+        device_type, device_id = target._key
+        if device_type == info.device_type and device_id == info.device_id:
             return self
-        return type(self)(_lib.array_to_device(self._h, int(target.device_type), target.device_id))
+        return self._to_device(device_type, device_id)
 
     def to_pyarrow(self) -> pyarrow.Array:
         """A ``pyarrow.Array`` (zero-copy for CPU data, else a copy to the host)."""

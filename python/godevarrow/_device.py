@@ -73,9 +73,10 @@ class Device:
     an id is device 0 (the CPU's id is always -1).
     """
 
-    __slots__ = ("_type", "_id")
+    __slots__ = ("_type", "_id", "_key")
     _type: DeviceType
     _id: int
+    _key: tuple[int, int]  # (type, id) as plain ints: what the extension takes
 
     def __init__(self, device_type: int | DeviceType | str, device_id: int | None = None) -> None:
         if isinstance(device_type, str):
@@ -98,6 +99,7 @@ class Device:
             raise ArrowInvalid(f"a {dtype.name} device needs a non-negative device_id, got {device_id}")
         object.__setattr__(self, "_type", dtype)
         object.__setattr__(self, "_id", device_id)
+        object.__setattr__(self, "_key", (int(dtype), device_id))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Device is immutable")

@@ -134,11 +134,7 @@ func (b *backend) CallerDefaultStream(id int) (device.Stream, bool) {
 	if !CallerContextIs(id) {
 		return nil, false
 	}
-	s, err := ForeignStream(id, LegacyDefaultStream)
-	if err != nil {
-		return nil, false
-	}
-	return s, true
+	return callerDefault(id), true
 }
 
 func (b *backend) SyncStream(s device.Stream) error {

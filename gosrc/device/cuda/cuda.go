@@ -128,6 +128,25 @@ type Stream struct {
 	dev     int
 	s       C.gda_stream // an integer, never a Go pointer (cuda.h says why)
 	foreign bool         // made by someone else: never destroyed here
+	staged  staged       // its staged copies not yet finished (staging.go)
+	// primary: a special handle (1) known to name a stream of dev's primary
+	// context, where godevarrow's calls run it (callerDefault): its context
+	// need not be asked of the driver (InOwnContext)
+	primary bool
+}
+
+// callerDefaults holds, per device, the legacy default stream as
+// callerDefault gives it: immutable, so one value serves every caller.
+var callerDefaults sync.Map // int -> *Stream
+
+// callerDefault is the legacy default stream of device dev's primary
+// context, for a caller whose current context that is (CallerContextIs).
+func callerDefault(dev int) *Stream {
+	if s, ok := callerDefaults.Load(dev); ok {
+		return s.(*Stream)
+	}
+	s, _ := callerDefaults.LoadOrStore(dev, &Stream{dev: dev, s: C.gda_stream(LegacyDefaultStream), foreign: true, primary: true})
+	return s.(*Stream)
 }
 
 // The special stream handles of the CUDA driver API, which the DLPack and
@@ -238,8 +257,9 @@ func (s *Stream) Gather(dst, src []unsafe.Pointer, size []int64) error {
 
 // Event is a CUDA event on one device.
 type Event struct {
-	dev int
-	e   C.CUevent
+	dev  int
+	e    C.CUevent
+	cell *C.CUevent // C memory holding e (Cell)
 }
 
 // NewEvent creates an event (without timing) on device dev.
@@ -247,11 +267,17 @@ func NewEvent(dev int) (*Event, error) {
 	if err := CheckDevice(dev); err != nil {
 		return nil, err
 	}
-	ev := &Event{dev: dev}
+	cell := (*C.CUevent)(C.malloc(C.size_t(unsafe.Sizeof(C.CUevent(nil)))))
+	if cell == nil {
+		return nil, device.Unavailable("out of memory making a CUDA event")
+	}
+	ev := &Event{dev: dev, cell: cell}
 	var call *C.char
 	if err := cudaError(call, C.gda_cuda_event_create(C.int(dev), &ev.e, &call)); err != nil {
+		C.free(unsafe.Pointer(cell))
 		return nil, err
 	}
+	*cell = ev.e
 	return ev, nil
 }
 
@@ -267,14 +293,20 @@ func (e *Event) Synchronize() error {
 	return cudaError(call, C.gda_cuda_event_sync(C.int(e.dev), e.e, &call))
 }
 
-// Destroy destroys the event.
+// Destroy destroys the event (and its cell: no sync_event may point to it).
 func (e *Event) Destroy() error {
 	var call *C.char
-	return cudaError(call, C.gda_cuda_event_destroy(C.int(e.dev), e.e, &call))
+	err := cudaError(call, C.gda_cuda_event_destroy(C.int(e.dev), e.e, &call))
+	C.free(unsafe.Pointer(e.cell))
+	e.cell = nil
+	return err
 }
 
 // Handle returns the CUevent itself (the value a sync_event points to).
 func (e *Event) Handle() unsafe.Pointer { return unsafe.Pointer(e.e) }
+
+// Cell returns C memory holding the CUevent, for a sync_event to point to.
+func (e *Event) Cell() unsafe.Pointer { return unsafe.Pointer(e.cell) }
 
 // AllocDevice allocates n bytes on device dev. The result is a device
 // address: never dereference it on the host.
@@ -343,7 +375,7 @@ func CallerContextIs(dev int) bool {
 // the memory it orders; an event recorded on it must be created in the
 // stream's own context (CUDA Driver API, cuEventRecord).
 func (s *Stream) InOwnContext() (*Stream, error) {
-	if !s.foreign {
+	if !s.foreign || s.primary {
 		return s, nil
 	}
 	var d C.int

@@ -233,6 +233,7 @@ func StagingChunks(dev int) int {
 // their chunks, and the memcpys out of them that complete device-to-host
 // copies.
 type staged struct {
+	active bool // copies were staged since the stream was last finished
 	chunks []*chunk
 	small  *chunk // the chunk small copies take their bytes from
 	outs   []stagedOut
@@ -243,33 +244,26 @@ type stagedOut struct {
 	n        int64
 }
 
-var pending = struct {
-	sync.Mutex
-	m map[*Stream]*staged
-}{m: map[*Stream]*staged{}}
-
+// stagedOf is what s holds: a stream godevarrow owns is used by one
+// operation at a time (its pool hands it to one), so its staged copies need
+// no lock, and their slices keep their capacity from one use to the next.
 func stagedOf(s *Stream) *staged {
-	pending.Lock()
-	defer pending.Unlock()
-	w := pending.m[s]
-	if w == nil {
-		w = &staged{}
-		pending.m[s] = w
-	}
-	return w
+	s.staged.active = true
+	return &s.staged
 }
 
 // finishStaged ends the staged copies of s after it was synchronized (done:
 // the memcpys out run, then the chunks go back) or drained after a failure
 // (drained: the chunks go back without the memcpys; else they are dropped).
 func finishStaged(s *Stream, done, drained bool) {
-	pending.Lock()
-	w := pending.m[s]
-	delete(pending.m, s)
-	pending.Unlock()
-	if w == nil {
+	w := &s.staged
+	if !w.active {
 		return
 	}
+	defer func() {
+		clear(w.chunks) // no stale references in the kept capacity
+		*w = staged{chunks: w.chunks[:0], outs: w.outs[:0]}
+	}()
 	if done {
 		for _, o := range w.outs {
 			parallelCopy(o.dst, o.src, o.n)
@@ -285,11 +279,7 @@ func finishStaged(s *Stream, done, drained bool) {
 }
 
 // hasStaged says whether s has staged copies not yet finished.
-func hasStaged(s *Stream) bool {
-	pending.Lock()
-	defer pending.Unlock()
-	return pending.m[s] != nil
-}
+func hasStaged(s *Stream) bool { return s.staged.active }
 
 // stagedCopy makes a host-to-device or device-to-host copy on s through
 // staging memory; false (and nil) when it cannot, and the copy should go to

@@ -53,8 +53,8 @@ def steps() -> list[tuple[str, str, Callable[[], object]]]:
         jobs.append(("small copies", f'to_device("cpu") of {label}', lambda d=d: d.to_device("cpu")))
         jobs.append(("small copies", f'to_device("cuda:0") of {label}', lambda h=h: h.to_device("cuda:0")))
     copies = "small copies"
-    jobs.append((copies, "the binding's copy alone, 8 KB to cpu", lambda: lib.array_to_device(dev8k._h, 1, -1)))
-    jobs.append((copies, "the binding's copy alone, 8 KB to cuda:0", lambda: lib.array_to_device(host8k._h, 2, 0)))
+    jobs.append((copies, "the C method alone (no device parsing), 8 KB to cpu", lambda: dev8k._to_device(1, -1)))
+    jobs.append((copies, "the C method alone (no device parsing), 8 KB to cuda:0", lambda: host8k._to_device(2, 0)))
     pa8k = pa.array(np.arange(1024, dtype=np.int64))
     jobs.append(("small copies", "CPU import of a pyarrow array (Python + Go, no device)", lambda: gda.array(pa8k)))
     try:
