@@ -237,7 +237,7 @@ static PyObject* ArrayBase_dlpack(ArrayBaseObject* self, PyObject* const* args, 
   }
   uintptr_t h;
   if (array_base_handle((PyObject*)self, &h)) return NULL;
-  return dlpack_export_of(h, versioned, 0, stream);
+  return dlpack_export_of(h, versioned, 0, stream, (PyObject*)self);
 }
 
 // An array's device never changes: a consumer asks __dlpack_device__ before

@@ -169,7 +169,7 @@ PyObject* array_base_owning(PyTypeObject* type, uintptr_t h, gda_held* held);
 // DLPack (tensor.c): an export of handle h (stream as __dlpack__ got it), the
 // consumer's side of an exchange (NotImplemented without __dlpack__), and the
 // (device_type, device_id) of h.
-PyObject* dlpack_export_of(uintptr_t h, int versioned, int copied, PyObject* stream);
+PyObject* dlpack_export_of(uintptr_t h, int versioned, int copied, PyObject* stream, PyObject* keeper);
 PyObject* dlpack_import_from(PyObject* obj, PyTypeObject* cls);
 PyObject* dlpack_device_of(uintptr_t h);
 

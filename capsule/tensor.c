@@ -14,6 +14,17 @@
 // it and renames it "used_dltensor[_versioned]"; only an untaken tensor is
 // deleted by the capsule destructor (DLPack Python specification).
 
+// Calls the deleter of tensor p, once (DLPack: the producer's, in C).
+static void dlpack_delete(void* p, int versioned) {
+  if (versioned) {
+    struct DLManagedTensorVersioned* t = p;
+    if (t->deleter) t->deleter(t);
+  } else {
+    DLManagedTensor* t = p;
+    if (t->deleter) t->deleter(t);
+  }
+}
+
 static void dlpack_capsule_destructor(PyObject* cap) {
   PyObject *et, *ev, *etb;
   PyErr_Fetch(&et, &ev, &etb);
@@ -21,7 +32,7 @@ static void dlpack_capsule_destructor(PyObject* cap) {
   int versioned = name && strcmp(name, "dltensor_versioned") == 0;
   if (versioned || (name && strcmp(name, "dltensor") == 0)) {
     void* p = PyCapsule_GetPointer(cap, name);
-    if (p) HOLDING_GIL(gdaDLPackDelete(p, versioned));
+    if (p) HOLDING_GIL(dlpack_delete(p, versioned));
   }
   PyErr_Clear();
   PyErr_Restore(et, ev, etb);
@@ -56,15 +67,21 @@ static int get_dlpack_stream(PyObject* o, int64_t* stream, int* given) {
   return 0;
 }
 
-PyObject* dlpack_export_of(uintptr_t h, int versioned, int copied, PyObject* stream_obj) {
+PyObject* dlpack_export_of(uintptr_t h, int versioned, int copied, PyObject* stream_obj, PyObject* keeper) {
   int64_t stream;
   int given;
   if (get_dlpack_stream(stream_obj, &stream, &given)) return NULL;
   void* p = NULL;
   gda_error e = {0};
-  if (gdaDLPackExport(h, versioned, copied, stream, given, &p, &e)) return raise_error(&e);
+  // the tensor holds keeper (the Python array), and its deleter lets go of
+  // it with no call into Go (dlpack.ExportOptions.Keeper)
+  Py_XINCREF(keeper);
+  if (gdaDLPackExport(h, versioned, copied, stream, given, keeper ? (void*)gda_py_decref : NULL, keeper, &p, &e)) {
+    Py_XDECREF(keeper);
+    return raise_error(&e);
+  }
   PyObject* cap = PyCapsule_New(p, versioned ? "dltensor_versioned" : "dltensor", dlpack_capsule_destructor);
-  if (!cap) gdaDLPackDelete(p, versioned);
+  if (!cap) dlpack_delete(p, versioned);
   return cap;
 }
 
@@ -74,7 +91,7 @@ PyObject* m_dlpack_export(PyObject* self, PyObject* const* args, Py_ssize_t narg
   uintptr_t h;
   int versioned, copied;
   if (get_handle(args[0], &h) || get_bool(args[1], &versioned) || get_bool(args[2], &copied)) return NULL;
-  return dlpack_export_of(h, versioned, copied, args[3]);
+  return dlpack_export_of(h, versioned, copied, args[3], NULL);
 }
 
 // The stream a consumer named to a producer (gdaDLPackConsumerStream): the
@@ -185,9 +202,12 @@ static PyObject* dlpack_import_object(PyObject* obj, PyObject* method, PyTypeObj
   PyObject *kwargs = PyDict_New(), *cap = NULL, *result = NULL;
   named_stream named = {0};
   if (!kwargs) return NULL;
-  if (PyObject_HasAttr(obj, str_dlpack_device)) {
-    PyObject* device_method = PyObject_GetAttr(obj, str_dlpack_device);
-    if (!device_method) goto done;
+  PyObject* device_method = PyObject_GetAttr(obj, str_dlpack_device);  // a DLPack producer has it
+  if (!device_method && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+    PyErr_Clear();  // one that predates it: no device, no stream
+  } else if (!device_method) {
+    goto done;
+  } else {
     int64_t type, id;
     int failed = dlpack_device_of_producer(device_method, &type, &id);
     Py_DECREF(device_method);
@@ -229,9 +249,12 @@ done:
 }
 
 PyObject* dlpack_import_from(PyObject* obj, PyTypeObject* cls) {
-  if (!PyObject_HasAttr(obj, str_dlpack)) Py_RETURN_NOTIMPLEMENTED;
-  PyObject* method = PyObject_GetAttr(obj, str_dlpack);
-  if (!method) return NULL;
+  PyObject* method = PyObject_GetAttr(obj, str_dlpack);  // asked last: most objects here have it
+  if (!method) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
+    PyErr_Clear();
+    Py_RETURN_NOTIMPLEMENTED;
+  }
   PyObject* r = dlpack_import_object(obj, method, cls);
   Py_DECREF(method);
   return r;

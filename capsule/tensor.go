@@ -21,7 +21,7 @@ import (
 )
 
 //export gdaDLPackExport
-func gdaDLPackExport(h C.uintptr_t, versioned, copied C.int, stream C.int64_t, streamGiven C.int, out *unsafe.Pointer, e *C.gda_error) C.int {
+func gdaDLPackExport(h C.uintptr_t, versioned, copied C.int, stream C.int64_t, streamGiven C.int, keeperRelease, keeper unsafe.Pointer, out *unsafe.Pointer, e *C.gda_error) C.int {
 	return call(e, func() error {
 		a, err := valueOf[*cdevice.Array](h)
 		if err != nil {
@@ -31,7 +31,7 @@ func gdaDLPackExport(h C.uintptr_t, versioned, copied C.int, stream C.int64_t, s
 		if err != nil {
 			return err
 		}
-		p, err := dlpack.Export(a, dlpack.ExportOptions{Versioned: versioned != 0, Copied: copied != 0, Stream: s})
+		p, err := dlpack.Export(a, dlpack.ExportOptions{Versioned: versioned != 0, Copied: copied != 0, Stream: s, KeeperRelease: keeperRelease, Keeper: keeper})
 		if err == nil {
 			*out = p
 		}
@@ -95,14 +95,6 @@ func gdaDLPackDevice(h C.uintptr_t, devType *C.int32_t, devID *C.int64_t, e *C.g
 			*devType, *devID = C.int32_t(t), C.int64_t(id)
 		}
 		return err
-	})
-}
-
-//export gdaDLPackDelete
-func gdaDLPackDelete(p unsafe.Pointer, versioned C.int) {
-	call(nil, func() error {
-		dlpack.Delete(p, versioned != 0)
-		return nil
 	})
 }
 

@@ -19,20 +19,37 @@ typedef struct {
   int64_t shape[1];
   int64_t strides[1];
   uintptr_t handle;
+  // set (ExportOptions.Keeper): what keeps the array alive, released by
+  // keeper_release(keeper) instead of the handle (no call into Go)
+  void (*keeper_release)(void*);
+  void* keeper;
 } gda_dlpack_export;
+
+static _Atomic long long gda_dlpack_kept_exports;
 
 static void gda_dlpack_free(gda_dlpack_export* e) {
   uintptr_t h = e->handle;
+  void (*release)(void*) = e->keeper_release;
+  void* keeper = e->keeper;
   free(e);
-  gdaDLPackRelease(h);
+  if (release) {
+    gda_dlpack_kept_exports--;
+    release(keeper);
+  } else {
+    gdaDLPackRelease(h);
+  }
 }
+static long long gda_dlpack_kept(void) { return gda_dlpack_kept_exports; }
 static void gda_dlpack_deleter_versioned(struct DLManagedTensorVersioned* t) { gda_dlpack_free(t->manager_ctx); }
 static void gda_dlpack_deleter_legacy(DLManagedTensor* t) { gda_dlpack_free(t->manager_ctx); }
 
-static gda_dlpack_export* gda_dlpack_new(uintptr_t handle) {
+static gda_dlpack_export* gda_dlpack_new(uintptr_t handle, void* keeper_release, void* keeper) {
   gda_dlpack_export* e = calloc(1, sizeof(gda_dlpack_export));
   if (!e) return NULL;
   e->handle = handle;
+  e->keeper_release = (void (*)(void*))keeper_release;
+  e->keeper = keeper;
+  if (keeper_release) gda_dlpack_kept_exports++;
   e->versioned.version.major = DLPACK_MAJOR_VERSION;
   e->versioned.version.minor = DLPACK_MINOR_VERSION;
   e->versioned.manager_ctx = e;
@@ -161,6 +178,13 @@ type ExportOptions struct {
 	// Stream, when non-nil, is the consumer's stream: it is made to wait
 	// for the array's sync_event before the tensor is handed over.
 	Stream device.Stream
+	// KeeperRelease and Keeper, when set, are what keeps the array alive
+	// instead of the tensor: the caller holds a reference (a Python
+	// object's, the binding's) and the deleter calls the C function
+	// KeeperRelease(Keeper), with no call into Go. A deleter runs on any
+	// thread, often the consumer's last reference's, and the Go call it
+	// would make otherwise cost a tenth of a DLPack exchange (docs/cuda.md).
+	KeeperRelease, Keeper unsafe.Pointer
 }
 
 // Export returns a new DLManagedTensorVersioned or DLManagedTensor over the
@@ -184,14 +208,21 @@ func Export(a *cdevice.Array, opts ExportOptions) (unsafe.Pointer, error) {
 			return nil, err
 		}
 	}
-	h := exports.Put(a)
-	e := C.gda_dlpack_new(C.uintptr_t(h))
+	var h handle.Handle
+	if opts.KeeperRelease == nil {
+		h = exports.Put(a)
+	}
+	e := C.gda_dlpack_new(C.uintptr_t(h), opts.KeeperRelease, opts.Keeper)
 	if e == nil {
-		exports.Delete(h)
+		if opts.KeeperRelease == nil {
+			exports.Delete(h)
+		}
 		return nil, errorf(errs.ErrNoMemory, "out of memory exporting a DLPack tensor")
 	}
-	a.Retain()
-	liveExports.add(1)
+	if opts.KeeperRelease == nil {
+		a.Retain()
+		liveExports.add(1)
+	}
 	t := &e.legacy.dl_tensor
 	if values := a.Data().Buffers()[1]; values != nil && values.Len() > 0 && desc.Length > 0 {
 		// data is the buffer's start and byte_offset the slice: the
@@ -369,3 +400,6 @@ func packBooleans(p unsafe.Pointer, n int64) (*cdevice.Array, error) {
 	}
 	return cdevice.NewArray(schema, data, device.Host)
 }
+
+// keptExports is the number of live tensors that a keeper keeps alive.
+func keptExports() int64 { return int64(C.gda_dlpack_kept()) }
