@@ -83,6 +83,12 @@ func consumerStream(devType, devID C.int64_t, stream, owned C.uintptr_t) (device
 	if err != nil {
 		return nil, err
 	}
+	// still the caller's default stream (its context is still the device's):
+	// the backend's own value, whose event may be put off (cdevice's
+	// lazy_event.go)
+	if s, ok := b.CallerDefaultStream(int(devID)); ok && s.Handle() == uintptr(stream) {
+		return s, nil
+	}
 	return b.ForeignStream(int(devID), uintptr(stream))
 }
 

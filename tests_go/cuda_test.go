@@ -2,6 +2,7 @@ package tests_go
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
@@ -492,12 +493,17 @@ func TestCUDACopiesTakeStreamsAndEventsFromPools(t *testing.T) {
 	}
 }
 
-// An array imported from DLPack with the caller's legacy default stream
-// carries an event recorded there: exported again to a consumer that names
-// the same stream, the consumer's queue is the event's, and nothing waits;
-// any other stream waits for the event.
-func TestADLPackImportOnTheLegacyStreamIsNotWaitedForOnIt(t *testing.T) {
+// An array imported from DLPack on the caller's default stream (the legacy
+// stream of the device's primary context, current on the caller's thread)
+// puts its event off (cdevice's lazy_event.go): exported again to a consumer
+// that names that stream, nothing is recorded and nothing waits; a consumer
+// on another stream gets the event, recorded then on the import's stream,
+// and the strict fake shows the data is there for it.
+func TestADLPackImportOnTheCallersDefaultStreamPutsItsEventOff(t *testing.T) {
 	deviceBaseline(t)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer fc.MakePrimaryCurrent(t, 0)()
 	host := int64Array(t, 100)
 	defer host.Release()
 	a := mustCopy(t, host, cuda0)
@@ -507,6 +513,9 @@ func TestADLPackImportOnTheLegacyStreamIsNotWaitedForOnIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	stream := func(handle uintptr) device.Stream {
+		if s, ok := backend.CallerDefaultStream(0); ok && handle == 1 {
+			return s
+		}
 		s, err := backend.ForeignStream(0, handle)
 		if err != nil {
 			t.Fatal(err)
@@ -530,19 +539,26 @@ func TestADLPackImportOnTheLegacyStreamIsNotWaitedForOnIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	records := fc.Calls("cuEventRecord")
 	imported, err := dlpack.Import(p, true, stream(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer imported.Release()
-	if imported.SyncEvent() == nil {
-		t.Fatal("a DLPack import on a stream carries no event")
-	}
 	if n := exportWaits(imported, stream(1)); n != 0 {
-		t.Errorf("an export on the stream the import's event was recorded on made %d waits, want 0", n)
+		t.Errorf("an export on the stream the import was ordered on made %d waits, want 0", n)
+	}
+	if n := fc.Calls("cuEventRecord") - records; n != 0 {
+		t.Errorf("the import and an export on its own stream recorded %d events, want 0", n)
 	}
 	if n := exportWaits(imported, stream(2)); n != 1 {
 		t.Errorf("an export on the per-thread stream made %d waits, want 1", n)
+	}
+	if n := fc.Calls("cuEventRecord") - records; n != 1 {
+		t.Errorf("an export on another stream recorded %d events, want 1 (the import's, put off)", n)
+	}
+	if imported.SyncEvent() == nil {
+		t.Fatal("a DLPack import on a stream carries no event")
 	}
 	if !sameOnHost(t, host, imported) {
 		t.Error("the imported array differs")

@@ -34,6 +34,9 @@ type Array struct {
 	// constructors and compute kernels are safe on the data only then.
 	fullyValid atomic.Bool
 	bounds     *lazyBounds // device offsets not yet fetched (device_import.go)
+	// lazy, when set, is the event put off until first needed (event is nil
+	// then: lazy_event.go)
+	lazy *lazyEvent
 	// eventOn is the stream the event was recorded on when it is one a
 	// consumer may name again (an import's ready stream): a wait for the
 	// event on the same queue is skipped (Backend.SameQueue)
@@ -107,8 +110,17 @@ func (a *Array) Data() arrow.ArrayData { return a.data }
 func (a *Array) Device() device.Device { return a.dev }
 
 // SyncEvent returns the event (a pointer to a device event, e.g. a CUevent)
-// that readers must wait on, or nil.
-func (a *Array) SyncEvent() unsafe.Pointer { return a.event }
+// that readers must wait on, or nil. An event put off (lazy_event.go) is
+// recorded now; if that fails, the array's stream is waited for on the host
+// instead, so nil then still means the data may be read.
+func (a *Array) SyncEvent() unsafe.Pointer {
+	ev, err := a.syncEvent()
+	if err != nil {
+		_ = a.WaitOnHost()
+		return nil
+	}
+	return ev
+}
 
 // Len returns the number of elements (rows of a record batch).
 func (a *Array) Len() int { return a.data.Len() }
@@ -124,7 +136,11 @@ func (a *Array) NullN() int {
 	if n >= 0 || !a.dev.Type.HostAccessible() {
 		return n
 	}
-	n, err := countNulls(a.dev, a.schema, a.data, a.event)
+	ev, err := a.syncEvent()
+	if err != nil {
+		return -1
+	}
+	n, err = countNulls(a.dev, a.schema, a.data, ev)
 	if err != nil {
 		return -1
 	}
@@ -194,7 +210,7 @@ func (a *Array) derive(schema *cschema.Schema, data arrow.ArrayData) *Array {
 		a.owner.ref()
 	}
 	d := newArray(schema, data, a.dev, a.event, a.owner)
-	d.goMemory, d.bounds, d.eventOn = a.goMemory, a.bounds, a.eventOn
+	d.goMemory, d.bounds, d.eventOn, d.lazy = a.goMemory, a.bounds, a.eventOn, a.lazy
 	return d
 }
 
@@ -350,7 +366,7 @@ func WithValidity(values, validity *Array, nullCount int64) (*Array, error) {
 	}
 	var event unsafe.Pointer
 	var owner *foreignOwner
-	if values.event != nil || validity.event != nil {
+	if values.hasEvent() || validity.hasEvent() {
 		cell, destroy, err := joinEvents(values, validity)
 		if err != nil {
 			return nil, err

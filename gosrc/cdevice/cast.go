@@ -55,7 +55,11 @@ func Cast(a *Array, target *cschema.Schema) (*Array, error) {
 		return nil, err
 	}
 	if !target.Nullable() && data.NullN() != 0 {
-		nulls, err := countNulls(a.dev, target, data, a.event)
+		ev, err := a.syncEvent()
+		nulls := 0
+		if err == nil {
+			nulls, err = countNulls(a.dev, target, data, ev)
+		}
 		if err != nil || nulls != 0 {
 			data.Release()
 			if err != nil {

@@ -75,9 +75,13 @@ func exportDeviceArray(a *Array, out *CArrowDeviceArray) error {
 	if err := exportTree(a, &out.array); err != nil {
 		return err
 	}
+	ev, err := a.syncEvent()
+	if err != nil {
+		return err
+	}
 	out.device_type = C.ArrowDeviceType(a.dev.Type)
 	out.device_id = C.int64_t(a.dev.ID)
-	out.sync_event = a.event
+	out.sync_event = ev
 	return nil
 }
 

@@ -198,13 +198,17 @@ func deviceBytesInC(dev device.Device, event unsafe.Pointer, p []unsafe.Pointer,
 // one batched device-to-host copy for the whole tree (deviceBytes), not one
 // copy and synchronization per node.
 func WithKnownNullCounts(a *Array) (*Array, error) {
-	counter := unknownNullCounter{dev: a.dev, event: a.event}
+	ev, err := a.syncEvent()
+	if err != nil {
+		return nil, err
+	}
+	counter := unknownNullCounter{dev: a.dev, event: ev}
 	if !a.dev.Type.HostAccessible() {
 		ptrs := make([]unsafe.Pointer, 0, len(a.data.Children())+1)
 		sizes := make([]int64, 0, cap(ptrs))
 		collectUnknownBitmaps(a.schema, a.data, &ptrs, &sizes)
 		// the bits are only counted: read where they landed, in C memory
-		bits, free, err := deviceBytesInC(a.dev, a.event, ptrs, sizes)
+		bits, free, err := deviceBytesInC(a.dev, ev, ptrs, sizes)
 		if err != nil {
 			return nil, err
 		}

@@ -650,7 +650,15 @@ func WrapForeign(schema *cschema.Schema, dev device.Device, length, nullCount in
 		return fail(im.err)
 	}
 	var event unsafe.Pointer
-	if ready != nil {
+	var lazy *lazyEvent
+	switch {
+	case ready != nil && canPutOff(b, ready):
+		lazy = &lazyEvent{b: b, s: ready}
+		owner.release = func() {
+			lazy.free()
+			release()
+		}
+	case ready != nil:
 		cell, destroy, err := recordEvent(b, ready)
 		if err != nil {
 			data.Release()
@@ -663,8 +671,8 @@ func WrapForeign(schema *cschema.Schema, dev device.Device, length, nullCount in
 		}
 	}
 	a := newArray(schema, data, dev, event, owner)
-	if event != nil {
-		a.eventOn = ready
+	if ready != nil {
+		a.eventOn, a.lazy = ready, lazy
 	}
 	return a, nil
 }
@@ -697,7 +705,7 @@ func recordEvent(b device.Backend, s device.Stream) (unsafe.Pointer, func(), err
 // what a producer does for a consumer that names the stream it will use
 // (DLPack's stream argument).
 func (a *Array) WaitReadyOn(s device.Stream) error {
-	if a.event == nil || a.eventDone.Load() {
+	if !a.hasEvent() || a.eventDone.Load() {
 		return nil
 	}
 	b, err := device.BackendFor(a.dev.Type)
@@ -705,9 +713,13 @@ func (a *Array) WaitReadyOn(s device.Stream) error {
 		return err
 	}
 	if a.eventOn != nil && b.SameQueue(a.eventOn, s) {
-		return nil // s is the queue the event was recorded on
+		return nil // s is the queue the event was (or would be) recorded on
 	}
-	return b.WaitEvent(s, *(*unsafe.Pointer)(a.event))
+	ev, err := a.syncEvent()
+	if err != nil {
+		return err
+	}
+	return b.WaitEvent(s, *(*unsafe.Pointer)(ev))
 }
 
 // WaitOnHost blocks until the producer's writes to the array's buffers are
@@ -715,10 +727,14 @@ func (a *Array) WaitReadyOn(s device.Stream) error {
 // what a consumer that reads the buffers on the host, or on a stream it does
 // not name to the producer, does first.
 func (a *Array) WaitOnHost() error {
-	if a.event == nil || a.eventDone.Load() {
+	if !a.hasEvent() || a.eventDone.Load() {
 		return nil
 	}
-	if err := syncOnHost(a.dev, a.event); err != nil {
+	ev, err := a.syncEvent()
+	if err != nil {
+		return err
+	}
+	if err := syncOnHost(a.dev, ev); err != nil {
 		return err
 	}
 	a.eventDone.Store(true)
@@ -733,7 +749,7 @@ func (a *Array) WaitOnHost() error {
 // is the array's device's; otherwise the event is waited for on the host and
 // the entry is None (a wait instead of a stream of the wrong context).
 func (a *Array) CUDAArrayInterfaceStream() (uintptr, error) {
-	if a.event == nil || !device.TraitsOf(a.dev.Type).DeviceMemory {
+	if !a.hasEvent() || !device.TraitsOf(a.dev.Type).DeviceMemory {
 		return 0, nil
 	}
 	b, err := device.BackendFor(a.dev.Type)

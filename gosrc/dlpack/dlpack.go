@@ -196,12 +196,12 @@ func Export(a *cdevice.Array, opts ExportOptions) (unsafe.Pointer, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch ev := a.SyncEvent(); {
+	switch {
 	case opts.Stream != nil:
 		if err := a.WaitReadyOn(opts.Stream); err != nil {
 			return nil, err
 		}
-	case ev != nil && a.Device().Type.HostAccessible():
+	case a.Device().Type.HostAccessible():
 		// pinned or managed memory written by the device: DLPack has no
 		// stream for host memory, so the data must be complete now
 		if err := a.WaitOnHost(); err != nil {

@@ -56,7 +56,14 @@ func ConsumerStream(a *cdevice.Array, stream int64, given bool) (device.Stream, 
 	if err != nil || !b.Traits().Streams {
 		return nil, nil
 	}
-	return b.ForeignStream(int(max(dev.ID, 0)), uintptr(stream))
+	id := int(max(dev.ID, 0))
+	// the caller's default stream, when its context is the device's, as the
+	// backend's own value: a wait on the queue an import's event was (or
+	// would be) recorded on is then known to be none (Backend.SameQueue)
+	if s, ok := b.CallerDefaultStream(id); ok && s.Handle() == uintptr(stream) {
+		return s, nil
+	}
+	return b.ForeignStream(id, uintptr(stream))
 }
 
 // legacyDefaultStream is DLPack's handle of CUDA's legacy default stream.

@@ -47,6 +47,28 @@ static void fc_void(const char* fn) {
   void (*f)(void) = (void (*)(void))dlsym(lib, fn);
   if (f) f();
 }
+// Makes device dev's primary context current on this thread (retaining it),
+// or, dev < 0, makes none current and releases what the first call retained.
+static int fc_primary_current(int dev) {
+  static int retained = -1;
+  int (*init)(unsigned) = (int (*)(unsigned))dlsym(lib, "cuInit");
+  int (*get)(int*, int) = (int (*)(int*, int))dlsym(lib, "cuDeviceGet");
+  int (*retain)(void**, int) = (int (*)(void**, int))dlsym(lib, "cuDevicePrimaryCtxRetain");
+  int (*release)(int) = (int (*)(int))dlsym(lib, "cuDevicePrimaryCtxRelease_v2");
+  int (*set)(void*) = (int (*)(void*))dlsym(lib, "cuCtxSetCurrent");
+  if (!init || !get || !retain || !release || !set) return -1;
+  if (dev < 0) {
+    int r = set(NULL);
+    if (retained >= 0) release(retained);
+    retained = -1;
+    return r;
+  }
+  int d = 0, r;
+  void* ctx = NULL;
+  if ((r = init(0)) || (r = get(&d, dev)) || (r = retain(&ctx, d))) return r;
+  retained = d;
+  return set(ctx);
+}
 */
 import "C"
 
@@ -142,4 +164,16 @@ func ClearFaults() {
 	c := C.CString("fakecuda_clear_faults")
 	defer C.free(unsafe.Pointer(c))
 	C.fc_void(c)
+}
+
+// MakePrimaryCurrent makes device dev's primary context the calling OS
+// thread's current context, as CuPy and PyTorch do, and returns the function
+// that undoes it; the caller locks its goroutine to the thread first
+// (runtime.LockOSThread).
+func MakePrimaryCurrent(t testing.TB, dev int) func() {
+	t.Helper()
+	if r := C.fc_primary_current(C.int(dev)); r != 0 {
+		t.Fatalf("making device %d's primary context current: CUresult %d", dev, int(r))
+	}
+	return func() { C.fc_primary_current(-1) }
 }

@@ -231,16 +231,18 @@ func (b *backend) WaitEvent(s device.Stream, event unsafe.Pointer) error {
 	return st.WaitEvent(event)
 }
 
-// SameQueue is true only for the legacy default stream of one device on both
-// sides: godevarrow queues work on it with the device's primary context
-// current, where handle 1 names one queue. Another handle may be a stream
-// destroyed since and made again at the same address, and the per-thread
-// default stream is one per host thread, which a goroutine does not keep.
+// SameQueue is true only for the legacy default stream of one device's
+// primary context on both sides, as CallerDefaultStream gives it (the
+// caller's context was checked to be that one): godevarrow queues work on
+// it with that context current, where handle 1 names one queue for good.
+// Handle 1 taken from elsewhere names the legacy stream of whatever context
+// is current when it is used; another handle may be a stream destroyed
+// since and made again at the same address; and the per-thread default
+// stream is one per host thread, which a goroutine does not keep.
 func (b *backend) SameQueue(recordedOn, s device.Stream) bool {
 	r, ok1 := recordedOn.(*Stream)
 	t, ok2 := s.(*Stream)
-	return ok1 && ok2 && r.dev == t.dev && r.foreign && t.foreign &&
-		uintptr(r.s) == LegacyDefaultStream && uintptr(t.s) == LegacyDefaultStream
+	return ok1 && ok2 && r.primary && t.primary && r.dev == t.dev
 }
 
 func (b *backend) SyncEventOnHost(id int, event unsafe.Pointer) error {
