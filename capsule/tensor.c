@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "_cgo_export.h"
-#include "../gosrc/dlpack/dlpack.h"  // the DLPack version godevarrow reads and produces
+#include "../gosrc/device/backend.h"  // a backend's C fast paths (the caller's default stream)
+#include "../gosrc/dlpack/dlpack.h"    // the DLPack version godevarrow reads and produces
 
 // ------------------------------------------------------------------ DLPack
 // A producer's capsule is named "dltensor[_versioned]" until a consumer takes
@@ -214,7 +215,14 @@ static PyObject* dlpack_import_object(PyObject* obj, PyObject* method, PyTypeObj
     if (failed) goto done;
     int given = 0;
     gda_error e = {0};
-    if (gdaDLPackConsumerStream(type, id > 0 ? id : 0, &given, &named.stream, &named.owned, &e)) {
+    // the caller's default stream, asked of the backend's C vtable when it
+    // has one (the common case: CuPy and PyTorch make the device's context
+    // current); else Go decides (dlpack.StreamForProducer)
+    const struct gda_device_backend* vt = type >= INT32_MIN && type <= INT32_MAX ? gda_backend_for((int32_t)type) : NULL;
+    if (vt && vt->caller_default_stream && id >= 0 && id <= INT32_MAX &&
+        (named.stream = vt->caller_default_stream((int)id)) != 0) {
+      given = 1;
+    } else if (gdaDLPackConsumerStream(type, id > 0 ? id : 0, &given, &named.stream, &named.owned, &e)) {
       raise_error(&e);
       goto done;
     }

@@ -18,6 +18,11 @@ struct gda_device_backend {
   // index of the first that does not (-1 if all do), with its device in
   // *bad_dev (-1 when the driver does not know it, and then an error).
   int (*pointers_on_device)(int dev, int count, const uintptr_t* ptrs, int* bad, int* bad_dev, const char** call);
+  // The handle of the default stream of the calling thread's current
+  // context when that context is device dev's own (the one the backend
+  // runs dev's work in), else 0: Backend.CallerDefaultStream's answer, for
+  // a DLPack consumer that names it to a producer without a call into Go.
+  uintptr_t (*caller_default_stream)(int dev);
 };
 
 // Installs b (static storage) for device type t; Register (backend.go) calls

@@ -133,6 +133,20 @@ def test_dlpack_consumer_waits_for_the_producer(dtype, device_leak_check):
     src.free()
 
 
+def test_dlpack_consumer_names_a_pooled_stream_when_another_devices_context_is_current(device_leak_check):
+    values = np.arange(1, 51, dtype=np.int64)
+    src = fake.FakeCupyArray(values, device=1)
+    fake.make_current(0)  # handle 1 would name device 0's default stream
+    g = gda.array(src)
+    assert g.device == gda.Device.cuda(1)
+    assert len(src.dlpack_streams) == 1 and src.dlpack_streams[0] not in (None, -1, 0, 1, 2), src.dlpack_streams
+    assert g.to_pyarrow().to_numpy().tolist() == values.tolist()
+    del g
+    gc.collect()
+    assert src.deleted == 1
+    src.free()
+
+
 class CaiOnly:
     """Only the CUDA Array Interface of a FakeCupyArray."""
 

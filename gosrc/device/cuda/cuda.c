@@ -722,10 +722,15 @@ const char* gda_cuda_error_string(CUresult r) {
 // ------------------------------------------------ the C vtable (backend.h)
 _Static_assert(sizeof(CUdeviceptr) == sizeof(uintptr_t), "device addresses are pointer-sized");
 
+// The legacy default stream (CU_STREAM_LEGACY, 1) when the caller's context
+// is dev's primary one (CallerDefaultStream in backend.go, the same rule).
+static uintptr_t caller_default_stream(int dev) { return gda_cuda_caller_context_is(dev) ? 1 : 0; }
+
 static const struct gda_device_backend cuda_vtable = {
     .name = "cuda",
     .open = gda_cuda_open,
     .pointers_on_device = gda_cuda_pointers_on_device,
+    .caller_default_stream = caller_default_stream,
 };
 
 const struct gda_device_backend* gda_cuda_vtable(void) { return &cuda_vtable; }
