@@ -49,11 +49,12 @@ func gdaDLPackExport(h C.uintptr_t, versioned, copied C.int, stream C.int64_t, s
 //export gdaDLPackImport
 func gdaDLPackImport(p unsafe.Pointer, versioned C.int, devType, devID C.int64_t, stream, owned C.uintptr_t, out *C.uintptr_t, e *C.gda_error) C.int {
 	return call(e, func() error {
-		s, err := consumerStream(devType, devID, stream, owned)
+		s, giveBack, err := consumerStream(devType, devID, stream, owned)
 		if err != nil {
 			dlpack.Delete(p, versioned != 0)
 			return err
 		}
+		defer giveBack()
 		a, err := dlpack.Import(p, versioned != 0, s)
 		if err == nil {
 			newHandle(a, out)
@@ -63,33 +64,34 @@ func gdaDLPackImport(p unsafe.Pointer, versioned C.int, devType, devID C.int64_t
 }
 
 // consumerStream is the stream named to a producer, as gdaDLPackImport takes
-// it; a pooled one (owned) goes back to its backend when this returns, after
-// the import recorded its event on it (work queued on a pooled stream stays
-// ordered before its next user's).
-func consumerStream(devType, devID C.int64_t, stream, owned C.uintptr_t) (device.Stream, error) {
+// it, and what gives it back: a pooled one (owned) goes back to its backend
+// once the import recorded its event on it (work queued on a pooled stream
+// stays ordered before its next user's).
+func consumerStream(devType, devID C.int64_t, stream, owned C.uintptr_t) (device.Stream, func(), error) {
+	nothing := func() {}
 	if owned != 0 {
 		v, ok := handles.Delete(handle.Handle(owned))
 		s, isStream := v.(*ownedStream)
 		if !ok || !isStream {
-			return nil, fmt.Errorf("%w: handle %#x is not a stream named to a producer", errType, uintptr(owned))
+			return nil, nothing, fmt.Errorf("%w: handle %#x is not a stream named to a producer", errType, uintptr(owned))
 		}
-		defer func() { _ = s.b.ReleaseStream(s.s) }()
-		return s.s, nil
+		return s.s, func() { _ = s.b.ReleaseStream(s.s) }, nil
 	}
 	if stream == 0 {
-		return nil, nil
+		return nil, nothing, nil
 	}
 	b, err := device.BackendFor(device.Type(devType))
 	if err != nil {
-		return nil, err
+		return nil, nothing, err
 	}
 	// still the caller's default stream (its context is still the device's):
 	// the backend's own value, whose event may be put off (cdevice's
 	// lazy_event.go)
 	if s, ok := b.CallerDefaultStream(int(devID)); ok && s.Handle() == uintptr(stream) {
-		return s, nil
+		return s, nothing, nil
 	}
-	return b.ForeignStream(int(devID), uintptr(stream))
+	s, err := b.ForeignStream(int(devID), uintptr(stream))
+	return s, nothing, err
 }
 
 //export gdaDLPackDevice
