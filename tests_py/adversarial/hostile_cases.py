@@ -17,13 +17,14 @@ every case the runner checks that the library still works (``health``).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
 import struct
 import sys
 import traceback
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from cabi import (
     ARRAY_RELEASE,
@@ -180,6 +181,28 @@ class Producer:
             fn = s.release
             if fn:
                 fn(ctypes.pointer(s))
+
+
+@contextlib.contextmanager
+def fake_device_memory(p: Producer, device: int, *sizes: int) -> Iterator[list[int]]:
+    """Allocations of the given sizes on a device of the fake CUDA driver (its
+    primary context made current), freed once the producer's structs nobody
+    took are released."""
+    import fakecuda as fake
+
+    fake.make_current(device)
+    ptrs: list[int] = []
+    try:
+        for n in sizes:
+            ptr = ctypes.c_ulonglong()
+            fake.check(fake.LIB.cuMemAlloc_v2(ctypes.byref(ptr), n), "cuMemAlloc_v2")
+            ptrs.append(ptr.value)
+        yield ptrs
+    finally:
+        p.release_leftovers()
+        fake.make_current(device)
+        for ptr in ptrs:
+            fake.LIB.cuMemFree_v2(ptr)
 
 
 def i32(*values: int) -> bytes:
@@ -730,17 +753,8 @@ def cuda_array_with_host_pointers(p: Producer) -> None:
 
 @case("ValueError", "is on CUDA device 1, but the array declares device 0", fake_cuda=True)
 def cuda_buffer_on_another_device(p: Producer) -> None:
-    import fakecuda as fake
-
-    fake.make_current(1)
-    ptr = ctypes.c_ulonglong()
-    fake.check(fake.LIB.cuMemAlloc_v2(ctypes.byref(ptr), 12), "cuMemAlloc_v2")
-    try:
-        take_device(p, 2, 0, buffers=[None, ptr.value])
-    finally:
-        p.release_leftovers()
-        fake.make_current(1)
-        fake.LIB.cuMemFree_v2(ptr.value)
+    with fake_device_memory(p, 1, 12) as (values,):
+        take_device(p, 2, 0, buffers=[None, values])
 
 
 @case("ValueError", "sync_event 0x1 is not a pointer", fake_cuda=True)
@@ -748,17 +762,8 @@ def cuda_array_with_a_sync_event_that_is_not_a_pointer(p: Producer) -> None:
     # a small integer where a CUevent* belongs: held in Go as a pointer it
     # would abort the process ("invalid pointer found on stack"), read as
     # one it would crash it
-    import fakecuda as fake
-
-    fake.make_current(0)
-    ptr = ctypes.c_ulonglong()
-    fake.check(fake.LIB.cuMemAlloc_v2(ctypes.byref(ptr), 12), "cuMemAlloc_v2")
-    try:
-        take_device(p, 2, 0, event=1, buffers=[None, ptr.value])
-    finally:
-        p.release_leftovers()
-        fake.make_current(0)
-        fake.LIB.cuMemFree_v2(ptr.value)
+    with fake_device_memory(p, 0, 12) as (values,):
+        take_device(p, 2, 0, event=1, buffers=[None, values])
 
 
 # --- streams
@@ -1104,21 +1109,10 @@ def cuda_binary_view_with_unmapped_variadic_sizes(p: Producer) -> None:
     # (producers keep them there); here it points into the unmapped low pages
     # (above the first: a pointer below 4096 is refused before any read, as
     # the next case shows).
-    import fakecuda as fake
-
-    views = ctypes.c_ulonglong()
-    data = ctypes.c_ulonglong()
-    fake.make_current(0)
-    fake.check(fake.LIB.cuMemAlloc_v2(ctypes.byref(views), 16), "cuMemAlloc_v2")
-    fake.check(fake.LIB.cuMemAlloc_v2(ctypes.byref(data), 32), "cuMemAlloc_v2")
-    try:
+    with fake_device_memory(p, 0, 16, 32) as (views, data):
         s = p.schema(b"vu", root="schema")
-        d = p.device_array({"length": 1, "buffers": [None, views.value, data.value, 0x8000]}, 2, 0, None)
+        d = p.device_array({"length": 1, "buffers": [None, views, data, 0x8000]}, 2, 0, None)
         gda().array(Offer(capsule(s, b"arrow_schema"), capsule(d, b"arrow_device_array"), device=True))
-    finally:
-        p.release_leftovers()
-        fake.LIB.cuMemFree_v2(views.value)
-        fake.LIB.cuMemFree_v2(data.value)
 
 
 @case("ValueError", r"values buffer \(buffers\[1\]\) is 0x8 \(not a pointer\) but must hold 12 bytes")
