@@ -215,19 +215,19 @@ static PyObject* dlpack_import_object(PyObject* obj, PyObject* method, PyTypeObj
     if (failed) goto done;
     int given = 0;
     gda_error e = {0};
+    named.device_type = type;
+    named.device_id = id > 0 ? id : 0;
     // the caller's default stream, asked of the backend's C vtable when it
     // has one (the common case: CuPy and PyTorch make the device's context
     // current); else Go decides (dlpack.StreamForProducer)
     const struct gda_device_backend* vt = type >= INT32_MIN && type <= INT32_MAX ? gda_backend_for((int32_t)type) : NULL;
-    if (vt && vt->caller_default_stream && id >= 0 && id <= INT32_MAX &&
-        (named.stream = vt->caller_default_stream((int)id)) != 0) {
+    if (vt && vt->caller_default_stream && named.device_id <= INT32_MAX &&
+        (named.stream = vt->caller_default_stream((int)named.device_id)) != 0) {
       given = 1;
-    } else if (gdaDLPackConsumerStream(type, id > 0 ? id : 0, &given, &named.stream, &named.owned, &e)) {
+    } else if (gdaDLPackConsumerStream(type, named.device_id, &given, &named.stream, &named.owned, &e)) {
       raise_error(&e);
       goto done;
     }
-    named.device_type = type;
-    named.device_id = id > 0 ? id : 0;
     if (given) {
       PyObject* s = PyLong_FromUnsignedLongLong(named.stream);
       if (!s || PyDict_SetItem(kwargs, str_stream, s) < 0) {

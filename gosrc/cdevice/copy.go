@@ -144,20 +144,16 @@ func copyTo(a *Array, dst device.Device) (*Array, error) {
 		}
 		return nil, err
 	}
+	// a copy to a device is ready once its stream reaches an event recorded
+	// after its copies; a copy to the host once its stream is synchronized
+	var cell unsafe.Pointer
+	var destroy func()
 	if dst.Type != device.CPU {
-		// the result is ready once its stream reaches this event
-		cell, destroy, err := recordEvent(b, stream)
-		if err != nil {
-			if b.DrainStream(stream) {
-				data.Release()
-				c.releaseArena()
-			}
-			return nil, err
-		}
-		c.releaseArena() // the buffers hold it now
-		return newArray(a.schema, data, dst, cell, newOwner(destroy)), nil
+		cell, destroy, err = recordEvent(b, stream)
+	} else {
+		err = b.SyncStream(stream)
 	}
-	if err := b.SyncStream(stream); err != nil {
+	if err != nil {
 		if b.DrainStream(stream) {
 			data.Release()
 			c.releaseArena()
@@ -165,6 +161,9 @@ func copyTo(a *Array, dst device.Device) (*Array, error) {
 		return nil, err
 	}
 	c.releaseArena() // the buffers hold it now
+	if cell != nil {
+		return newArray(a.schema, data, dst, cell, newOwner(destroy)), nil
+	}
 	if !srcHost {
 		// the stream waited for a's event before its copies: it is complete
 		a.eventDone.Store(true)
