@@ -564,3 +564,42 @@ func TestADLPackImportOnTheCallersDefaultStreamPutsItsEventOff(t *testing.T) {
 		t.Error("the imported array differs")
 	}
 }
+
+// When a put-off event cannot be recorded, SyncEvent says "read at once"
+// only after it waited on the host for the stream the event was put off on.
+func TestAPutOffEventThatCannotBeRecordedIsWaitedForOnTheHost(t *testing.T) {
+	deviceBaseline(t)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer fc.MakePrimaryCurrent(t, 0)()
+	host := int64Array(t, 100)
+	defer host.Release()
+	a := mustCopy(t, host, cuda0)
+	defer a.Release()
+	backend, err := device.BackendFor(device.CUDA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy, ok := backend.CallerDefaultStream(0)
+	if !ok {
+		t.Fatal("device 0's primary context is current, but it has no caller's default stream")
+	}
+	p, err := dlpack.Export(a, dlpack.ExportOptions{Versioned: true, Stream: legacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	imported, err := dlpack.Import(p, true, legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer imported.Release()
+	syncs := fc.Calls("cuStreamSynchronize")
+	fc.FailNth("cuEventRecord", 1, 2) // CUDA_ERROR_OUT_OF_MEMORY: not sticky
+	defer fc.ClearFaults()
+	if ev := imported.SyncEvent(); ev != nil {
+		t.Fatalf("SyncEvent gave %v after its event failed to record", ev)
+	}
+	if n := fc.Calls("cuStreamSynchronize") - syncs; n != 1 {
+		t.Errorf("%d host synchronizations of the stream instead of the event, want 1", n)
+	}
+}

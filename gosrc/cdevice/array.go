@@ -111,12 +111,13 @@ func (a *Array) Device() device.Device { return a.dev }
 
 // SyncEvent returns the event (a pointer to a device event, e.g. a CUevent)
 // that readers must wait on, or nil. An event put off (lazy_event.go) is
-// recorded now; if that fails, the array's stream is waited for on the host
-// instead, so nil then still means the data may be read.
+// recorded now; if that fails, the stream it was put off on is synchronized
+// on the host instead (lazyEvent.waitOnHost), so that nil still means the
+// data may be read.
 func (a *Array) SyncEvent() unsafe.Pointer {
 	ev, err := a.syncEvent()
 	if err != nil {
-		_ = a.WaitOnHost()
+		a.lazy.waitOnHost() // only a put-off event fails here
 		return nil
 	}
 	return ev

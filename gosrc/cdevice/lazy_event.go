@@ -49,6 +49,12 @@ func (l *lazyEvent) get() (unsafe.Pointer, error) {
 	return l.cell, nil
 }
 
+// waitOnHost waits on the host for the work queued on the stream so far,
+// which covers what the event would mark: SyncEvent's way out when the event
+// cannot be recorded. A stream that cannot be synchronized either leaves
+// nothing else to do (the device has failed).
+func (l *lazyEvent) waitOnHost() { _ = l.b.SyncStream(l.s) }
+
 // free releases the event if it was recorded (the owner's release).
 func (l *lazyEvent) free() {
 	l.mu.Lock()
