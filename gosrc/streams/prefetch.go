@@ -164,7 +164,11 @@ func (p *PrefetchReader) detach() cdevice.ArrayReader {
 }
 
 func (p *PrefetchReader) run() {
+	counted := false // in producerProcs: from its first read, or a probe's second
 	defer func() {
+		if counted {
+			producerEnded()
+		}
 		close(p.done)
 		p.results.mu.Lock()
 		p.results.wakeArmedLocked()
@@ -178,6 +182,10 @@ func (p *PrefetchReader) run() {
 		}
 		p.inNext = true
 		p.mu.Unlock()
+		if !counted && (!p.probe || p.probeOutcome.Load() != probeUnread) {
+			producerBegan()
+			counted = true
+		}
 
 		start := time.Now()
 		runtime.LockOSThread() // so that the thread named is the producer's (and the one measured)

@@ -160,8 +160,9 @@ func TestAFastProbeTheCallerGaveUpOnIsProbedAgain(t *testing.T) {
 					t.Fatalf("the fourth missed probe: due %v, ahead %v; want the read-ahead", s.ProbeDue(), ahead)
 				}
 				// the read-ahead reads the next array; taken, so that no read
-				// is in progress but one that waits for a token for ever
-				// (Close leaves it: it never touches the reader's array)
+				// is in progress but one that waits for a token (Close leaves
+				// it: it never touches the reader's array), then let go, so
+				// that the read-ahead ends (procs_test.go counts them)
 				<-g.entered
 				g.tokens <- struct{}{}
 				if a, err, ready = s.Next(hangGuard); err != nil || !ready {
@@ -169,6 +170,8 @@ func TestAFastProbeTheCallerGaveUpOnIsProbedAgain(t *testing.T) {
 				}
 				a.Release()
 				<-g.entered
+				s.Close()
+				g.tokens <- struct{}{}
 			}
 			if k == inTimeAt {
 				break

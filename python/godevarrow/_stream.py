@@ -52,13 +52,24 @@ collections.abc.Coroutine.register(_lib.StreamAnext)
 
 class _WakePipe:
     """The pipe on which a read-ahead stream wakes the event loop (see
-    ArrayStream.__anext__). Python owns it: Go writes to it only while a wait
-    is armed and the stream is open, and it is closed once, after the stream.
+    ArrayStream.__anext__). Python owns it: Go writes one byte to it when an
+    armed wait has news (each wait arms it; the byte disarms it, and a wait
+    given up disarms it), and only while the stream is open; it is closed
+    once, after the stream.
 
     Several tasks may await ``__anext__`` of one stream at once: the pipe has
     one reader callback on the loop, which wakes every waiter, and the
     waiters are kept in the order their ``__anext__`` began (their tickets),
-    so the first to ask is the first to try the array that arrived."""
+    so the first to ask is the first to try the array that arrived.
+
+    The reader callback stays on the loop from one wait to the next: an
+    ``async for`` over a slow stream waits for nearly every array, and
+    adding and removing the callback each time (two ``epoll_ctl`` calls and
+    their handles) cost about as much as the rest of the wait. Once the
+    last waiter has left, the callback comes off at the loop's next pass
+    unless a wait began meanwhile (`release_soon`). Closing the pipe (the
+    stream's finalizer, or the end of its last wait after a close) takes
+    the callback off first."""
 
     def __init__(self) -> None:
         self.read_fd, self.write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -66,9 +77,29 @@ class _WakePipe:
         self.loop: Any = None  # the event loop the reader callback is on
         self.tickets = itertools.count()
         self.closing = False
+        self.release_pending = False  # release_if_idle is scheduled on self.loop
         self._lock = threading.Lock()  # close() may run on two threads at once
 
     def close(self) -> None:
+        """Closes the pipe (once), its reader callback taken off its loop
+        first: here when this thread runs that loop or the loop is stopped,
+        else on the loop's thread (which closes the pipe then)."""
+        loop = self.loop
+        if loop is not None and not loop.is_closed():
+            import asyncio
+
+            try:
+                running = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if loop.is_running() and running is not loop:
+                try:
+                    loop.call_soon_threadsafe(self.close)
+                    return
+                except RuntimeError:
+                    pass  # closed meanwhile: its selector is gone
+            else:
+                self.forget_loop()
         with self._lock:
             fds = (self.read_fd, self.write_fd)
             self.read_fd = self.write_fd = -1
@@ -78,10 +109,50 @@ class _WakePipe:
 
     def stream_closed(self) -> None:
         """The stream was closed (ArrayStream.close): Go writes no more, so
-        the pipe closes now, or with its last waiter (woken by the end of
-        the read-ahead)."""
+        the pipe closes now, or once its callback is off the loop (after its
+        last waiter, woken by the end of the read-ahead)."""
         self.closing = True
-        if not self.waiters:
+        if not self.waiters and self.loop is None:
+            self.close()
+
+    def listen(self, loop: Any) -> None:
+        """Puts the reader callback on loop (in its thread), unless it is on
+        it already. A callback left on another loop that is closed or no
+        longer runs comes off first; one that runs elsewhere is an error."""
+        if self.loop is loop:
+            return
+        if self.loop is not None:
+            if self.waiters or self.loop.is_running():
+                raise GodevarrowError(
+                    "the stream is being awaited in another event loop; read a stream from one loop at a time"
+                )
+            self.forget_loop()
+        loop.add_reader(self.read_fd, self.woken)
+        self.loop = loop
+
+    def forget_loop(self) -> None:
+        """Takes the reader callback off its loop (in the loop's thread, or
+        with the loop stopped; a closed loop's selector is gone already)."""
+        loop, self.loop = self.loop, None
+        self.release_pending = False
+        if loop is not None and not loop.is_closed():
+            loop.remove_reader(self.read_fd)
+
+    def release_soon(self) -> None:
+        """After the last waiter left: the callback comes off at the loop's
+        next pass unless a wait began meanwhile."""
+        if not self.release_pending:
+            self.release_pending = True
+            self.loop.call_soon(self.release_if_idle)
+
+    def release_if_idle(self) -> None:
+        if not self.release_pending:
+            return  # taken off meanwhile (forget_loop)
+        self.release_pending = False
+        if self.waiters or self.loop is None:
+            return
+        self.forget_loop()
+        if self.closing:
             self.close()
 
     def woken(self) -> None:
@@ -94,6 +165,10 @@ class _WakePipe:
         for _, future in self.waiters:
             if not future.done():
                 future.set_result(None)
+
+
+def _ticket(waiter: tuple[int, Any]) -> int:
+    return waiter[0]
 
 
 _A = TypeVar("_A", bound=Array)  # what a stream yields: Array, or RecordBatch for a stream of struct arrays
@@ -269,34 +344,27 @@ class ArrayStream(_lib.StreamBase, Generic[_A]):
             pipe = self._wake = _WakePipe()
             weakref.finalize(self, pipe.close)
             _lib.stream_set_wake(self._h, pipe.write_fd)
-        if pipe.loop is not None and pipe.loop is not loop:
-            raise GodevarrowError(
-                "the stream is being awaited in another event loop; read a stream from one loop at a time"
-            )
+        _lib.stream_arm_wake(self._h, True)
+        pipe.listen(loop)
         if ticket is None:
             ticket = next(pipe.tickets)
         woken: asyncio.Future[None] = loop.create_future()
         entry = (ticket, woken)
-        fd = pipe.read_fd
-        if pipe.loop is None:
-            loop.add_reader(fd, pipe.woken)
-            pipe.loop = loop
-        bisect.insort(pipe.waiters, entry, key=lambda w: w[0])
+        bisect.insort(pipe.waiters, entry, key=_ticket)
         try:
-            _lib.stream_arm_wake(self._h, True)
             await woken
+        except BaseException:
+            if pipe.waiters == [entry]:
+                # given up (cancelled): no byte for this wait
+                try:
+                    _lib.stream_arm_wake(self._h, False)
+                except GodevarrowError:
+                    pass  # closed meanwhile: nothing is armed any more
+            raise
         finally:
             pipe.waiters.remove(entry)
             if not pipe.waiters:
-                loop.remove_reader(fd)
-                pipe.loop = None
-                if pipe.closing:
-                    pipe.close()
-                else:
-                    try:
-                        _lib.stream_arm_wake(self._h, False)
-                    except GodevarrowError:
-                        pass  # closed meanwhile: nothing is armed any more
+                pipe.release_soon()
         return ticket
 
     async def aclose(self) -> None:

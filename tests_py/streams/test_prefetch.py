@@ -377,3 +377,143 @@ def test_the_wake_pipe_of_a_dropped_stream_is_closed(leak_check):
 
     got, extra = asyncio.run(main())
     assert got == [0, 1, 2] and extra == 0
+
+
+def slow_stream(n: int) -> gda.ArrayStream:
+    """A stream whose every read waits without the GIL (a sleep), so that an
+    ``async for`` reads it ahead and waits on the wake pipe for each batch."""
+    return gda.stream(Producer(n, delay=SLOW_READ).reader())
+
+
+def watched_fd(stream: gda.ArrayStream, loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether the stream's wake pipe has its reader callback on loop."""
+    pipe = stream._wake
+    if pipe is None or pipe.read_fd < 0:
+        return False
+    try:
+        loop._selector.get_key(pipe.read_fd)  # type: ignore[attr-defined]
+    except KeyError:
+        return False
+    return True
+
+
+def test_the_wake_callback_stays_on_the_loop_from_one_wait_to_the_next(leak_check):
+    """An ``async for`` over a stream that waits for every batch puts the
+    pipe's reader callback on the loop once, not once per wait; it comes off
+    at the loop's next pass after the last wait."""
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        added = []
+        add_reader = loop.add_reader
+
+        def counting_add_reader(fd, callback, *args):
+            added.append(fd)
+            return add_reader(fd, callback, *args)
+
+        loop.add_reader = counting_add_reader  # type: ignore[method-assign]
+        s = slow_stream(6)
+        got = [values([b])[0] async for b in s]
+        on_after_loop = watched_fd(s, loop)
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        on_after_a_pass = watched_fd(s, loop)
+        s.close()
+        return got, len(added), on_after_loop, on_after_a_pass
+
+    got, added, on_after_loop, on_after_a_pass = asyncio.run(main())
+    assert got == list(range(6))
+    assert added == 1
+    assert on_after_loop and not on_after_a_pass
+
+
+def test_a_stream_read_in_one_event_loop_then_another(leak_check):
+    """The reader callback left on a loop that stopped before its next pass
+    comes off when another loop reads the stream."""
+    s = slow_stream(6)
+
+    async def two():
+        return [await s.__anext__(), await s.__anext__()]
+
+    async def two_then_stop():
+        got = await two()
+        asyncio.get_running_loop().stop()  # before the pass that takes the callback off
+        return got
+
+    first = asyncio.new_event_loop()
+    second = asyncio.new_event_loop()
+    try:
+        task = first.create_task(two_then_stop())
+        first.run_forever()
+        got = task.result()
+        assert watched_fd(s, first)
+        got += second.run_until_complete(two())
+        assert not watched_fd(s, first)
+        got += asyncio.run(two())  # a third, after the second closed
+        assert values(got) == list(range(6))
+    finally:
+        s.close()
+        first.close()
+        second.close()
+
+
+def test_a_stream_awaited_in_a_loop_that_runs_elsewhere_is_refused(leak_check):
+    """While a task of a loop on another thread waits for a stream's next
+    array, a second loop's wait on it is refused (one pipe, one loop)."""
+    release = threading.Event()
+
+    def batches():
+        time.sleep(SLOW_READ)  # the first read blocks: the stream reads ahead
+        yield pa.record_batch({"x": [0]}, schema=SCHEMA)
+        if not release.wait(HANG):
+            raise TimeoutError("the test never released batch 1")
+        yield pa.record_batch({"x": [1]}, schema=SCHEMA)
+
+    s = gda.stream(pa.RecordBatchReader.from_batches(SCHEMA, batches()))
+    waiting = threading.Event()
+    got = []
+
+    async def wait_elsewhere():
+        got.append(await s.__anext__())
+        waiting.set()
+        got.append(await s.__anext__())  # waits on the pipe until release
+
+    t = threading.Thread(target=asyncio.run, args=(wait_elsewhere(),))
+    t.start()
+    try:
+        assert waiting.wait(HANG)
+        deadline = time.monotonic() + HANG
+        while not (s._wake is not None and s._wake.waiters):
+            assert time.monotonic() < deadline, "the other loop never waited on the pipe"
+            time.sleep(0.001)
+
+        async def other():
+            return await s.__anext__()
+
+        with pytest.raises(gda.GodevarrowError, match="another event loop"):
+            asyncio.run(other())
+    finally:
+        release.set()
+        t.join(HANG)
+    assert values(got) == [0, 1]
+    s.close()
+
+
+def test_a_stream_closed_on_another_thread_closes_its_pipe_from_the_loop(leak_check):
+    """close() on another thread while the reader callback is on a running
+    loop: the pipe is closed on the loop's thread, after the callback came
+    off (closing it under the loop would leave the loop's selector a stale
+    descriptor)."""
+
+    async def main():
+        assert values([b async for b in gda.stream(Producer(1).reader())]) == [0]
+        fds = open_fds()
+        s = slow_stream(4)
+        await s.__anext__()
+        assert open_fds() == fds + 2  # the wake pipe
+        await asyncio.get_running_loop().run_in_executor(None, s.close)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        return open_fds() - fds
+
+    assert asyncio.run(main()) == 0
