@@ -36,6 +36,7 @@ LATENCY_US = {
     "68 x cuMemcpyDtoHAsync 8 B pageable + one sync": 555.0,
     "cuMemcpyHtoD 8 B pageable": 6.06,
     "cuMemcpyHtoDAsync 8 B pageable + cuStreamSynchronize": 8.41,
+    "cuMemcpyHtoDAsync 8 KB pageable + cuEventRecord (not waited for)": 6.04,
     "cuMemcpyHtoDAsync 8 KB pinned + cuStreamSynchronize": 10.04,
     "cuMemcpyDtoDAsync 8 B + cuStreamSynchronize": 11.98,
     "cuStreamSynchronize (idle)": 0.95,
@@ -193,6 +194,14 @@ def measure(library: str) -> dict:
     rows["cuMemcpyHtoDAsync 8 B pageable + cuStreamSynchronize"] = best_per_call(
         charged, 40, 40, checked(lib.cuMemcpyHtoDAsync_v2, d, h_page, eight, s), sync
     )
+    rows["cuMemcpyHtoDAsync 8 KB pageable + cuEventRecord (not waited for)"] = best_per_call(
+        charged,
+        40,
+        40,
+        checked(lib.cuMemcpyHtoDAsync_v2, d, h_page, c_size_t(8192), s),
+        checked(lib.cuEventRecord, e, s),
+    )
+    ok(lib.cuStreamSynchronize(s), "cuStreamSynchronize")
     rows["cuMemcpyDtoDAsync 8 B + cuStreamSynchronize"] = best_per_call(
         charged, 40, 40, checked(lib.cuMemcpyDtoDAsync_v2, d2, d, eight, s), sync
     )

@@ -45,6 +45,7 @@ TIMELINE_ROWS = {
     "cuMemcpyDtoHAsync 8 B pinned + cuStreamSynchronize",
     "68 x cuMemcpyDtoHAsync 8 B pinned + one sync",
     "cuMemcpyDtoDAsync 8 B + cuStreamSynchronize",
+    "cuMemcpyHtoDAsync 8 B pageable + cuStreamSynchronize",
 }
 
 
