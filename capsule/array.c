@@ -24,6 +24,7 @@ typedef struct {
   PyObject* info;             // ArrayInfo, computed once
   PyObject* dlpack_device;    // __dlpack_device__'s answer, asked of Go once
   gda_held* held;             // a held import, or NULL
+  gda_dlpack_template* dlpack_template;  // __dlpack__'s last, made by Go's export (tensor.c), or NULL
 } ArrayBaseObject;
 
 // The Go handle of an ArrayBase, built from its held import on first need.
@@ -105,6 +106,8 @@ static void ArrayBase_dealloc(ArrayBaseObject* self) {
   self->h = 0;
   if (self->held) HOLDING_GIL(gda_held_unref(self->held));  // no Python is called: the producer's release is C
   self->held = NULL;
+  free(self->dlpack_template);
+  self->dlpack_template = NULL;
   PyTypeObject* type = Py_TYPE(self);
   ((freefunc)PyType_GetSlot(type, Py_tp_free))(self);
   Py_DECREF(type);  // instances of a heap type hold a reference to it (subclasses' dealloc leaves it to us)
@@ -237,7 +240,11 @@ static PyObject* ArrayBase_dlpack(ArrayBaseObject* self, PyObject* const* args, 
   }
   uintptr_t h;
   if (array_base_handle((PyObject*)self, &h)) return NULL;
-  return dlpack_export_of(h, versioned, 0, stream, (PyObject*)self);
+  // the array's template: later exports for the same consumer stream are
+  // made in C while it says nothing needs waiting for (dlpack_export.h);
+  // without memory for it, every export goes to Go
+  if (!self->dlpack_template) self->dlpack_template = calloc(1, sizeof(gda_dlpack_template));
+  return dlpack_export_of(h, versioned, 0, stream, (PyObject*)self, self->dlpack_template);
 }
 
 // An array's device never changes: a consumer asks __dlpack_device__ before

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "module.h"
+#include "dlpack_export.h"  // DLPack tensors made in C (gda_dlpack_template)
 
 // The exception classes (errors.c), one variable per GDA_EXCEPTIONS entry.
 #define GDA_EXCEPTION_VAR(kind, name, base, doc) extern PyObject* name;
@@ -169,7 +170,8 @@ PyObject* array_base_owning(PyTypeObject* type, uintptr_t h, gda_held* held);
 // DLPack (tensor.c): an export of handle h (stream as __dlpack__ got it), the
 // consumer's side of an exchange (NotImplemented without __dlpack__), and the
 // (device_type, device_id) of h.
-PyObject* dlpack_export_of(uintptr_t h, int versioned, int copied, PyObject* stream, PyObject* keeper);
+PyObject* dlpack_export_of(uintptr_t h, int versioned, int copied, PyObject* stream, PyObject* keeper,
+                           gda_dlpack_template* tmpl);
 PyObject* dlpack_import_from(PyObject* obj, PyTypeObject* cls);
 PyObject* dlpack_device_of(uintptr_t h);
 

@@ -70,15 +70,17 @@ typedef struct {
 // debug_counters(): live objects of the Go core, for leak checks, the size
 // of the schema import cache (entries, and bytes as counted against its
 // budget), and what the device backends' pools keep for reuse (streams,
-// events, pinned staging buffers, idle device memory): bounded, no leak
-// (all int64_t).
+// events, pinned staging buffers, idle device memory): bounded, no leak;
+// and, cumulative, the DLPack tensors made from an array's template in C
+// (dlpack_export.h) (all int64_t).
 #define GDA_COUNTERS(X)                                                                                      \
   X(int64_t, handles, INT) X(int64_t, exported_schemas, INT) X(int64_t, exported_arrays, INT)                \
   X(int64_t, exported_streams, INT) X(int64_t, imported_arrays, INT) X(int64_t, imported_streams, INT)       \
   X(int64_t, bytes_held, INT) X(int64_t, arrays, INT) X(int64_t, exported_tensors, INT)                      \
   X(int64_t, held_imports, INT) X(int64_t, schema_cache_entries, INT) X(int64_t, schema_cache_bytes, INT) \
   X(int64_t, pooled_streams, INT) X(int64_t, pooled_events, INT) X(int64_t, pooled_host_buffers, INT)         \
-  X(int64_t, pooled_device_blocks, INT) X(int64_t, pooled_device_bytes, INT)
+  X(int64_t, pooled_device_blocks, INT) X(int64_t, pooled_device_bytes, INT)                                 \
+  X(int64_t, dlpack_template_exports, INT)
 
 #define GDA_RECORD_FIELD(type, name, conv) type name;
 // One argument or result of a Go function called from Python (go_call):

@@ -100,6 +100,8 @@ func gdaDebugCounters(out *C.gda_counters, e *C.gda_error) C.int {
 			pooled_host_buffers:  C.int64_t(pooled.HostBuffers),
 			pooled_device_blocks: C.int64_t(pooled.DeviceBlocks),
 			pooled_device_bytes:  C.int64_t(pooled.DeviceBytes),
+
+			dlpack_template_exports: C.int64_t(dlpack.TemplateExports()),
 		}
 		return nil
 	})

@@ -68,7 +68,13 @@ static int get_dlpack_stream(PyObject* o, int64_t* stream, int* given) {
   return 0;
 }
 
-PyObject* dlpack_export_of(uintptr_t h, int versioned, int copied, PyObject* stream_obj, PyObject* keeper) {
+// A tensor of the array behind h (the ArrayBase keeper, when set, keeps it
+// alive; see dlpack.ExportOptions.Keeper). tmpl, when set, is the array's
+// DLPack template (ArrayBase's): a tensor for the consumer stream it fits
+// (gda_dlpack_template_fits) is made from it in C, with no call into Go;
+// otherwise Go exports and fills it for the next time.
+PyObject* dlpack_export_of(uintptr_t h, int versioned, int copied, PyObject* stream_obj, PyObject* keeper,
+                           gda_dlpack_template* tmpl) {
   int64_t stream;
   int given;
   if (get_dlpack_stream(stream_obj, &stream, &given)) return NULL;
@@ -77,7 +83,13 @@ PyObject* dlpack_export_of(uintptr_t h, int versioned, int copied, PyObject* str
   // the tensor holds keeper (the Python array), and its deleter lets go of
   // it with no call into Go (dlpack.ExportOptions.Keeper)
   Py_XINCREF(keeper);
-  if (gdaDLPackExport(h, versioned, copied, stream, given, keeper ? (void*)gda_py_decref : NULL, keeper, &p, &e)) {
+  if (tmpl && keeper && !copied && gda_dlpack_template_fits(tmpl, stream, given)) {
+    if (!(p = gda_dlpack_from_template(tmpl, versioned, 0, 0, gda_py_decref, keeper))) {
+      Py_DECREF(keeper);
+      return PyErr_NoMemory();
+    }
+  } else if (gdaDLPackExport(h, versioned, copied, stream, given, keeper ? (void*)gda_py_decref : NULL, keeper, tmpl,
+                             &p, &e)) {
     Py_XDECREF(keeper);
     return raise_error(&e);
   }
@@ -92,7 +104,7 @@ PyObject* m_dlpack_export(PyObject* self, PyObject* const* args, Py_ssize_t narg
   uintptr_t h;
   int versioned, copied;
   if (get_handle(args[0], &h) || get_bool(args[1], &versioned) || get_bool(args[2], &copied)) return NULL;
-  return dlpack_export_of(h, versioned, copied, args[3], NULL);
+  return dlpack_export_of(h, versioned, copied, args[3], NULL, NULL);
 }
 
 // The stream a consumer named to a producer (gdaDLPackConsumerStream): the

@@ -21,7 +21,7 @@ import (
 )
 
 //export gdaDLPackExport
-func gdaDLPackExport(h C.uintptr_t, versioned, copied C.int, stream C.int64_t, streamGiven C.int, keeperRelease, keeper unsafe.Pointer, out *unsafe.Pointer, e *C.gda_error) C.int {
+func gdaDLPackExport(h C.uintptr_t, versioned, copied C.int, stream C.int64_t, streamGiven C.int, keeperRelease, keeper, template unsafe.Pointer, out *unsafe.Pointer, e *C.gda_error) C.int {
 	return call(e, func() error {
 		a, err := valueOf[*cdevice.Array](h)
 		if err != nil {
@@ -31,7 +31,10 @@ func gdaDLPackExport(h C.uintptr_t, versioned, copied C.int, stream C.int64_t, s
 		if err != nil {
 			return err
 		}
-		p, err := dlpack.Export(a, dlpack.ExportOptions{Versioned: versioned != 0, Copied: copied != 0, Stream: s, KeeperRelease: keeperRelease, Keeper: keeper})
+		p, err := dlpack.Export(a, dlpack.ExportOptions{
+			Versioned: versioned != 0, Copied: copied != 0, Stream: s, KeeperRelease: keeperRelease, Keeper: keeper,
+			Template: template, TemplateStream: int64(stream), TemplateGiven: streamGiven != 0,
+		})
 		if err == nil {
 			*out = p
 		}

@@ -106,6 +106,13 @@ PyCapsule_New.restype = ctypes.py_object
 PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 
+# Producers whose array was offered and not yet released: a C producer's
+# release callback is code in its library, alive for the process, while a
+# ctypes callback is freed with its Python object, and a consumer may call
+# it after the producer object itself is gone (gda.array(CudaProducer(...))).
+_AWAITING_RELEASE: set = set()
+
+
 class CudaProducer:
     """A flat pyarrow array (no children) copied to a fake CUDA device the way
     cuDF does it, offered through __arrow_c_device_array__ once."""
@@ -167,9 +174,11 @@ class CudaProducer:
         self.device_buffers = []
         self.struct.array.release = ARRAY_RELEASE()
         self.releases += 1
+        _AWAITING_RELEASE.discard(self)
 
     def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
         schema = pa.field("values", self.values.type).__arrow_c_schema__()
+        _AWAITING_RELEASE.add(self)
         return schema, PyCapsule_New(ctypes.addressof(self.struct), b"arrow_device_array", None)
 
 
@@ -407,7 +416,9 @@ class HostVisibleProducer:
         self.allocations = []
         self.struct.array.release = ARRAY_RELEASE()
         self.releases += 1
+        _AWAITING_RELEASE.discard(self)
 
     def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
         schema = pa.field("values", self.values.type).__arrow_c_schema__()
+        _AWAITING_RELEASE.add(self)
         return schema, PyCapsule_New(ctypes.addressof(self.struct), b"arrow_device_array", None)

@@ -700,6 +700,22 @@ func recordEvent(b device.Backend, s device.Stream) (unsafe.Pointer, func(), err
 	return ev.Cell(), func() { _ = b.ReleaseEvent(ev) }, nil
 }
 
+// NoEventToWaitFor reports whether no reader of the array waits for
+// anything: it has no event, or one known to be complete. Once true it stays
+// true.
+func (a *Array) NoEventToWaitFor() bool { return !a.hasEvent() || a.eventDone.Load() }
+
+// EventPutOffOn reports whether the array's event is (or would be) recorded
+// on s's very queue (Backend.SameQueue), so that WaitReadyOn(s) waits for
+// nothing.
+func (a *Array) EventPutOffOn(s device.Stream) bool {
+	if a.eventOn == nil || s == nil {
+		return false
+	}
+	b, err := device.BackendFor(a.dev.Type)
+	return err == nil && b.SameQueue(a.eventOn, s)
+}
+
 // WaitReadyOn orders the work queued on s after the producer's writes to the
 // array's buffers (its sync_event); without an event it does nothing. This is
 // what a producer does for a consumer that names the stream it will use

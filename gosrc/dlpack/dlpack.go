@@ -7,57 +7,10 @@
 package dlpack
 
 /*
-#cgo CFLAGS: -O2 -std=c11
+#cgo CFLAGS: -O2 -std=c11 -I${SRCDIR}/../include
 #include <stdlib.h>
 #include "dlpack.h"
-
-extern void gdaDLPackRelease(uintptr_t handle);
-
-typedef struct {
-  struct DLManagedTensorVersioned versioned;
-  DLManagedTensor legacy;
-  int64_t shape[1];
-  int64_t strides[1];
-  uintptr_t handle;
-  // set (ExportOptions.Keeper): what keeps the array alive, released by
-  // keeper_release(keeper) instead of the handle (no call into Go)
-  void (*keeper_release)(void*);
-  void* keeper;
-} gda_dlpack_export;
-
-static _Atomic long long gda_dlpack_kept_exports;
-
-static void gda_dlpack_free(gda_dlpack_export* e) {
-  uintptr_t h = e->handle;
-  void (*release)(void*) = e->keeper_release;
-  void* keeper = e->keeper;
-  free(e);
-  if (release) {
-    gda_dlpack_kept_exports--;
-    release(keeper);
-  } else {
-    gdaDLPackRelease(h);
-  }
-}
-static long long gda_dlpack_kept(void) { return gda_dlpack_kept_exports; }
-static void gda_dlpack_deleter_versioned(struct DLManagedTensorVersioned* t) { gda_dlpack_free(t->manager_ctx); }
-static void gda_dlpack_deleter_legacy(DLManagedTensor* t) { gda_dlpack_free(t->manager_ctx); }
-
-static gda_dlpack_export* gda_dlpack_new(uintptr_t handle, void* keeper_release, void* keeper) {
-  gda_dlpack_export* e = calloc(1, sizeof(gda_dlpack_export));
-  if (!e) return NULL;
-  e->handle = handle;
-  e->keeper_release = (void (*)(void*))keeper_release;
-  e->keeper = keeper;
-  if (keeper_release) gda_dlpack_kept_exports++;
-  e->versioned.version.major = DLPACK_MAJOR_VERSION;
-  e->versioned.version.minor = DLPACK_MINOR_VERSION;
-  e->versioned.manager_ctx = e;
-  e->versioned.deleter = gda_dlpack_deleter_versioned;
-  e->legacy.manager_ctx = e;
-  e->legacy.deleter = gda_dlpack_deleter_legacy;
-  return e;
-}
+#include "dlpack_export.h"
 
 static void gda_call_versioned_deleter(struct DLManagedTensorVersioned* t) { if (t->deleter) t->deleter(t); }
 static void gda_call_legacy_deleter(DLManagedTensor* t) { if (t->deleter) t->deleter(t); }
@@ -191,6 +144,17 @@ type ExportOptions struct {
 	// thread, often the consumer's last reference's, and the Go call it
 	// would make otherwise cost a tenth of a DLPack exchange (docs/cuda.md).
 	KeeperRelease, Keeper unsafe.Pointer
+	// Template, when set, receives the tensor's template (a C
+	// gda_dlpack_template, dlpack_export.h) with the consumer stream the
+	// caller passed (ConsumerStream's stream and given) and whether a later
+	// tensor for that stream may be made from it in C
+	// (gda_dlpack_from_template, with a keeper): when the array has no
+	// pending event, or its event is put off on the caller's default stream
+	// and the consumer named that stream, a later export waits for nothing
+	// either, for as long as the template's rule says.
+	Template       unsafe.Pointer
+	TemplateStream int64
+	TemplateGiven  bool
 }
 
 // Export returns a new DLManagedTensorVersioned or DLManagedTensor over the
@@ -202,8 +166,15 @@ func Export(a *cdevice.Array, opts ExportOptions) (unsafe.Pointer, error) {
 	if err != nil {
 		return nil, err
 	}
+	reuse := C.int(C.GDA_DLPACK_REUSE_NEVER)
+	var queue uintptr
 	switch {
 	case opts.Stream != nil:
+		if a.NoEventToWaitFor() {
+			reuse = C.GDA_DLPACK_REUSE_ALWAYS
+		} else if a.EventPutOffOn(opts.Stream) {
+			reuse, queue = C.GDA_DLPACK_REUSE_CALLER_DEFAULT, opts.Stream.Handle()
+		}
 		if err := a.WaitReadyOn(opts.Stream); err != nil {
 			return nil, err
 		}
@@ -213,13 +184,32 @@ func Export(a *cdevice.Array, opts ExportOptions) (unsafe.Pointer, error) {
 		if err := a.WaitOnHost(); err != nil {
 			return nil, err
 		}
+		reuse = C.GDA_DLPACK_REUSE_ALWAYS
+	default:
+		// CPU memory, or a consumer stream of -1 (no synchronization asked)
+		reuse = C.GDA_DLPACK_REUSE_ALWAYS
 	}
+	var t C.gda_dlpack_template
+	if values := a.Data().Buffers()[1]; values != nil && values.Len() > 0 && desc.Length > 0 {
+		t.data = unsafe.Pointer(unsafe.SliceData(values.Bytes()))
+		t.byte_offset = C.uint64_t(a.Offset() * int(desc.Bits) / 8)
+	}
+	t.length = C.int64_t(desc.Length)
+	t.device_type, t.device_id = C.int32_t(desc.Device), C.int32_t(desc.DeviceID)
+	t.code, t.bits = C.uint8_t(desc.Code), C.uint8_t(desc.Bits)
 	var h handle.Handle
 	if opts.KeeperRelease == nil {
 		h = exports.Put(a)
 	}
-	e := C.gda_dlpack_new(C.uintptr_t(h), opts.KeeperRelease, opts.Keeper)
-	if e == nil {
+	versioned, copied := C.int(0), C.int(0)
+	if opts.Versioned {
+		versioned = 1
+	}
+	if opts.Copied {
+		copied = 1
+	}
+	p := C.gda_dlpack_from_template(&t, versioned, copied, C.uintptr_t(h), (*[0]byte)(opts.KeeperRelease), opts.Keeper)
+	if p == nil {
 		if opts.KeeperRelease == nil {
 			exports.Delete(h)
 		}
@@ -229,34 +219,18 @@ func Export(a *cdevice.Array, opts ExportOptions) (unsafe.Pointer, error) {
 		a.Retain()
 		liveExports.add(1)
 	}
-	t := &e.legacy.dl_tensor
-	if values := a.Data().Buffers()[1]; values != nil && values.Len() > 0 && desc.Length > 0 {
-		// data is the buffer's start and byte_offset the slice: the
-		// convention CUDA consumers expect (data stays allocation-aligned)
-		t.data = unsafe.Pointer(unsafe.SliceData(values.Bytes()))
-		t.byte_offset = C.uint64_t(a.Offset() * int(desc.Bits) / 8)
-	}
-	t.device.device_type = C.DLDeviceType(desc.Device)
-	t.device.device_id = C.int32_t(desc.DeviceID)
-	t.ndim = 1
-	t.dtype.code = C.uint8_t(desc.Code)
-	t.dtype.bits = C.uint8_t(desc.Bits)
-	t.dtype.lanes = 1
-	e.shape[0] = C.int64_t(desc.Length)
-	e.strides[0] = 1
-	t.shape = &e.shape[0]
-	t.strides = &e.strides[0]
-	if opts.Versioned {
-		e.versioned.dl_tensor = *t
-		// a copy made for this export is the consumer's alone, so writable
-		// (numpy's from_dlpack(copy=True) promises a writable array)
-		e.versioned.flags = C.DLPACK_FLAG_BITMASK_READ_ONLY
+	if opts.Template != nil {
 		if opts.Copied {
-			e.versioned.flags = C.DLPACK_FLAG_BITMASK_IS_COPIED
+			reuse = C.GDA_DLPACK_REUSE_NEVER // a copy is made for one export
 		}
-		return unsafe.Pointer(&e.versioned), nil
+		t.reuse, t.queue = reuse, C.uintptr_t(queue)
+		t.stream = C.int64_t(opts.TemplateStream)
+		if opts.TemplateGiven {
+			t.stream_given = 1
+		}
+		*(*C.gda_dlpack_template)(opts.Template) = t
 	}
-	return unsafe.Pointer(&e.legacy), nil
+	return p, nil
 }
 
 // exports holds the array behind every exported tensor until its deleter.
@@ -405,3 +379,11 @@ func packBooleans(p unsafe.Pointer, n int64) (*cdevice.Array, error) {
 
 // keptExports is the number of live tensors that a keeper keeps alive.
 func keptExports() int64 { return int64(C.gda_dlpack_kept()) }
+
+// TemplateExports is the number of tensors a binding made from templates in
+// C so far (gda_dlpack_template_fits).
+func TemplateExports() int64 { return int64(C.gda_dlpack_template_exports()) }
+
+// TemplateSize is the size of the C gda_dlpack_template a binding keeps for
+// ExportOptions.Template.
+const TemplateSize = C.sizeof_gda_dlpack_template

@@ -45,9 +45,11 @@ def debug_live_objects() -> dict[str, int]:
 
 # debug_counters() also gives the size of the schema import cache and what
 # the device pools keep for reuse: what they hold is bounded (SECURITY.md),
-# not owed to anyone, so no leak.
+# not owed to anyone, so no leak; and a running count of DLPack tensors made
+# in C from an array's template.
 _CACHE_COUNTERS = frozenset(
     {
+        "dlpack_template_exports",
         "schema_cache_entries",
         "schema_cache_bytes",
         "pooled_streams",

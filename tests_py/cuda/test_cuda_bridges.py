@@ -98,6 +98,65 @@ def test_dlpack_dl_device_and_copy(device_leak_check):
         g.__dlpack__(dl_device=(1, 0))
 
 
+def template_exports() -> int:
+    return gda._godevarrow.debug_counters().dlpack_template_exports
+
+
+def test_a_dlpack_export_made_from_the_arrays_template_waits_as_go_would(device_leak_check):
+    """Later exports of an array to the same consumer stream are made in C
+    from the first one's template only while nothing needs waiting for
+    (dlpack_export.h): never when the array's event is pending on another
+    queue, and, for an event put off on the caller's default stream, only
+    while that stream is still the caller's default one there."""
+    waits = lambda: fake.LIB.fakecuda_call_count(b"cuStreamWaitEvent")  # noqa: E731
+
+    # an event pending on the producer's stream: every export to another waits
+    g = cuda_array_with_event(np.arange(100, dtype=np.int64))
+    user = fake.StreamUser(0)
+    before, made = waits(), template_exports()
+    caps = [g.__dlpack__(stream=user.handle, max_version=(1, 1)) for _ in range(3)]
+    assert waits() - before == 3 and template_exports() == made
+    del caps
+
+    # a DLPack import on the caller's default stream puts its event off: an
+    # export to that stream waits for nothing, and the second is the template's
+    src = fake.FakeCupyArray(np.arange(100, dtype=np.int64))
+    put_off = gda.array(src)
+    before, made = waits(), template_exports()
+    caps = [put_off.__dlpack__(stream=1, max_version=(1, 1)) for _ in range(3)]
+    assert waits() == before and template_exports() - made == 2
+    tensors = [fake.dlpack_tensor(c) for c in caps]
+    assert {t.dl_tensor.data + t.dl_tensor.byte_offset for t in tensors} == {src.ptr.value}
+    assert all(t.dl_tensor.shape[0] == 100 and t.flags & 1 for t in tensors), "the template's tensor is read-only"
+    legacy = put_off.__dlpack__(stream=1)  # the same template, unversioned
+    assert ctypes.pythonapi.PyCapsule_IsValid(ctypes.py_object(legacy), b"dltensor")
+    assert template_exports() - made == 3
+
+    # another device's context current: handle 1 names its stream now, so the
+    # template does not fit, and Go records the event and makes that stream wait
+    fake.make_current(1)
+    before, made = waits(), template_exports()
+    other = put_off.__dlpack__(stream=1, max_version=(1, 1))
+    assert waits() - before == 1 and template_exports() == made
+    fake.make_current(0)
+    del caps, tensors, legacy, other, put_off
+    gc.collect()
+    assert src.deleted == 1
+    src.free()
+    user.destroy()
+
+    # a CPU array never waits: from the second export on, its template's
+    h = gda.array(pa.array(np.arange(10, dtype=np.int32)))
+    made = template_exports()
+    caps = [h.__dlpack__(max_version=(1, 1)) for _ in range(3)]
+    assert template_exports() - made == 2
+    cpu_tensors = [fake.dlpack_tensor(c) for c in caps]
+    assert len({t.dl_tensor.data + t.dl_tensor.byte_offset for t in cpu_tensors}) == 1
+    assert all(t.dl_tensor.shape[0] == 10 and t.dl_tensor.device.device_type == 1 for t in cpu_tensors)
+    with pytest.raises(ValueError, match="stream must be None"):
+        h.__dlpack__(stream=5)  # a stream the template was not made for goes to Go, which words it
+
+
 def test_cuda_array_interface_producer(device_leak_check):
     g = cuda_array_with_event(np.arange(10, dtype=np.float32)).slice(2, 5)
     fake.make_current(0)  # the consumer's current device is the array's (as CuPy's would be)
