@@ -137,8 +137,10 @@ static PyObject* ArrayBase_is_struct(ArrayBaseObject* self, PyObject* unused) {
 static PyObject* array_base_export(ArrayBaseObject* self, int device) {
   if (is_poisoned()) return refuse_poisoned();
   uintptr_t h = 0;
-  // a held import answers from C, except a plain export of device data (Go copies it)
-  int held = self->held && (device || gda_held_on_cpu(self->held));
+  // a held import answers from C, except a plain export of device data (Go
+  // copies it) and a device export of an array whose event is put off (Go
+  // records it)
+  int held = self->held && (device ? !gda_held_put_off_stream(self->held) : gda_held_on_cpu(self->held));
   if (!held && array_base_handle((PyObject*)self, &h)) return NULL;
   struct ArrowSchema* s = calloc(1, sizeof(*s));
   void* a = calloc(1, device ? sizeof(struct ArrowDeviceArray) : sizeof(struct ArrowArray));
@@ -241,7 +243,7 @@ static PyObject* ArrayBase_dlpack(ArrayBaseObject* self, PyObject* const* args, 
   uintptr_t h;
   if (array_base_handle((PyObject*)self, &h)) return NULL;
   // the array's template: later exports for the same consumer stream are
-  // made in C while it says nothing needs waiting for (dlpack_export.h);
+  // made in C while it says nothing needs waiting for (dlpack_c.h);
   // without memory for it, every export goes to Go
   if (!self->dlpack_template) self->dlpack_template = calloc(1, sizeof(gda_dlpack_template));
   return dlpack_export_of(h, versioned, 0, stream, (PyObject*)self, self->dlpack_template);

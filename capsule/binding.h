@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "module.h"
-#include "dlpack_export.h"  // DLPack tensors made in C (gda_dlpack_template)
+#include "dlpack_c.h"  // DLPack tensors made in C (gda_dlpack_template)
 
 // The exception classes (errors.c), one variable per GDA_EXCEPTIONS entry.
 #define GDA_EXCEPTION_VAR(kind, name, base, doc) extern PyObject* name;

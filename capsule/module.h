@@ -72,7 +72,7 @@ typedef struct {
 // budget), and what the device backends' pools keep for reuse (streams,
 // events, pinned staging buffers, idle device memory): bounded, no leak;
 // and, cumulative, the DLPack tensors made from an array's template in C
-// (dlpack_export.h) (all int64_t).
+// (dlpack_c.h) (all int64_t).
 #define GDA_COUNTERS(X)                                                                                      \
   X(int64_t, handles, INT) X(int64_t, exported_schemas, INT) X(int64_t, exported_arrays, INT)                \
   X(int64_t, exported_streams, INT) X(int64_t, imported_arrays, INT) X(int64_t, imported_streams, INT)       \

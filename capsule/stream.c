@@ -27,7 +27,7 @@ static int stream_c_read_set(PyObject* cap, void* gate, void* src, int flags) {
   stream_c_read* c = malloc(sizeof(*c));
   if (!c) return 0;  // out of memory: this stream's reads go through Go's gate calls
   gda_gate_ref(gate);
-  *c = (stream_c_read){gate, src, flags, {0, 0, 0}, 0, {0, 0}};
+  *c = (stream_c_read){.gate = gate, .src = src, .flags = flags};
   if (PyCapsule_SetContext(cap, c) != 0) {
     stream_c_read_free(c);
     return -1;

@@ -121,12 +121,31 @@ static void named_stream_drop(named_stream* n) {
   n->owned = 0;
 }
 
+// Whether a tensor on dev may be held in C, ordered on the stream named to
+// its producer (*put_off: that stream, or 0 when none was named): not on a
+// pooled stream (Go gives it back after recording the event), and a named
+// stream must still be the caller's default stream of the tensor's device
+// (the producer ran Python code since it was asked, which may have made
+// another context current).
+static int holdable_on(const named_stream* named, DLDevice dev, uintptr_t* put_off) {
+  *put_off = 0;
+  if (named->owned) return 0;
+  if (dev.device_type == kDLCPU || !named->stream) return 1;
+  const struct gda_device_backend* vt = gda_backend_for(dev.device_type);
+  if (!vt || !vt->caller_default_stream || named->device_type != dev.device_type || named->device_id != dev.device_id)
+    return 0;
+  *put_off = named->stream;
+  return vt->caller_default_stream(dev.device_id) == named->stream;
+}
+
 // Takes the tensor of a producer's capsule (renaming it used first, so that
-// from here on Go deletes it exactly once) and imports it, ordered after the
-// stream named to the producer (NULL: none), which it gives back. Only a
-// CPU tensor's import can take time (booleans are packed into bits), so only
-// it runs without the GIL; a device tensor's records an event and returns.
-static int dlpack_take(PyObject* cap, named_stream* named, uintptr_t* out) {
+// from here on it is deleted exactly once) and imports it, ordered after the
+// stream named to the producer (NULL: none), which it gives back: held in C
+// when the fast path takes it (gda_dlpack_hold: *held, no call into Go),
+// else by Go (a handle in *out). Only a CPU tensor's Go import can take time
+// (booleans are packed into bits), so only it runs without the GIL; a device
+// tensor's records an event and returns.
+static int dlpack_take(PyObject* cap, named_stream* named, uintptr_t* out, gda_held** held) {
   named_stream none = {0};
   if (!named) named = &none;
   if (!PyCapsule_CheckExact(cap)) {
@@ -150,6 +169,8 @@ static int dlpack_take(PyObject* cap, named_stream* named, uintptr_t* out) {
     return -1;
   }
   DLTensor* t = versioned ? &((struct DLManagedTensorVersioned*)p)->dl_tensor : &((DLManagedTensor*)p)->dl_tensor;
+  uintptr_t put_off;
+  if (holdable_on(named, t->device, &put_off) && gda_dlpack_hold(p, versioned, put_off, held) == 1) return 0;
   gda_error e = {0};
   int rc;
   if (t->device.device_type == kDLCPU) {
@@ -171,7 +192,14 @@ static int dlpack_take(PyObject* cap, named_stream* named, uintptr_t* out) {
 PyObject* m_dlpack_import(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   CHECK_NARGS(1, "dlpack_import");
   uintptr_t h = 0;
-  if (dlpack_take(args[0], NULL, &h)) return NULL;
+  gda_held* held = NULL;
+  if (dlpack_take(args[0], NULL, &h, &held)) return NULL;
+  if (held) {  // a handle is asked for: Go's array of the held import
+    gda_error e = {0};
+    int rc = gdaImportHeld(held, &h, &e);
+    gda_held_unref(held);
+    if (rc) return raise_error(&e);
+  }
   return wrap_handle(h);
 }
 
@@ -260,7 +288,8 @@ static PyObject* dlpack_import_object(PyObject* obj, PyObject* method, PyTypeObj
   Py_DECREF(no_args);
   if (!cap) goto done;
   uintptr_t h = 0;
-  if (dlpack_take(cap, &named, &h) == 0) result = array_base_owning(cls, h, NULL);
+  gda_held* held = NULL;
+  if (dlpack_take(cap, &named, &h, &held) == 0) result = array_base_owning(cls, h, held);
 done:
   named_stream_drop(&named);  // when no import took it
   Py_XDECREF(cap);

@@ -23,6 +23,10 @@ struct gda_held {
   _Atomic int64_t refs;
   struct ArrowDeviceArray array;  // moved from the producer: on the CPU, or a device with its sync_event
   gda_held_schema* schema;
+  // set (gda_held_put_off_on): the array's data is ordered on the caller's
+  // default stream of its device, whose event Go records when a reader
+  // needs it (cdevice's lazy_event.go); no sync_event can be exported in C
+  uintptr_t put_off_on;
 };
 
 static _Atomic int64_t live_held, live_held_exports;
@@ -198,6 +202,7 @@ static int hold(gda_held_schema* e, struct ArrowDeviceArray* d, gda_held** out) 
   gda_held* h = malloc(sizeof(*h));
   if (!h) return -1;
   atomic_init(&h->refs, 1);
+  h->put_off_on = 0;
   h->array = *d;
   memset(h->array.reserved, 0, sizeof(h->array.reserved));
   gda_held_schema_ref(e);
@@ -352,8 +357,12 @@ static int copy_node(const struct ArrowArray* src, const struct ArrowSchema* s, 
 
 int gda_held_on_cpu(const gda_held* h) { return h->array.device_type == ARROW_DEVICE_CPU; }
 
+void gda_held_put_off_on(gda_held* h, uintptr_t stream) { h->put_off_on = stream; }
+uintptr_t gda_held_put_off_stream(const gda_held* h) { return h->put_off_on; }
+
 int gda_held_export(gda_held* h, struct ArrowSchema* schema_out, void* array_out, int is_device) {
   if (!is_device && !gda_held_on_cpu(h)) return ENOTSUP;
+  if (is_device && h->put_off_on) return EAGAIN;
   struct ArrowArray* a = is_device ? &((struct ArrowDeviceArray*)array_out)->array : array_out;
   memset(a, 0, sizeof(*a));
   gda_shared* shared = gda_shared_new_with((uintptr_t)h, release_held_export);

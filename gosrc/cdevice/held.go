@@ -24,7 +24,33 @@ func importHeld(held unsafe.Pointer) (*Array, error) {
 	schema := cschema.HeldSchema(uintptr(C.gda_held_go_schema(h)))
 	C.gda_held_ref(h)
 	owner := &foreignOwner{release: func() { C.gda_held_unref(h) }}
-	return importOwned(C.gda_held_array(h), schema, owner)
+	// a held import ordered on the caller's default stream (a DLPack
+	// tensor's, gosrc/dlpack/hold.c): its event is put off, as WrapForeign
+	// puts an import's off on that stream
+	var lazy *lazyEvent
+	if putOff := uintptr(C.gda_held_put_off_stream(h)); putOff != 0 {
+		cell := C.gda_held_array(h)
+		b, err := device.BackendFor(device.Type(cell.device_type))
+		var s device.Stream
+		ok := false
+		if err == nil {
+			s, ok = b.CallerDefaultStreamOf(int(cell.device_id))
+		}
+		if !ok || s.Handle() != putOff || !canPutOff(b, s) {
+			C.gda_held_unref(h)
+			return nil, errs.Errorf(errs.ErrInternal, "a held import is put off on stream %#x, which is not the default stream of %s", putOff, device.Device{Type: device.Type(cell.device_type), ID: int64(cell.device_id)})
+		}
+		lazy = &lazyEvent{b: b, s: s}
+		owner.release = func() {
+			lazy.free()
+			C.gda_held_unref(h)
+		}
+	}
+	a, err := importOwned(C.gda_held_array(h), schema, owner)
+	if err == nil && lazy != nil {
+		a.eventOn, a.lazy = lazy.s, lazy
+	}
+	return a, err
 }
 
 func releaseHeld(held unsafe.Pointer) { C.gda_held_unref((*C.gda_held)(held)) }

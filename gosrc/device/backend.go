@@ -149,6 +149,11 @@ type Backend interface {
 	// not: a handle naming "the default stream" would then mean another
 	// device's).
 	CallerDefaultStream(id int) (s Stream, ok bool)
+	// CallerDefaultStreamOf is CallerDefaultStream's stream for device id
+	// without asking which context is current, for a caller that the C
+	// vtable's caller_default_stream told so earlier (a held import put off
+	// on it); ok false when the backend has none.
+	CallerDefaultStreamOf(id int) (s Stream, ok bool)
 	// SyncStream waits on the host until the work queued on s is done.
 	SyncStream(s Stream) error
 	// DrainStream waits for the queued work after a failure, so that memory

@@ -68,6 +68,7 @@ func (cpuBackend) AcquireStream(int) (Stream, error)          { return nil, errN
 func (cpuBackend) ReleaseStream(Stream) error                 { return errNoStreams() }
 func (cpuBackend) ForeignStream(int, uintptr) (Stream, error) { return nil, errNoStreams() }
 func (cpuBackend) CallerDefaultStream(int) (Stream, bool)     { return nil, false }
+func (cpuBackend) CallerDefaultStreamOf(int) (Stream, bool)   { return nil, false }
 func (cpuBackend) SyncStream(Stream) error                    { return errNoStreams() }
 func (cpuBackend) DrainStream(Stream) bool                    { return false }
 func (cpuBackend) RecordEvent(Stream) (Event, error)          { return nil, errNoStreams() }

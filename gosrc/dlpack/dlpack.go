@@ -10,8 +10,9 @@ package dlpack
 #cgo CFLAGS: -O2 -std=c11 -I${SRCDIR}/../include
 #include <stdlib.h>
 #include "dlpack.h"
-#include "dlpack_export.h"
+#include "dlpack_c.h"
 
+static void gda_release_c_schema(struct ArrowSchema* s) { if (s->release) s->release(s); }
 static void gda_call_versioned_deleter(struct DLManagedTensorVersioned* t) { if (t->deleter) t->deleter(t); }
 static void gda_call_legacy_deleter(DLManagedTensor* t) { if (t->deleter) t->deleter(t); }
 */
@@ -19,6 +20,7 @@ import "C"
 
 import (
 	"math"
+	"sync"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -145,7 +147,7 @@ type ExportOptions struct {
 	// would make otherwise cost a tenth of a DLPack exchange (docs/cuda.md).
 	KeeperRelease, Keeper unsafe.Pointer
 	// Template, when set, receives the tensor's template (a C
-	// gda_dlpack_template, dlpack_export.h) with the consumer stream the
+	// gda_dlpack_template, dlpack_c.h) with the consumer stream the
 	// caller passed (ConsumerStream's stream and given) and whether a later
 	// tensor for that stream may be made from it in C
 	// (gda_dlpack_from_template, with a keeper): when the array has no
@@ -337,6 +339,7 @@ func Import(p unsafe.Pointer, versioned bool, stream device.Stream) (*cdevice.Ar
 	if !ok {
 		return fail(errorf(errs.ErrNotImplemented, "DLPack dtype (code %d, %d bits) has no Arrow equivalent", d.code, d.bits))
 	}
+	makeHoldable(d, schema)
 	// t.data, not base: the compiler takes the result of unsafe.Add for non-nil
 	if n == 0 {
 		base = nil
@@ -348,6 +351,33 @@ func Import(p unsafe.Pointer, versioned bool, stream device.Stream) (*cdevice.Ar
 		return fail(errorf(errs.ErrInvalid, "a tensor of %d values of %d bits is larger than memory", n, d.bits))
 	}
 	return cdevice.WrapForeign(schema, dev, n, 0, []unsafe.Pointer{nil, base}, []int64{0, n * width}, stream, release)
+}
+
+// holdable records the dtypes whose schema makeHoldable put in the
+// held-schema table.
+var holdable sync.Map
+
+// makeHoldable puts the schema of dtype d in the held-schema table (once),
+// where the C fast path of a binding finds it (gda_dlpack_hold, hold.c): the
+// first import of each dtype is Go's, the next ones may be held in C. The
+// table may be emptied later (cschema's cache bounds); hold.c keeps a
+// reference to each entry it found, so an entry it knows lives on.
+func makeHoldable(d dtype, s *cschema.Schema) {
+	if _, done := holdable.Load(d); done {
+		return
+	}
+	c := (*cschema.CArrowSchema)(C.calloc(1, C.size_t(unsafe.Sizeof(cschema.CArrowSchema{}))))
+	if c == nil {
+		return // out of memory: the fast path declines this dtype, Go imports it
+	}
+	defer C.free(unsafe.Pointer(c))
+	if cschema.ExportSchema(s, c) != nil {
+		return
+	}
+	defer C.gda_release_c_schema((*C.struct_ArrowSchema)(unsafe.Pointer(c)))
+	if _, err := cschema.CopySchema(c); err == nil {
+		holdable.Store(d, true)
+	}
 }
 
 // packBooleans copies n one-byte booleans into an Arrow boolean array.

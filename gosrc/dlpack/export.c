@@ -1,10 +1,10 @@
-// DLPack tensors made in C (gosrc/include/dlpack_export.h).
+// DLPack tensors made in C (gosrc/include/dlpack_c.h).
 #include <stdlib.h>
 
 #include "../device/backend.h"
 #include "_cgo_export.h"
 #include "dlpack.h"
-#include "dlpack_export.h"
+#include "dlpack_c.h"
 
 typedef struct {
   struct DLManagedTensorVersioned versioned;

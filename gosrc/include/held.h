@@ -68,9 +68,17 @@ int gda_held_on_cpu(const gda_held* h);
 // Exports the held array again: a deep copy of the schema template into
 // *schema_out and a shallow copy of the array tree that keeps the record
 // alive; when is_device, an ArrowDeviceArray on the held array's device with
-// the producer's sync_event. Returns 0, ENOMEM, or ENOTSUP for a plain
-// (!is_device) export of an array that is not on the CPU (nothing written).
+// the producer's sync_event. Returns 0, ENOMEM, ENOTSUP for a plain
+// (!is_device) export of an array that is not on the CPU, or EAGAIN for a
+// device export of one whose event is put off (nothing written: Go records
+// the event and exports it).
 int gda_held_export(gda_held* h, struct ArrowSchema* schema_out, void* array_out, int is_device);
+// A held import whose data is ordered on the caller's default stream of its
+// device (a handle the backend's C vtable gave, caller_default_stream), not
+// by a sync_event: Go records its event on that stream when a reader needs
+// one (cdevice's lazy_event.go). Set once, right after the import; 0: none.
+void gda_held_put_off_on(gda_held* h, uintptr_t stream);
+uintptr_t gda_held_put_off_stream(const gda_held* h);
 // The schema alone: 0, or ENOMEM.
 int gda_held_export_schema(const gda_held* h, struct ArrowSchema* out);
 

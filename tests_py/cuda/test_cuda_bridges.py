@@ -206,6 +206,68 @@ def test_dlpack_consumer_names_a_pooled_stream_when_another_devices_context_is_c
     src.free()
 
 
+def held_imports() -> int:
+    return gda._godevarrow.debug_counters().held_imports
+
+
+def test_a_dlpack_import_is_held_in_c_with_its_event_put_off(device_leak_check):
+    """gda.array of a DLPack producer on the caller's default stream holds the
+    tensor in C (no Go data until Go code reads it): its event is put off,
+    a host read still waits for the producer, an Arrow device export
+    records the event (not the C export, which has none to hand on), and the
+    deleter runs once."""
+    src = fake.FakeCupyArray(np.arange(1, 101, dtype=np.int64))
+    gda.array(src)  # the first import of a dtype is Go's: it makes the dtype holdable
+    gc.collect()
+    before, records = held_imports(), fake.LIB.fakecuda_call_count(b"cuEventRecord")
+    g = gda.array(src)
+    assert held_imports() == before + 1
+    assert fake.LIB.fakecuda_call_count(b"cuEventRecord") == records, "the event is put off"
+    _, capsule = g.__arrow_c_device_array__()
+    assert ctypes.c_void_p.from_address(fake.device_array_struct(capsule).sync_event).value
+    assert fake.LIB.fakecuda_call_count(b"cuEventRecord") == records + 1
+    assert g.to_pyarrow().to_numpy().tolist() == list(range(1, 101))
+    gda.array(np.arange(5, dtype=np.float32))  # NumPy's DLPack: the dtype's first import is Go's
+    cpu = gda.array(np.arange(5, dtype=np.float32))
+    assert held_imports() == before + 2 and cpu.to_pyarrow().to_pylist() == [0, 1, 2, 3, 4]
+    del g, capsule, cpu
+    gc.collect()
+    assert held_imports() == before
+    assert src.deleted == 2
+    src.free()
+
+
+class ContextSwitchingProducer(fake.FakeCupyArray):
+    """A producer whose __dlpack__ leaves another device's context current."""
+
+    def __dlpack__(self, **kw):
+        t = super().__dlpack__(**kw)
+        fake.make_current(1 - self.device)
+        return t
+
+
+def test_a_dlpack_import_is_not_held_when_the_named_stream_changed_meaning(device_leak_check):
+    """The caller's default stream is named to the producer; a producer that
+    makes another device's context current meanwhile changes what that
+    handle names, so the import is Go's (which records the event on the
+    device's own default stream at once) and the values are read after the
+    producer's writes."""
+    src = ContextSwitchingProducer(np.arange(1, 51, dtype=np.int64))
+    first = fake.FakeCupyArray(np.arange(3, dtype=np.int64))
+    gda.array(first).to_pyarrow()  # the dtype's first import (Go's) makes it holdable
+    gc.collect()
+    first.free()
+    fake.make_current(0)
+    before = held_imports()
+    g = gda.array(src)
+    assert held_imports() == before, "not held"
+    assert g.to_pyarrow().to_numpy().tolist() == list(range(1, 51))
+    del g
+    gc.collect()
+    assert src.deleted == 1
+    src.free()
+
+
 class CaiOnly:
     """Only the CUDA Array Interface of a FakeCupyArray."""
 

@@ -137,6 +137,8 @@ func (b *backend) CallerDefaultStream(id int) (device.Stream, bool) {
 	return callerDefault(id), true
 }
 
+func (b *backend) CallerDefaultStreamOf(id int) (device.Stream, bool) { return callerDefault(id), true }
+
 func (b *backend) SyncStream(s device.Stream) error {
 	st, err := own(s)
 	if err != nil {

@@ -1,11 +1,18 @@
-// DLPack tensors made in C (gosrc/dlpack/export.c). dlpack.Export builds
-// every tensor from a template of the array's values; a binding that keeps
-// an array's template makes later tensors of it, for the same consumer
-// stream, with no call into Go while the template says no wait is needed
-// (gda_dlpack_template_fits).
+// DLPack in C, for a binding's fast paths (no call into Go).
+//
+// Exports (gosrc/dlpack/export.c): dlpack.Export builds every tensor from a
+// template of the array's values; a binding that keeps an array's template
+// makes later tensors of it, for the same consumer stream, with no call into
+// Go while the template says no wait is needed (gda_dlpack_template_fits).
+//
+// Imports (gosrc/dlpack/hold.c): a tensor that maps onto an Arrow array
+// without a copy becomes a held import (held.h), checked as dlpack.Import
+// checks it; Go builds an Array from it only when Go code reads it.
 #pragma once
 
 #include <stdint.h>
+
+#include "held.h"
 
 // gda_dlpack_template.reuse
 enum {
@@ -47,3 +54,16 @@ int gda_dlpack_template_fits(const gda_dlpack_template* t, int64_t stream, int g
 long long gda_dlpack_kept(void);
 // The tensors made from templates so far (gda_dlpack_template_fits's yeses).
 long long gda_dlpack_template_exports(void);
+
+// Moves the tensor (a DLManagedTensorVersioned when versioned, else a
+// DLManagedTensor) into a held import in *out: 1, its deleter now the held
+// record's to call (under the release guard, once). 0 when the fast path
+// declines it (untouched: dlpack.Import takes it and words any error): a
+// tensor Import refuses or copies (booleans), one on a device other than
+// the CPU or one with a C vtable (CUDA), or of a dtype whose schema the
+// held-schema table does not know yet (dlpack.Import adds it). put_off_on:
+// the caller's default stream of the tensor's device that the producer
+// ordered its writes on (a handle of that device's C vtable,
+// caller_default_stream, asked again after the producer returned), or 0
+// when none was named (the producer synchronized).
+int gda_dlpack_hold(void* tensor, int versioned, uintptr_t put_off_on, gda_held** out);
