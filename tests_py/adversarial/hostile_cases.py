@@ -1050,18 +1050,53 @@ def dlpack_null_data(p: Producer) -> None:
     take_dlpack(p, shape=3, data=None)
 
 
-def take_dlpack(p: Producer, *, shape: Optional[int], data: Optional[int] = -1) -> None:
-    """A versioned CPU int64 tensor; its deleter is counted as the root "tensor"."""
+@case("ValueError", "only 1-D tensors become Arrow arrays; this one has 2 dimensions")
+def dlpack_two_dimensions(p: Producer) -> None:
+    take_dlpack(p, shape=3, ndim=2)
+
+
+@case("ValueError", r"vector dtypes \(lanes=2\) have no Arrow equivalent")
+def dlpack_vector_dtype(p: Producer) -> None:
+    take_dlpack(p, shape=3, lanes=2)
+
+
+@case("ValueError", r"strided tensors \(stride 2 elements\) are not contiguous")
+def dlpack_strided(p: Producer) -> None:
+    take_dlpack(p, shape=3, stride=2)
+
+
+@case("ValueError", "DLPack tensor has major version 2; this build reads version 1")
+def dlpack_newer_major_version(p: Producer) -> None:
+    take_dlpack(p, shape=3, major=2)
+
+
+def take_dlpack(
+    p: Producer,
+    *,
+    shape: Optional[int],
+    data: Optional[int] = -1,
+    ndim: int = 1,
+    lanes: int = 1,
+    stride: Optional[int] = None,
+    major: int = 1,
+) -> None:
+    """A versioned CPU int64 tensor; its deleter is counted as the root
+    "tensor". An int64 tensor is imported first, so that the dtype is one
+    the C fast path holds (gosrc/dlpack/hold.c): the hostile tensor meets
+    its checks before Go's."""
     from fakecuda import DELETER, DLDataType, DLDevice, DLManagedTensorVersioned
 
+    gda().array(__import__("numpy").arange(2, dtype="int64"))
     t = p._c(DLManagedTensorVersioned())
-    t.major, t.minor = 1, 0
+    t.major, t.minor = major, 0
     t.dl_tensor.data = p.buffer(i64(1, 2, 3)) if data == -1 else data
     t.dl_tensor.device = DLDevice(1, 0)
-    t.dl_tensor.ndim = 1
-    t.dl_tensor.dtype = DLDataType(0, 64, 1)
+    t.dl_tensor.ndim = ndim
+    t.dl_tensor.dtype = DLDataType(0, 64, lanes)
     if shape is not None:
-        t.dl_tensor.shape = p._c((ctypes.c_int64 * 1)(shape))
+        t.dl_tensor.shape = p._c((ctypes.c_int64 * 2)(shape, shape))
+    if stride is not None:
+        t.dl_tensor.strides = p._c((ctypes.c_int64 * 2)(stride, stride))
     p.counts["tensor"] = 0
 
     def deleter(_t: Any) -> None:
