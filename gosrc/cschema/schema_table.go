@@ -85,6 +85,32 @@ func addHeldSchema(hash uint64, s *Schema) {
 	}
 }
 
+// Hold enters s in the held-schema table, as an import of an equal C tree
+// would (readSchemaCached), so that a C fast path that looks up an equal
+// tree finds it (dlpack's hold.c: the schemas it gives tensors). It reports
+// whether an equal schema is in the table now: false when s is not
+// cacheable, or the table refused it (its bounds).
+func Hold(s *Schema) bool {
+	tmpl, err := s.cTemplate()
+	if err != nil {
+		return false
+	}
+	var hash C.uint64_t
+	if e := C.gda_held_schema_lookup(tmpl, &hash); e != nil {
+		C.gda_held_schema_unref(e)
+		return true
+	}
+	if hash == 0 {
+		return false
+	}
+	addHeldSchema(uint64(hash), s)
+	e := C.gda_held_schema_lookup(tmpl, nil)
+	if e != nil {
+		C.gda_held_schema_unref(e)
+	}
+	return e != nil
+}
+
 // HeldSchema returns the Go Schema of a held-schema entry's handle (the
 // go_schema of gda.h's entry, e.g. of a held import).
 func HeldSchema(h uintptr) *Schema {

@@ -12,7 +12,6 @@ package dlpack
 #include "dlpack.h"
 #include "dlpack_c.h"
 
-static void gda_release_c_schema(struct ArrowSchema* s) { if (s->release) s->release(s); }
 static void gda_call_versioned_deleter(struct DLManagedTensorVersioned* t) { if (t->deleter) t->deleter(t); }
 static void gda_call_legacy_deleter(DLManagedTensor* t) { if (t->deleter) t->deleter(t); }
 */
@@ -363,19 +362,7 @@ var holdable sync.Map
 // table may be emptied later (cschema's cache bounds); hold.c keeps a
 // reference to each entry it found, so an entry it knows lives on.
 func makeHoldable(d dtype, s *cschema.Schema) {
-	if _, done := holdable.Load(d); done {
-		return
-	}
-	c := (*cschema.CArrowSchema)(C.calloc(1, C.size_t(unsafe.Sizeof(cschema.CArrowSchema{}))))
-	if c == nil {
-		return // out of memory: the fast path declines this dtype, Go imports it
-	}
-	defer C.free(unsafe.Pointer(c))
-	if cschema.ExportSchema(s, c) != nil {
-		return
-	}
-	defer C.gda_release_c_schema((*C.struct_ArrowSchema)(unsafe.Pointer(c)))
-	if _, err := cschema.CopySchema(c); err == nil {
+	if _, done := holdable.Load(d); !done && cschema.Hold(s) {
 		holdable.Store(d, true)
 	}
 }
@@ -413,7 +400,3 @@ func keptExports() int64 { return int64(C.gda_dlpack_kept()) }
 // TemplateExports is the number of tensors a binding made from templates in
 // C so far (gda_dlpack_template_fits).
 func TemplateExports() int64 { return int64(C.gda_dlpack_template_exports()) }
-
-// TemplateSize is the size of the C gda_dlpack_template a binding keeps for
-// ExportOptions.Template.
-const TemplateSize = C.sizeof_gda_dlpack_template
