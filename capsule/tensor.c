@@ -131,11 +131,9 @@ static int holdable_on(const named_stream* named, DLDevice dev, uintptr_t* put_o
   *put_off = 0;
   if (named->owned) return 0;
   if (dev.device_type == kDLCPU || !named->stream) return 1;
-  const struct gda_device_backend* vt = gda_backend_for(dev.device_type);
-  if (!vt || !vt->caller_default_stream || named->device_type != dev.device_type || named->device_id != dev.device_id)
-    return 0;
+  if (named->device_type != dev.device_type || named->device_id != dev.device_id) return 0;
   *put_off = named->stream;
-  return vt->caller_default_stream(dev.device_id) == named->stream;
+  return gda_caller_default_stream(dev.device_type, dev.device_id) == named->stream;
 }
 
 // Takes the tensor of a producer's capsule (renaming it used first, so that
@@ -260,9 +258,8 @@ static PyObject* dlpack_import_object(PyObject* obj, PyObject* method, PyTypeObj
     // the caller's default stream, asked of the backend's C vtable when it
     // has one (the common case: CuPy and PyTorch make the device's context
     // current); else Go decides (dlpack.StreamForProducer)
-    const struct gda_device_backend* vt = type >= INT32_MIN && type <= INT32_MAX ? gda_backend_for((int32_t)type) : NULL;
-    if (vt && vt->caller_default_stream && named.device_id <= INT32_MAX &&
-        (named.stream = vt->caller_default_stream((int)named.device_id)) != 0) {
+    if (type >= INT32_MIN && type <= INT32_MAX && named.device_id <= INT32_MAX &&
+        (named.stream = gda_caller_default_stream((int32_t)type, (int)named.device_id)) != 0) {
       given = 1;
     } else if (gdaDLPackConsumerStream(type, named.device_id, &given, &named.stream, &named.owned, &e)) {
       raise_error(&e);

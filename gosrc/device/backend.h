@@ -41,3 +41,12 @@ static inline const struct gda_device_backend* gda_backend_for(int32_t t) {
   // C caller on another thread must still see the whole vtable
   return t >= 0 && t < GDA_BACKEND_TYPES ? atomic_load_explicit(&gda_backend_vtables[t], memory_order_acquire) : NULL;
 }
+
+// The handle of the calling thread's default stream when its current
+// context is device dev's own (the vtable's caller_default_stream), or 0
+// when it is not, or device type t has no such fast path. The C fast paths
+// that name, or trust, the caller's default stream all ask it here.
+static inline uintptr_t gda_caller_default_stream(int32_t t, int dev) {
+  const struct gda_device_backend* b = gda_backend_for(t);
+  return b && b->caller_default_stream ? b->caller_default_stream(dev) : 0;
+}

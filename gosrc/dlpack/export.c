@@ -78,10 +78,9 @@ void* gda_dlpack_from_template(const gda_dlpack_template* t, int versioned, int 
 
 int gda_dlpack_template_fits(const gda_dlpack_template* t, int64_t stream, int given) {
   if (t->reuse == GDA_DLPACK_REUSE_NEVER || t->stream != stream || t->stream_given != given) return 0;
-  if (t->reuse != GDA_DLPACK_REUSE_ALWAYS) {
-    const struct gda_device_backend* b = gda_backend_for(t->device_type);
-    if (!b || !b->caller_default_stream || !t->queue || b->caller_default_stream(t->device_id) != t->queue) return 0;
-  }
+  if (t->reuse != GDA_DLPACK_REUSE_ALWAYS &&
+      (!t->queue || gda_caller_default_stream(t->device_type, t->device_id) != t->queue))
+    return 0;
   template_exports++;
   return 1;
 }
