@@ -499,19 +499,29 @@ func TestCUDACopiesTakeStreamsAndEventsFromPools(t *testing.T) {
 // that names that stream, nothing is recorded and nothing waits; a consumer
 // on another stream gets the event, recorded then on the import's stream,
 // and the strict fake shows the data is there for it.
-func TestADLPackImportOnTheCallersDefaultStreamPutsItsEventOff(t *testing.T) {
+// onPrimaryContext locks the test to its thread with device 0's primary
+// context current (the caller's default stream of the put-off tests), and
+// gives 100 int64 values on the host, their copy on cuda:0 and the CUDA
+// backend; all undone when the test ends.
+func onPrimaryContext(t *testing.T) (host, onDevice *cdevice.Array, backend device.Backend) {
+	t.Helper()
 	deviceBaseline(t)
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	defer fc.MakePrimaryCurrent(t, 0)()
-	host := int64Array(t, 100)
-	defer host.Release()
-	a := mustCopy(t, host, cuda0)
-	defer a.Release()
+	t.Cleanup(runtime.UnlockOSThread)
+	t.Cleanup(fc.MakePrimaryCurrent(t, 0)) // restored before the thread is unlocked
+	host = int64Array(t, 100)
+	t.Cleanup(host.Release)
+	onDevice = mustCopy(t, host, cuda0)
+	t.Cleanup(onDevice.Release)
 	backend, err := device.BackendFor(device.CUDA)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return host, onDevice, backend
+}
+
+func TestADLPackImportOnTheCallersDefaultStreamPutsItsEventOff(t *testing.T) {
+	host, a, backend := onPrimaryContext(t)
 	stream := func(handle uintptr) device.Stream {
 		if s, ok := backend.CallerDefaultStream(0); ok && handle == 1 {
 			return s
@@ -568,18 +578,7 @@ func TestADLPackImportOnTheCallersDefaultStreamPutsItsEventOff(t *testing.T) {
 // When a put-off event cannot be recorded, SyncEvent says "read at once"
 // only after it waited on the host for the stream the event was put off on.
 func TestAPutOffEventThatCannotBeRecordedIsWaitedForOnTheHost(t *testing.T) {
-	deviceBaseline(t)
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	defer fc.MakePrimaryCurrent(t, 0)()
-	host := int64Array(t, 100)
-	defer host.Release()
-	a := mustCopy(t, host, cuda0)
-	defer a.Release()
-	backend, err := device.BackendFor(device.CUDA)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, a, backend := onPrimaryContext(t)
 	legacy, ok := backend.CallerDefaultStream(0)
 	if !ok {
 		t.Fatal("device 0's primary context is current, but it has no caller's default stream")
